@@ -1,0 +1,34 @@
+# stallscope: `make demo` runs the main job on bundled captures, `make test` runs the tests.
+# Both do all set-up first (apt peers, pip install -e with the Rust core in release mode).
+PYTEST ?= pytest
+STAMP := .setup.stamp
+
+.PHONY: setup native demo test test-fast bench fixtures fuzz clean
+
+$(STAMP): pyproject.toml scripts/install-deps.sh $(shell find native/src -name '*.rs' 2>/dev/null) native/Cargo.toml
+	bash scripts/install-deps.sh
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+# Fast rebuild of the Rust core alone during development (release profile).
+native:
+	cargo build --release --quiet --manifest-path native/Cargo.toml --features python
+	cp native/target/release/lib_native.so stallscope/_native.abi3.so
+
+demo: setup
+	stallscope flows fixtures/*.pcap ../shared/fixtures/public/zeek/tcp_retransmit-fast009.pcap 2>/dev/null || stallscope flows fixtures/*.pcap*
+
+# Run pytest as an executable (not `python -m pytest`) so the repo root is not on sys.path.
+test: setup
+	cargo test --quiet --manifest-path native/Cargo.toml
+	$(PYTEST) -q
+
+test-fast: setup
+	$(PYTEST) -q -m "not slow"
+
+bench: setup
+	python3 bench/run.py
+
+clean:
+	rm -rf native/target build *.egg-info $(STAMP) stallscope/_native*.so

@@ -1,0 +1,1 @@
+"""Analyzers: connection model, sender state, stall classification, comparison with the simulator."""

@@ -1,0 +1,1 @@
+"""Capture: the native decoder bindings, the packet schema, namespaces, link emulator, workloads."""

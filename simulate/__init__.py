@@ -1,0 +1,1 @@
+"""The reference TCP simulator: deterministic event engine, personalities, links, reproductions."""

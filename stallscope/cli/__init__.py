@@ -1,0 +1,1 @@
+"""The `stallscope` command line: one Typer app, one file per command."""

@@ -1,0 +1,74 @@
+"""Renders tables of results in the one shared set of formats (table, json, csv, parquet).
+
+Analyzers and readers return data; only this module (and the report builders) write it out.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from rich.console import Console
+from rich.table import Table
+
+
+class OutputFormat(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+    parquet = "parquet"
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, float) and value != value:  # NaN
+        return None
+    return value
+
+
+def dumps_json(document: Any) -> str:
+    """Stable JSON: sorted keys are NOT used (field order is part of the documented schema)."""
+    return json.dumps(_jsonable(document), indent=2, ensure_ascii=False)
+
+
+def render_frame(
+    df: pl.DataFrame,
+    fmt: OutputFormat,
+    *,
+    output: Path | None = None,
+    title: str | None = None,
+    json_document: dict | None = None,
+    console: Console | None = None,
+) -> None:
+    """Write `df` in `fmt`. For json, `json_document` (if given) is the whole document and the
+    rows go under its "rows" key... callers pass the document they documented."""
+    if fmt is OutputFormat.parquet:
+        if output is None:
+            raise ValueError("--format parquet needs an output file (-o FILE)")
+        df.write_parquet(output)
+        return
+    if fmt is OutputFormat.csv:
+        text = df.write_csv()
+    elif fmt is OutputFormat.json:
+        doc = json_document if json_document is not None else {"rows": df.to_dicts()}
+        text = dumps_json(doc) + "\n"
+    else:
+        console = console or Console(file=sys.stdout if output is None else open(output, "w"))
+        table = Table(title=title, show_lines=False)
+        for name in df.columns:
+            table.add_column(name, overflow="fold")
+        for row in df.iter_rows():
+            table.add_row(*("" if v is None else str(v) for v in row))
+        console.print(table)
+        return
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        Path(output).write_text(text)
