@@ -2,4 +2,5 @@
 //! `lib.rs` only declares modules and, behind the `python` feature, binds them.
 #![deny(unsafe_code)]
 
+pub mod packet;
 pub mod record;
