@@ -2,5 +2,6 @@
 //! `lib.rs` only declares modules and, behind the `python` feature, binds them.
 #![deny(unsafe_code)]
 
+pub mod flows;
 pub mod packet;
 pub mod record;
