@@ -2,6 +2,13 @@
 //! `lib.rs` only declares modules and, behind the `python` feature, binds them.
 #![deny(unsafe_code)]
 
+pub mod byte_order;
+pub mod container_stats;
+pub mod error;
 pub mod flows;
 pub mod packet;
+pub mod pcap;
+pub mod pcapng;
+pub mod reader;
 pub mod record;
+pub mod source;
