@@ -4,6 +4,7 @@
 
 pub mod byte_order;
 pub mod container_stats;
+pub mod conntable;
 pub mod error;
 pub mod flows;
 pub mod packet;
