@@ -1,0 +1,1 @@
+"""Applications that drive the simulated TCP hosts (bulk transfer, naglemark)."""
