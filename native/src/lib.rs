@@ -2,14 +2,20 @@
 //! `lib.rs` only declares modules and, behind the `python` feature, binds them.
 #![deny(unsafe_code)]
 
+pub mod accounting;
 pub mod byte_order;
 pub mod container_stats;
 pub mod conntable;
+pub mod decode;
+pub mod dissect;
 pub mod error;
 pub mod flows;
+pub mod ip;
+pub mod link;
 pub mod packet;
 pub mod pcap;
 pub mod pcapng;
 pub mod reader;
 pub mod record;
 pub mod source;
+pub mod tcp;

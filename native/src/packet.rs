@@ -22,6 +22,9 @@ pub mod anomaly {
     /// IP header length/total length inconsistent with what was captured (kept, lengths from
     /// the header where possible).
     pub const IP_LENGTH_MISMATCH: u32 = 1 << 7;
+    /// The TCP options were cut by the snaplen (the fixed 20-byte header is whole); options
+    /// captured before the cut are kept.
+    pub const OPTIONS_TRUNCATED: u32 = 1 << 8;
 }
 
 pub const MAX_SACK_BLOCKS: usize = 4;
