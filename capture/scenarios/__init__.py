@@ -1,0 +1,1 @@
+"""The scenario library: named, few-second experiments, each labelled with the causes it should produce."""

@@ -1,0 +1,202 @@
+"""The scenario library. Each fault has a negative control beside it: the same set-up with the one
+knob that removes the fault, which must show none of it."""
+
+from __future__ import annotations
+
+from stallscope.capture.emulator.config import (
+    DirectionConfig,
+    GilbertConfig,
+    LinkConfig,
+    SlotPoolConfig,
+    SwitchConfig,
+)
+from stallscope.capture.knobs import HostKnobs, RouteKnobs, SocketKnobs
+from stallscope.capture.scenarios.spec import Scenario
+from stallscope.simulate.ground_truth import Cause
+
+MS = 1_000_000
+# One-way delay of the ordinary test path: a LAN-like 2 ms round trip.
+LAN = DirectionConfig(delay_ns=1 * MS)
+LAN_LINK = LinkConfig(LAN, LAN)
+# 1995: no SACK on either end.
+NO_SACK = {"tcp_sack": 0}
+# The emulated ATM path: OC-3 (135 Mbit/s of cells after SONET framing), IP MTU 9180 (RFC 1626).
+ATM_RATE = 135_000_000
+ATM_MTU = 9180
+ATM_ACCESS = 155_520_000
+
+
+def _reqresp(name: str, description: str, *, app_buffer: int, nodelay: bool, expected=()) -> Scenario:
+    return Scenario(
+        name=name,
+        description=description,
+        workload="reqresp",
+        workload_spec={"app_buffer": app_buffer, "lengths": "random", "seed": 7},
+        sender=HostKnobs(socket=SocketKnobs(nodelay=nodelay)),
+        sender_mtu=9000,
+        receiver_mtu=9000,
+        link=LAN_LINK,
+        expected=expected,
+        detail="buffer_tearing" if expected else None,
+        seconds=2.0,
+    )
+
+
+def _atm(name: str, description: str, switch: SwitchConfig | None, expected=(), detail=None) -> Scenario:
+    forward = DirectionConfig(rate_bps=ATM_RATE, atm_cell_tax=True, delay_ns=1 * MS, switch=switch)
+    return Scenario(
+        name=name,
+        description=description,
+        workload="bulk",
+        workload_spec={"write_size": 64 * 1024},
+        sender=HostKnobs(sysctls=NO_SACK),
+        receiver=HostKnobs(sysctls=NO_SACK),
+        sender_mtu=ATM_MTU,
+        receiver_mtu=ATM_MTU,
+        link=LinkConfig(forward, LAN),
+        expected=expected,
+        detail=detail,
+    )
+
+
+# A switch buffer smaller than a window: about three 9180-byte PDUs (192 cells each).
+SMALL_SWITCH_CELLS = 600
+
+
+def _scenarios() -> list[Scenario]:
+    s = [
+        _reqresp("nagle_4k_jumbo", "request/response, 4 KB application writes over a 9000-byte MTU, Nagle on: "
+                 "the last sub-MSS piece waits for a delayed ACK (~40 ms)",
+                 app_buffer=4096, nodelay=False, expected=(Cause.NAGLE_DELAYED_ACK,)),
+        _reqresp("nagle_4k_jumbo_nodelay", "negative control: the same with TCP_NODELAY",
+                 app_buffer=4096, nodelay=True),
+        _reqresp("nagle_128k_buffer", "negative control: the same with a 128 KB application buffer "
+                 "(one write per response)", app_buffer=128 * 1024, nodelay=False),
+        _atm("atm_clean", "negative control: bulk over a 135 Mbit/s ATM path (MTU 9180, cell tax), SACK off, "
+             "no switch buffer limit", None),
+        _atm("atm_small_buffer", "bulk over the ATM path through a small switch buffer with no discard "
+             "policy: cells lost from many PDUs, SACK off, retransmission timeouts",
+             SwitchConfig(SMALL_SWITCH_CELLS, "none", access_rate_bps=ATM_ACCESS),
+             expected=(Cause.BURST_LOSS_TIMEOUT,), detail="atm_cell_loss"),
+        _atm("atm_ppd", "the small switch buffer with partial packet discard",
+             SwitchConfig(SMALL_SWITCH_CELLS, "ppd", access_rate_bps=ATM_ACCESS),
+             expected=(Cause.BURST_LOSS_TIMEOUT,), detail="atm_cell_loss"),
+        _atm("atm_epd", "the small switch buffer with early packet discard: whole PDUs refused, fewer "
+             "PDUs lost, fewer timeouts",
+             SwitchConfig(SMALL_SWITCH_CELLS, "epd", access_rate_bps=ATM_ACCESS),
+             expected=(Cause.BURST_LOSS_TIMEOUT,), detail="atm_cell_loss"),
+        Scenario(
+            name="jumbo_slots",
+            description="bulk with 9000-byte frames into a receiving NIC with 8 jumbo slots, each "
+                        "returned 1 ms after use: bursts overflow it, SACK off, timeouts",
+            workload="bulk",
+            workload_spec={"write_size": 64 * 1024},
+            sender=HostKnobs(sysctls=NO_SACK),
+            receiver=HostKnobs(sysctls=NO_SACK),
+            sender_mtu=9000, receiver_mtu=9000,
+            link=LinkConfig(DirectionConfig(rate_bps=1_000_000_000, delay_ns=1 * MS,
+                                            slot_pool=SlotPoolConfig(8, 2048, 1 * MS)), LAN),
+            expected=(Cause.JUMBO_SLOT_EXHAUSTION,),
+        ),
+        Scenario(
+            name="pmtu_blackhole",
+            description="9000-byte MTU at both ends, a 1500-byte hop that drops larger packets silently, "
+                        "tcp_mtu_probing off: the connection stalls after the handshake",
+            workload="bulk",
+            sender=HostKnobs(sysctls={"tcp_mtu_probing": 0}),
+            sender_mtu=9000, receiver_mtu=9000,
+            link=LinkConfig(DirectionConfig(delay_ns=1 * MS, pmtu=1500), LAN),
+            expected=(Cause.PMTU_BLACKHOLE,),
+        ),
+        Scenario(
+            name="pmtu_blackhole_probing",
+            description="the same black hole with tcp_mtu_probing=1: timeouts, then the sender probes a "
+                        "smaller MSS and recovers",
+            workload="bulk",
+            sender=HostKnobs(sysctls={"tcp_mtu_probing": 1}),
+            sender_mtu=9000, receiver_mtu=9000,
+            link=LinkConfig(DirectionConfig(delay_ns=1 * MS, pmtu=1500), LAN),
+            expected=(Cause.PMTU_BLACKHOLE,),
+            seconds=4.0,
+        ),
+        Scenario(
+            name="pmtu_icmp",
+            description="negative control: the 1500-byte hop answers with ICMP fragmentation-needed; "
+                        "path MTU discovery works",
+            workload="bulk",
+            sender=HostKnobs(sysctls={"tcp_mtu_probing": 0}),
+            sender_mtu=9000, receiver_mtu=9000,
+            link=LinkConfig(DirectionConfig(delay_ns=1 * MS, pmtu=1500, pmtu_mode="icmp"), LAN),
+        ),
+        Scenario(
+            name="mss_mismatch",
+            description="the receiver advertises MSS 8948 (MTU 9000); the sender's route has `mtu lock 1500` "
+                        "so it sends 1448-byte segments",
+            workload="bulk",
+            sender=HostKnobs(route=RouteKnobs(mtu=1500, mtu_lock=True)),
+            sender_mtu=9000, receiver_mtu=9000,
+            link=LAN_LINK,
+            expected=(Cause.MSS_MISMATCH,),
+        ),
+        Scenario(
+            name="slow_reader",
+            description="the receiving application reads 4 KB every 2 ms into a 64 KB receive buffer: "
+                        "zero windows",
+            workload="bulk",
+            workload_spec={"read_size": 4096, "read_think_us": 2000},
+            receiver=HostKnobs(socket=SocketKnobs(rcvbuf=64 * 1024)),
+            link=LAN_LINK,
+            expected=(Cause.RECEIVER_WINDOW_LIMITED,),
+        ),
+        Scenario(
+            name="small_sndbuf_long_rtt",
+            description="a 32 KB send buffer on a 100 ms round trip: at most one buffer per round trip",
+            workload="bulk",
+            sender=HostKnobs(socket=SocketKnobs(sndbuf=32 * 1024)),
+            link=LinkConfig(DirectionConfig(delay_ns=50 * MS), DirectionConfig(delay_ns=50 * MS)),
+            expected=(Cause.SEND_BUFFER_LIMITED,),
+        ),
+        Scenario(
+            name="burst_loss",
+            description="Gilbert-Elliott bursts (mean 10 packets) on a 100 Mbit/s path, SACK off: "
+                        "bursts end in retransmission timeouts",
+            workload="bulk",
+            sender=HostKnobs(sysctls=NO_SACK),
+            receiver=HostKnobs(sysctls=NO_SACK),
+            link=LinkConfig(DirectionConfig(rate_bps=100_000_000, delay_ns=1 * MS,
+                                            gilbert=GilbertConfig(p_gb=0.003, p_bg=0.1), seed=11), LAN),
+            expected=(Cause.BURST_LOSS_TIMEOUT,),
+        ),
+        Scenario(
+            name="burst_loss_sack",
+            description="negative control: the same bursts with SACK on, repaired within a round trip",
+            workload="bulk",
+            link=LinkConfig(DirectionConfig(rate_bps=100_000_000, delay_ns=1 * MS,
+                                            gilbert=GilbertConfig(p_gb=0.003, p_bg=0.1), seed=11), LAN),
+        ),
+        Scenario(
+            name="idle_app",
+            description="the application writes 64 KB, then sits idle 300 ms, repeatedly: the gaps are "
+                        "the application's",
+            workload="pausing",
+            link=LAN_LINK,
+            expected=(Cause.APPLICATION_IDLE,),
+        ),
+        Scenario(
+            name="clean_bulk",
+            description="negative control: bulk over a clean path with a 2 ms round trip",
+            workload="bulk",
+            link=LAN_LINK,
+        ),
+    ]
+    return s
+
+
+SCENARIOS: dict[str, Scenario] = {s.name: s for s in _scenarios()}
+
+
+def get(name: str) -> Scenario:
+    try:
+        return SCENARIOS[name]
+    except KeyError:
+        raise KeyError(f"no scenario {name!r}; known: {', '.join(SCENARIOS)}") from None

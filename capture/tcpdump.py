@@ -1,0 +1,100 @@
+"""tcpdump as a managed subprocess: started (optionally in a namespace), waited on until it listens,
+stopped with SIGINT, and its own drop counts parsed from the summary it prints on exit."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_SNAPLEN = 128
+_COUNTERS = {
+    "captured": re.compile(r"(\d+) packets? captured"),
+    "received_by_filter": re.compile(r"(\d+) packets? received by filter"),
+    "dropped_by_kernel": re.compile(r"(\d+) packets? dropped by kernel"),
+    "dropped_by_interface": re.compile(r"(\d+) packets? dropped by interface"),
+}
+
+
+class TcpdumpFailed(RuntimeError):
+    """tcpdump exited early or never started listening; the message carries its stderr."""
+
+
+def parse_summary(stderr: str) -> dict[str, int]:
+    """Counts from tcpdump's exit summary ("N packets dropped by kernel", ...); absent lines are omitted."""
+    out = {}
+    for key, rx in _COUNTERS.items():
+        m = rx.search(stderr)
+        if m:
+            out[key] = int(m.group(1))
+    return out
+
+
+@dataclass
+class Tcpdump:
+    interface: str
+    output: Path
+    netns: str | None = None
+    snaplen: int = DEFAULT_SNAPLEN
+    bpf: str | None = None
+    rotate_mb: int | None = None
+    files: int | None = None
+    nanosecond: bool = True
+    _proc: subprocess.Popen | None = None
+    _stderr: list[str] = field(default_factory=list)
+    _listening: threading.Event = field(default_factory=threading.Event)
+
+    def argv(self) -> list[str]:
+        argv = ["tcpdump", "-i", self.interface, "-s", str(self.snaplen), "-w", str(self.output), "-U",
+                "-Z", "root", "-n"]
+        if self.nanosecond:
+            argv += ["--time-stamp-precision", "nano"]
+        if self.rotate_mb is not None:
+            argv += ["-C", str(self.rotate_mb)]
+            if self.files is not None:
+                argv += ["-W", str(self.files)]
+        if self.bpf:
+            argv += self.bpf.split()
+        return (["ip", "netns", "exec", self.netns] if self.netns else []) + argv
+
+    def _pump(self) -> None:
+        assert self._proc is not None and self._proc.stderr is not None
+        for line in self._proc.stderr:
+            self._stderr.append(line)
+            if "listening on" in line:
+                self._listening.set()
+        self._listening.set()  # EOF: stop waiting either way
+
+    def start(self, timeout_s: float = 5.0) -> None:
+        self._proc = subprocess.Popen(self.argv(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        threading.Thread(target=self._pump, daemon=True).start()
+        if not self._listening.wait(timeout_s) or self._proc.poll() is not None:
+            self.kill()
+            raise TcpdumpFailed(f"tcpdump on {self.interface} did not start: {''.join(self._stderr).strip()}")
+        time.sleep(0.05)  # "listening on" is printed just before the capture loop starts
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def stop(self, timeout_s: float = 5.0) -> dict[str, int]:
+        """SIGINT (tcpdump flushes and prints its summary), then the parsed counts."""
+        if self._proc is None:
+            return {}
+        if self._proc.poll() is None:
+            self._proc.send_signal(signal.SIGINT)
+        try:
+            self._proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            self.kill()
+        time.sleep(0.05)  # let the stderr pump read the summary
+        return parse_summary("".join(self._stderr))
+
+    def kill(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait()
