@@ -181,4 +181,13 @@ impl CaptureReader {
     pub fn format(&self) -> &CaptureFormat {
         &self.format
     }
+
+    /// pcapng epb_flags / pack_flags of the record handed out last (direction, reception
+    /// type, link-layer errors); None for pcap or when the block had none.
+    pub fn record_flags(&self) -> Option<u32> {
+        match &self.container {
+            Container::Pcapng(p) => p.last_flags(),
+            Container::Pcap(_) => None,
+        }
+    }
 }
