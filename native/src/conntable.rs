@@ -171,8 +171,8 @@ impl ConnTable {
         ConnTable { conns: Vec::new() }
     }
 
-    /// Adds one packet; `tracker` is the one that produced `fi` (for stream-level facts).
-    pub fn update(&mut self, p: &TcpPacket, fi: &FlowInfo, tracker: &FlowTracker) {
+    /// Adds one packet with what the tracker assigned to it.
+    pub fn update(&mut self, p: &TcpPacket, fi: &FlowInfo) {
         let s = fi.stream as usize;
         while self.conns.len() <= s {
             // Streams appear in order, so this pushes exactly the new one.
@@ -206,10 +206,6 @@ impl ConnTable {
             });
         }
         let c = &mut self.conns[s];
-        if let Some(f) = tracker.facts(fi.stream) {
-            c.start_captured = f.start_captured;
-            c.port_reused = f.port_reused;
-        }
         c.wscale_known |= fi.wscale_known && p.flags & flags::SYN == 0;
         c.max_idle_ns = c.max_idle_ns.max(p.ts_ns - c.last_ts_ns);
         c.last_ts_ns = c.last_ts_ns.max(p.ts_ns);
@@ -220,6 +216,16 @@ impl ConnTable {
         count_packet(me, p, fi);
         sequence(me, p, fi);
         acks(me, peer, p, fi);
+    }
+
+    /// Copies the stream-level facts the tracker learned (call once after the last packet).
+    pub fn apply_facts(&mut self, tracker: &FlowTracker) {
+        for c in &mut self.conns {
+            if let Some(f) = tracker.facts(c.stream) {
+                c.start_captured = f.start_captured;
+                c.port_reused = f.port_reused;
+            }
+        }
     }
 }
 
@@ -408,7 +414,8 @@ mod tests {
                 ..Default::default()
             };
             let fi = self.t.assign(&p);
-            self.table.update(&p, &fi, &self.t);
+            self.table.update(&p, &fi);
+            self.table.apply_facts(&self.t);
         }
     }
 
