@@ -4,6 +4,7 @@
 
 pub mod accounting;
 pub mod byte_order;
+pub mod columns;
 pub mod container_stats;
 pub mod conntable;
 pub mod decode;
@@ -15,7 +16,19 @@ pub mod link;
 pub mod packet;
 pub mod pcap;
 pub mod pcapng;
+#[cfg(feature = "python")]
+pub mod py_bindings;
+#[cfg(feature = "python")]
+pub mod py_flows;
 pub mod reader;
 pub mod record;
 pub mod source;
 pub mod tcp;
+
+#[cfg(feature = "python")]
+#[pyo3::pymodule]
+fn _native(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {
+    py_bindings::register(m)?;
+    py_flows::register(m)?;
+    Ok(())
+}
