@@ -6,12 +6,16 @@ use std::io::{ErrorKind, Read};
 
 use crate::error::ReadError;
 
-/// Default buffer: large reads keep syscalls rare, small enough to never matter for memory.
+/// Buffer size for streaming: large reads keep syscalls rare, small enough to never matter for
+/// memory. The buffer starts small and doubles up to this, so tiny inputs stay cheap.
 pub const DEFAULT_BUFFER: usize = 1 << 20;
+const INITIAL_BUFFER: usize = 8 * 1024;
 
 pub struct Source {
     inner: Box<dyn Read + Send>,
     buf: Vec<u8>,
+    /// Size the buffer may double up to (beyond it only for one large request).
+    capacity: usize,
     /// Unconsumed bytes are `buf[start..end]`.
     start: usize,
     end: usize,
@@ -30,10 +34,13 @@ impl Source {
         Source::with_capacity(inner, DEFAULT_BUFFER)
     }
 
+    /// `capacity` is the streaming buffer size; a single larger request still grows it.
     pub fn with_capacity(inner: Box<dyn Read + Send>, capacity: usize) -> Source {
+        let capacity = capacity.max(64);
         Source {
             inner,
-            buf: vec![0; capacity.max(64)],
+            buf: vec![0; INITIAL_BUFFER.min(capacity)],
+            capacity,
             start: 0,
             end: 0,
             offset: 0,
@@ -83,8 +90,9 @@ impl Source {
             self.buf.copy_within(self.start..self.end, 0);
             self.end -= self.start;
             self.start = 0;
-            if self.buf.len() < n {
-                self.buf.resize(n, 0);
+            let want = n.max((self.buf.len() * 2).min(self.capacity));
+            if self.buf.len() < want {
+                self.buf.resize(want, 0);
             }
         }
         while self.end - self.start < n && !self.eof {
