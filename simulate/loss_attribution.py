@@ -1,0 +1,90 @@
+"""Turns the links' drop logs into the host's `loss_classifier`: when a retransmission timeout
+fires, the host asks how the loss came about and records the stall under that cause.
+
+The classifier gets the uids of the segments retransmitted after the timeout (the lost
+transmissions). It looks them up in the DropLog and also counts every drop of the same flow
+since its previous answer, because one timeout usually repairs an episode of several losses
+(notes/tcp-behaviour.md section 4: one fast retransmit repairs one loss per window).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Callable
+
+from .ground_truth import Cause
+from .links.drops import Drop, DropLog
+
+LossClassifier = Callable[[list[int]], tuple[Cause, str | None]]
+
+# Drop reason -> (cause, detail when several packets were lost); single losses of the
+# congestion kinds become SINGLE_LOSS_TIMEOUT. Listed in priority order for mixed episodes:
+# a path that cannot carry the segment at all explains the stall before any loss pattern does.
+_BY_REASON: dict[str, tuple[Cause, str | None]] = {
+    "pmtu_blackhole": (Cause.PMTU_BLACKHOLE, None),
+    "pmtu_frag_needed": (Cause.PMTU_BLACKHOLE, None),  # the sender timed out despite the ICMP
+    "exceeds_mtu": (Cause.MSS_MISMATCH, None),  # a segment sized by an MSS the path cannot carry
+    "jumbo_slot_exhaustion": (Cause.JUMBO_SLOT_EXHAUSTION, None),
+    "atm_cell_loss": (Cause.BURST_LOSS_TIMEOUT, "atm_cell_loss"),
+    "atm_ppd": (Cause.BURST_LOSS_TIMEOUT, "atm_cell_loss"),
+    "atm_epd": (Cause.BURST_LOSS_TIMEOUT, "queue_overflow"),  # whole packets, as a packet switch
+    "queue_overflow": (Cause.BURST_LOSS_TIMEOUT, "queue_overflow"),
+    "random_loss": (Cause.BURST_LOSS_TIMEOUT, None),
+    "gilbert_loss": (Cause.BURST_LOSS_TIMEOUT, None),
+}
+_STRUCTURAL = {Cause.PMTU_BLACKHOLE, Cause.MSS_MISMATCH, Cause.JUMBO_SLOT_EXHAUSTION}
+
+
+def default_classification(uids: list[int]) -> tuple[Cause, str | None]:
+    """What the host assumes with no drop log: one segment -> single loss, several -> burst."""
+    if len(uids) <= 1:
+        return Cause.SINGLE_LOSS_TIMEOUT, None
+    return Cause.BURST_LOSS_TIMEOUT, "queue_overflow"
+
+
+class DropLogClassifier:
+    """Callable loss classifier over one run's DropLog; keeps the evidence of each answer."""
+
+    def __init__(self, log: DropLog) -> None:
+        self.log = log
+        self._seen = 0  # drops already attributed to an earlier timeout
+        self.answers: list[dict[str, Any]] = []
+
+    def episode(self, uids: list[int]) -> list[Drop]:
+        named = [self.log.by_uid[u] for u in uids if u in self.log.by_uid]
+        flows = {d.flow for d in named}
+        fresh = [d for d in self.log.drops[self._seen:] if d.flow in flows]
+        self._seen = len(self.log.drops)
+        out = {id(d): d for d in named}
+        out.update({id(d): d for d in fresh})
+        return sorted(out.values(), key=lambda d: (d.at_ns, d.uid))
+
+    def __call__(self, uids: list[int]) -> tuple[Cause, str | None]:
+        drops = self.episode(uids)
+        if not drops:
+            answer = default_classification(uids)
+        else:
+            reasons = Counter(d.reason for d in drops)
+            known = [r for r in _BY_REASON if r in reasons]
+            if not known:
+                answer = default_classification(uids)
+            else:
+                cause, detail = _BY_REASON[known[0]]
+                packets = len({(d.flow, d.seq) for d in drops})
+                if cause not in _STRUCTURAL and packets == 1:
+                    cause, detail = Cause.SINGLE_LOSS_TIMEOUT, None
+                answer = (cause, detail)
+        self.answers.append({
+            "uids": list(uids), "cause": answer[0].value, "detail": answer[1],
+            "drops": dict(sorted(Counter(d.reason for d in drops).items())),
+            "packets_lost": len({(d.flow, d.seq) for d in drops}),
+        })
+        return answer
+
+    @property
+    def last_evidence(self) -> dict[str, Any]:
+        return self.answers[-1] if self.answers else {}
+
+
+def make_loss_classifier(log: DropLog) -> DropLogClassifier:
+    return DropLogClassifier(log)
