@@ -97,3 +97,22 @@ def test_bad_arguments():
         CellSwitchBuffer(0, OUT)
     with pytest.raises(ValueError):
         CellSwitchBuffer(10, OUT).offer_pdu(0, 0, IN)
+
+
+def test_fast_path_matches_the_cell_by_cell_chain():
+    """The closed-form departure of a PDU that fits equals the per-cell recurrence."""
+    import random
+
+    rng = random.Random(11)
+    for _ in range(300):
+        out = rng.choice([51_000_000, 149_760_000, 424_000_000, 140_000_000])
+        inp = rng.choice([out // 3, out, 2 * out, 149_760_000, 622_080_000])
+        buf = CellSwitchBuffer(100_000, out, "none")
+        t, d = 0, 0
+        for _ in range(5):
+            t += rng.randrange(0, 3_000_000)
+            n = rng.randrange(1, 200)
+            for i in range(n):  # the reference recurrence
+                a = t + -(-((i + 1) * 424 * 10**9) // inp)
+                d = max(a, d) + buf.out_cell_ns
+            assert buf.offer_pdu(t, n, inp).last_cell_departure_ns == d
