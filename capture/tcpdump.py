@@ -50,7 +50,10 @@ class Tcpdump:
 
     def argv(self) -> list[str]:
         argv = ["tcpdump", "-i", self.interface, "-s", str(self.snaplen), "-w", str(self.output), "-U",
-                "-Z", "root", "-n"]
+                "-Z", "root", "-n",
+                # Without it TPACKET_V3 hands over a block only when full or after ~1 s, so the
+                # last second of a short run would still be in the ring when SIGINT arrives.
+                "--immediate-mode"]
         if self.nanosecond:
             argv += ["--time-stamp-precision", "nano"]
         if self.rotate_mb is not None:

@@ -130,21 +130,21 @@ def _scenarios() -> list[Scenario]:
         ),
         Scenario(
             name="mss_mismatch",
-            description="the receiver advertises MSS 8948 (MTU 9000); the sender's route has `mtu lock 1500` "
-                        "so it sends 1448-byte segments",
+            description="both ends advertise MSS 8960 (MTU 9000, route advmss on the sender); the sender's "
+                        "route has `mtu lock 1500`, so it sends 1448-byte segments",
             workload="bulk",
-            sender=HostKnobs(route=RouteKnobs(mtu=1500, mtu_lock=True)),
+            sender=HostKnobs(route=RouteKnobs(mtu=1500, mtu_lock=True, advmss=8960)),
             sender_mtu=9000, receiver_mtu=9000,
             link=LAN_LINK,
             expected=(Cause.MSS_MISMATCH,),
         ),
         Scenario(
             name="slow_reader",
-            description="the receiving application reads 4 KB every 2 ms into a 64 KB receive buffer: "
+            description="the receiving application reads 2 KB every 10 ms from a 32 KB receive buffer: "
                         "zero windows",
             workload="bulk",
-            workload_spec={"read_size": 4096, "read_think_us": 2000},
-            receiver=HostKnobs(socket=SocketKnobs(rcvbuf=64 * 1024)),
+            workload_spec={"read_size": 2048, "read_think_us": 10_000},
+            receiver=HostKnobs(socket=SocketKnobs(rcvbuf=32 * 1024)),
             link=LAN_LINK,
             expected=(Cause.RECEIVER_WINDOW_LIMITED,),
         ),

@@ -20,7 +20,8 @@ app = typer.Typer(
 # name -> (module under stallscope.cli, attribute). A Typer attribute becomes a command group,
 # a function becomes a command.
 _COMMANDS: dict[str, tuple[str, str]] = {
-    # "flows": ("flows", "flows"),
+    "flows": ("flows", "flows"),
+    "capture": ("capture", "app"),
 }
 
 

@@ -1,0 +1,109 @@
+"""`stallscope capture`: run a labelled scenario through emulated links, list them, or capture live."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import polars as pl
+import typer
+
+from stallscope.cli.options import DebugOption, FormatOption, OutputOption
+from stallscope.exit_codes import ExitCode
+from stallscope.output import OutputFormat, render_frame
+
+app = typer.Typer(help="Capture TCP traffic: labelled scenarios through an emulated link, or live.",
+                  no_args_is_help=True)
+
+
+def _fail(message: str, code: ExitCode) -> None:
+    typer.echo(f"stallscope capture: {message}", err=True)
+    raise typer.Exit(int(code))
+
+
+@app.command("list")
+def list_scenarios(fmt: FormatOption = OutputFormat.table, output: OutputOption = None) -> None:
+    """List the scenario library: name, workload, expected causes (empty: a negative control)."""
+    from stallscope.capture.scenarios.library import SCENARIOS
+
+    df = pl.DataFrame(
+        {
+            "name": [s.name for s in SCENARIOS.values()],
+            "workload": [s.workload for s in SCENARIOS.values()],
+            "expected_causes": [",".join(c.value for c in s.expected) or "(negative control)"
+                                for s in SCENARIOS.values()],
+            "description": [s.description for s in SCENARIOS.values()],
+        }
+    )
+    render_frame(df, fmt, output=output, title="capture scenarios")
+
+
+@app.command("scenario")
+def scenario(
+    name: Annotated[str, typer.Argument(help="Scenario name (see `stallscope capture list`).")],
+    out: Annotated[Path, typer.Option("--out", help="Directory for NAME.pcap, NAME.receiver.pcap, NAME.json.")] = Path("."),
+    seconds: Annotated[Optional[float], typer.Option("--seconds", help="Workload duration (default: the scenario's).")] = None,
+    snaplen: Annotated[int, typer.Option("--snaplen", help="Bytes kept per packet.")] = 128,
+    fmt: FormatOption = OutputFormat.table,
+    debug: DebugOption = False,
+) -> None:
+    """Run one scenario in fresh network namespaces and write its captures and ground truth."""
+    from stallscope.capture.netns import CommandFailed, EnvironmentUnavailable
+    from stallscope.capture.scenarios.library import SCENARIOS
+    from stallscope.capture.scenarios.runner import ScenarioFailed, run_scenario
+
+    if name not in SCENARIOS:
+        _fail(f"no scenario {name!r}; known: {', '.join(SCENARIOS)}", ExitCode.USAGE)
+    if seconds is not None and seconds <= 0:
+        _fail("--seconds must be positive", ExitCode.USAGE)
+    try:
+        doc = run_scenario(SCENARIOS[name], out, seconds=seconds, snaplen=snaplen)
+    except EnvironmentUnavailable as e:
+        _fail(str(e), ExitCode.ENVIRONMENT)
+    except (ScenarioFailed, CommandFailed) as e:
+        if debug:
+            raise
+        _fail(f"scenario {name} failed: {e}", ExitCode.INTERNAL)
+    rows = {
+        "scenario": [doc["scenario"]],
+        "expected_causes": [",".join(doc["expected_causes"]) or "(negative control)"],
+        "emulator_drops": [sum(doc["drops"].values())],
+        "tcpdump_drops": [sum(t.get("dropped_by_kernel", 0) for t in doc["tcpdump"].values())],
+        "sender_pcap": [str(Path(out) / doc["files"]["sender"])],
+        "truth": [str(Path(out) / f"{name}.json")],
+    }
+    render_frame(pl.DataFrame(rows), fmt, title="scenario captured", json_document=doc)
+
+
+@app.command("live")
+def live(
+    interface: Annotated[str, typer.Option("-i", "--interface", help="Interface to capture on.")],
+    write: Annotated[Path, typer.Option("-w", "--write", help="Capture file to write (pcap).")],
+    netns: Annotated[Optional[str], typer.Option("--netns", help="Capture inside this network namespace.")] = None,
+    bpf: Annotated[Optional[str], typer.Option("--filter", help="BPF filter, e.g. 'tcp port 443'.")] = None,
+    snaplen: Annotated[int, typer.Option("--snaplen", help="Bytes kept per packet.")] = 128,
+    rotate: Annotated[Optional[int], typer.Option("--rotate", help="Start a new file every this many MB.")] = None,
+    files: Annotated[Optional[int], typer.Option("--files", help="With --rotate: keep at most this many files.")] = None,
+    fmt: FormatOption = OutputFormat.table,
+    output: OutputOption = None,
+) -> None:
+    """Capture until Ctrl-C/SIGTERM, then print packets captured and tcpdump's own drops."""
+    import os
+
+    from stallscope.capture.live import capture_live
+    from stallscope.capture.netns import EnvironmentUnavailable
+    from stallscope.capture.tcpdump import TcpdumpFailed
+
+    if files is not None and rotate is None:
+        _fail("--files needs --rotate", ExitCode.USAGE)
+    if os.geteuid() != 0:
+        _fail("live capture needs root (or CAP_NET_RAW for tcpdump)", ExitCode.ENVIRONMENT)
+    try:
+        summary = capture_live(interface, write, netns=netns, bpf=bpf, snaplen=snaplen, rotate_mb=rotate,
+                               files=files)
+    except (EnvironmentUnavailable, TcpdumpFailed) as e:
+        _fail(str(e), ExitCode.ENVIRONMENT)
+    d = summary.to_json()
+    d["files"] = ",".join(d["files"])
+    render_frame(pl.DataFrame([d]), fmt, output=output, title="live capture",
+                 json_document=summary.to_json())
