@@ -1,5 +1,8 @@
-//! Helpers shared by the container integration tests: in-memory readers and a whole-input read.
+//! Helpers shared by the container integration tests: in-memory readers, a whole-input read,
+//! and (in `build`) hand-built capture bytes.
 #![allow(dead_code)]
+
+pub mod build;
 
 use std::io::Read;
 use std::sync::Arc;
