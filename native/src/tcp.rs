@@ -47,12 +47,15 @@ pub fn parse(seg: &[u8], seg_len: u32, p: &mut TcpPacket) -> Result<(), Skip> {
     if opt_end < doff {
         p.anomalies |= anomaly::OPTIONS_TRUNCATED;
     }
-    p.anomalies |= parse_options(&seg[MIN_HEADER_LEN..opt_end], &mut p.options);
+    p.anomalies |= parse_options(&seg[MIN_HEADER_LEN..opt_end], doff - MIN_HEADER_LEN, &mut p.options);
     Ok(())
 }
 
-/// Decode the option bytes into `o`; returns anomaly bits. A malformed option ends the walk.
-pub fn parse_options(b: &[u8], o: &mut TcpOptions) -> u32 {
+/// Decode the captured option bytes `b` into `o`; returns anomaly bits. `header_room` is the
+/// option space the data offset declares (>= b.len() when the capture cut the options): an
+/// option running past it is malformed and ends the walk; one running only past `b` was cut by
+/// the snaplen and ends the walk silently (the caller flags OPTIONS_TRUNCATED).
+pub fn parse_options(b: &[u8], header_room: usize, o: &mut TcpOptions) -> u32 {
     let mut flags = 0;
     let mut i = 0;
     while i < b.len() {
@@ -66,12 +69,15 @@ pub fn parse_options(b: &[u8], o: &mut TcpOptions) -> u32 {
             _ => {}
         }
         let Some(&len) = b.get(i + 1) else {
-            // Kind byte without its length: cut by the capture or malformed, nothing to keep.
-            return flags | anomaly::BAD_OPTION;
+            // Kind byte without its length byte.
+            return if i + 1 < header_room { flags } else { flags | anomaly::BAD_OPTION };
         };
         let len = usize::from(len);
-        if len < 2 || i + len > b.len() {
+        if len < 2 || i + len > header_room {
             return flags | anomaly::BAD_OPTION;
+        }
+        if i + len > b.len() {
+            return flags;
         }
         let v = &b[i + 2..i + len];
         match (kind, len) {
@@ -170,16 +176,22 @@ mod tests {
     fn malformed_options_flagged() {
         let mut o = TcpOptions::default();
         // MSS ok, then a timestamp whose length runs past the header.
-        assert_eq!(parse_options(&[2, 4, 1, 0, 8, 10, 0, 0], &mut o), anomaly::BAD_OPTION);
+        assert_eq!(parse_options(&[2, 4, 1, 0, 8, 10, 0, 0], 8, &mut o), anomaly::BAD_OPTION);
         assert_eq!(o.mss, Some(256));
         let mut o = TcpOptions::default();
-        assert_eq!(parse_options(&[3, 3, 15, 2, 3, 0, 0, 0], &mut o), anomaly::WSCALE_CLAMPED | anomaly::BAD_OPTION);
+        assert_eq!(parse_options(&[3, 3, 15, 2, 3, 0, 0, 0], 8, &mut o), anomaly::WSCALE_CLAMPED | anomaly::BAD_OPTION);
         assert_eq!(o.wscale, Some(15));
         let mut o = TcpOptions::default();
-        assert_eq!(parse_options(&[0x1d, 0, 2, 4, 0, 1], &mut o), anomaly::BAD_OPTION); // zero length
+        assert_eq!(parse_options(&[0x1d, 0, 2, 4, 0, 1], 6, &mut o), anomaly::BAD_OPTION); // zero length
         let mut o = TcpOptions::default();
-        assert_eq!(parse_options(&[0, 2, 4, 5, 0xb4], &mut o), 0); // after EOL: ignored
+        assert_eq!(parse_options(&[0, 2, 4, 5, 0xb4], 5, &mut o), 0); // after EOL: ignored
         assert_eq!(o.mss, None);
+        // A timestamp cut by the capture inside a header that has room for it: not malformed.
+        let mut o = TcpOptions::default();
+        assert_eq!(parse_options(&[2, 4, 5, 0xb4, 8, 10, 0], 16, &mut o), 0);
+        assert_eq!((o.mss, o.timestamp), (Some(1460), None));
+        assert_eq!(parse_options(&[1, 8], 2, &mut o), anomaly::BAD_OPTION);
+        assert_eq!(parse_options(&[1, 8], 12, &mut o), 0);
     }
 
     #[test]
@@ -188,7 +200,7 @@ mod tests {
         let s = seg(8, 0x002, &[2, 4, 5, 0xb4, 4, 2, 8, 10, 0, 0], 0);
         parse(&s[..24], 32, &mut p).unwrap();
         assert_eq!(p.options.mss, Some(1460));
-        assert_eq!(p.anomalies & anomaly::OPTIONS_TRUNCATED, anomaly::OPTIONS_TRUNCATED);
+        assert_eq!(p.anomalies, anomaly::OPTIONS_TRUNCATED); // the cut timestamp is not malformed
         let mut p = TcpPacket::default();
         parse(&seg(5, 0x018, &[], 100)[..30], 120, &mut p).unwrap();
         assert_eq!((p.payload_len, p.payload_captured), (100, 10));
