@@ -1,0 +1,35 @@
+"""How the Mogul table reproduction plans its trials (without running the TCP hosts)."""
+
+from __future__ import annotations
+
+from stallscope.simulate.apps import naglemark as nm
+from stallscope.simulate.reproductions import mogul
+from stallscope.simulate.reproductions import mogul_compare as mc
+
+
+def test_sequential_trials_run_once_and_random_ones_per_repetition():
+    specs = mogul.table_specs("fddi", random_repetitions=3)
+    per_cell = 1 + 1 + 3 + 3  # s, S once; r, R three times each
+    assert len(specs) == 11 * 9 * per_cell
+    seeds = {s.seed for s in specs if s.trial is nm.TrialType.R}
+    assert seeds == {0, 1, 2}
+
+
+def test_subsampled_sequential_lengths_spread_over_the_whole_range():
+    spec = mogul.TrialSpec("fddi", mogul.TABLE_VARIANTS[0], 4096, 16384, nm.TrialType.S, 0, responses=100)
+    lengths = mogul.trial_lengths(spec)
+    assert len(lengths) == 100
+    assert lengths[0] == 600 and lengths[-1] == 99_600
+    assert all(b - a == 1000 for a, b in zip(lengths, lengths[1:]))
+    full = mogul.TrialSpec("fddi", mogul.TABLE_VARIANTS[0], 4096, 16384, nm.TrialType.S, 0)
+    assert mogul.trial_lengths(full) == nm.response_lengths(nm.TrialType.S)
+
+
+def test_rows_pair_each_cell_with_the_paper():
+    paper = mc.load_paper_table("ethernet10")
+    cells = {c: p.score_pct + (9.0 if c == ("NAGLE", 4096, 16384) else 0.0) for c, p in paper.items()}
+    sim = mogul.SimulatedTable("ethernet10", cells, {c: "S" for c in cells}, {}, 0.0, 0)
+    rows = mogul.table_rows(sim, paper)
+    assert len(rows) == 99 and rows[0]["variant"] == "NAGLE"
+    off = [r for r in rows if not r["within_8"]]
+    assert [(r["variant"], r["app_buf"], r["sockbuf"]) for r in off] == [("NAGLE", 4096, 16384)]
