@@ -41,7 +41,7 @@ fn columns<'py>(py: Python<'py>, t: &ConnTable) -> PyResult<Bound<'py, PyDict>> 
         };
     }
     col!("stream", |c| c.stream);
-    col!("ip_version", |c| c.ip_version);
+    col!("ip_version", |c| u32::from(c.ip_version)); // a Vec<u8> would become bytes
     col!("orig_addr", |c| addr_text(c.ip_version, &c.orig_addr));
     col!("orig_port", |c| c.orig_port);
     col!("resp_addr", |c| addr_text(c.ip_version, &c.resp_addr));
