@@ -22,6 +22,7 @@ app = typer.Typer(
 _COMMANDS: dict[str, tuple[str, str]] = {
     "flows": ("flows", "flows"),
     "capture": ("capture", "app"),
+    "decode": ("decode", "decode"),
 }
 
 

@@ -1,0 +1,162 @@
+"""`stallscope decode FILE`: the packet table of one capture, streamed to parquet/csv or shown as
+json/table, with the record accounting on stderr and the documented exit codes."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import polars as pl
+import pyarrow.parquet as pq
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
+
+from stallscope.capture.decoder import DecodeSummary, PacketBatches, empty_table, iter_batches
+from stallscope.capture.errors import CaptureDamaged, CaptureRejected
+from stallscope.cli.options import DebugOption, OutputOption
+from stallscope.exit_codes import ExitCode
+from stallscope.output import OutputFormat, render_frame
+
+# Files smaller than this decode in well under a second: no progress bar.
+PROGRESS_MIN_BYTES = 64 * 1024 * 1024
+
+FileArgument = Annotated[
+    Path, typer.Argument(help="Capture file (pcap, pcapng, optionally .gz); '-' reads standard input.", show_default=False)
+]
+DecodeFormat = Annotated[
+    Optional[OutputFormat],
+    typer.Option(
+        "--format", "-f", case_sensitive=False,
+        help="parquet, csv, json or table. Default: from the -o suffix (.parquet/.csv/.json), else table.",
+    ),
+]
+ColumnsOption = Annotated[
+    Optional[str], typer.Option("--columns", "-c", help="Comma-separated packet columns to decode (default: all).")
+]
+BatchRowsOption = Annotated[int, typer.Option("--batch-rows", min=1, help="Rows per streamed batch.")]
+
+
+def _infer_format(fmt: OutputFormat | None, output: Path | None) -> OutputFormat:
+    if fmt is not None:
+        return fmt
+    suffix = output.suffix.lower() if output is not None else ""
+    return {".parquet": OutputFormat.parquet, ".csv": OutputFormat.csv, ".json": OutputFormat.json}.get(
+        suffix, OutputFormat.table
+    )
+
+
+def _flat_lists(df: pl.DataFrame) -> pl.DataFrame:
+    """CSV and the terminal table cannot hold list columns: SACK edges become space-separated text."""
+    lists = [n for n, t in df.schema.items() if isinstance(t, pl.List)]
+    return df.with_columns(pl.col(n).cast(pl.List(pl.String)).list.join(" ") for n in lists)
+
+
+def summary_line(s: DecodeSummary) -> str:
+    def parts(d: dict[str, int]) -> str:
+        return ", ".join(f"{k}={v}" for k, v in d.items()) or "none"
+
+    line = (
+        f"{s.path}: {s.records} records: {s.tcp_packets} TCP packets in {s.streams} connections; "
+        f"not TCP: {parts(s.not_tcp)}; not decoded: {parts(s.not_decoded)}; anomalies: {parts(s.anomalies)}"
+    )
+    c = s.container
+    drops = {k: c[k] for k in ("if_drop", "os_drop", "epb_dropcount") if c.get(k)}
+    if drops:
+        line += f"; capture drops: {parts(drops)}"
+    return line
+
+
+class _Sink:
+    """Writes batches as they come (parquet, csv) or keeps them for one rendering (json, table)."""
+
+    def __init__(self, fmt: OutputFormat, output: Path | None) -> None:
+        if fmt is OutputFormat.parquet and output is None:
+            raise typer.BadParameter("--format parquet needs an output file (-o FILE)", param_hint="--output")
+        self.fmt, self.output = fmt, output
+        self.kept: list[pl.DataFrame] = []
+        self._parquet: pq.ParquetWriter | None = None
+        self._csv = None
+
+    def write(self, batch: pl.DataFrame) -> None:
+        if self.fmt is OutputFormat.parquet:
+            table = batch.to_arrow()
+            if self._parquet is None:
+                self._parquet = pq.ParquetWriter(str(self.output), table.schema)
+            self._parquet.write_table(table)
+        elif self.fmt is OutputFormat.csv:
+            first = self._csv is None
+            if first:
+                self._csv = open(self.output, "w", newline="") if self.output else sys.stdout
+            _flat_lists(batch).write_csv(self._csv, include_header=first)
+        else:
+            self.kept.append(batch)
+
+    def close(self, columns: list[str] | None) -> None:
+        if self.fmt is OutputFormat.parquet:
+            if self._parquet is None:  # no packet: still write a file with the schema
+                empty_table(columns).write_parquet(self.output)
+            else:
+                self._parquet.close()
+        elif self.fmt is OutputFormat.csv:
+            if self._csv is None:
+                self.write(empty_table(columns))
+            if self._csv is not sys.stdout:
+                self._csv.close()
+        else:
+            df = pl.concat(self.kept) if self.kept else empty_table(columns)
+            if self.fmt is OutputFormat.table:
+                df = _flat_lists(df)
+            render_frame(df, self.fmt, output=self.output, title=None)
+
+
+def _pump(batches: PacketBatches, sink: _Sink, err: Console) -> None:
+    show = batches.size is not None and batches.size >= PROGRESS_MIN_BYTES
+    columns = [BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn()]
+    with Progress(*columns, console=err, transient=True, disable=not show) as progress:
+        task = progress.add_task("decode", total=batches.size)
+        for batch in batches:
+            sink.write(batch)
+            progress.update(task, completed=batches.bytes_read)
+
+
+def decode(
+    file: FileArgument,
+    output: OutputOption = None,
+    fmt: DecodeFormat = None,
+    columns: ColumnsOption = None,
+    batch_rows: BatchRowsOption = 65_536,
+    debug: DebugOption = False,
+) -> None:
+    """Decode every TCP packet of a capture into the packet table (docs/packet-schema.md)."""
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    names = [c.strip() for c in columns.split(",") if c.strip()] if columns else None
+    sink = _Sink(_infer_format(fmt, output), output)
+    try:
+        batches = iter_batches(str(file), batch_rows=batch_rows, columns=names)
+    except ValueError as e:
+        raise typer.BadParameter(str(e), param_hint="--columns") from None
+    except CaptureRejected as e:
+        err.print(f"stallscope decode: rejected: {e}", markup=False)
+        raise typer.Exit(ExitCode.INPUT_REJECTED) from None
+    code = ExitCode.OK
+    message = None
+    try:
+        _pump(batches, sink, err)
+    except CaptureRejected as e:
+        err.print(f"stallscope decode: rejected: {e}", markup=False)
+        raise typer.Exit(ExitCode.INPUT_REJECTED) from None
+    except CaptureDamaged as e:
+        code, message = ExitCode.INPUT_DAMAGED, f"stallscope decode: damaged: {e} (kept {e.packets_decoded} packets)"
+    except Exception:
+        if debug:
+            raise
+        err.print("stallscope decode: internal error; rerun with --debug for the traceback", markup=False)
+        raise typer.Exit(ExitCode.INTERNAL) from None
+    sink.close(batches.columns)
+    if batches.summary is not None:
+        err.print(summary_line(batches.summary), markup=False)
+    if message:
+        err.print(message, markup=False)
+    raise typer.Exit(code)
