@@ -25,6 +25,7 @@ def truth_document(
     tcpdump: dict[str, dict[str, int]],
     workload: dict[str, Any],
     files: dict[str, str],
+    observed: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     fwd, rev = emulator.get("forward", {}), emulator.get("reverse", {})
     drops: dict[str, int] = {}
@@ -44,6 +45,8 @@ def truth_document(
         "tcpdump": tcpdump,
         "workload": workload,
         "files": files,
+        # What the captures show, read with dpkt (segment sizes, timeouts, zero windows...).
+        "observed": observed or {},
     }
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from stallscope.capture import ground_truth
+from stallscope.capture.observe import observe
 from stallscope.capture.netns import PREFIX_LEN, Topology, check_environment, sweep_stale, topology
 from stallscope.capture.scenarios.spec import SERVER_SIDE, Scenario
 from stallscope.capture.tcpdump import DEFAULT_SNAPLEN, Tcpdump
@@ -110,6 +111,8 @@ def run_scenario(scn: Scenario, out_dir: Path, *, seconds: float | None = None,
         tcpdump=tcpdump_stats,
         workload=workload,
         files={"sender": sender_pcap.name, "receiver": receiver_pcap.name},
+        observed={side: observe(path, topo.sender_ip, topo.receiver_ip).to_json()
+                  for side, path in (("sender", sender_pcap), ("receiver", receiver_pcap))},
     )
     ground_truth.write(out_dir / f"{scn.name}.json", doc)
     return doc
