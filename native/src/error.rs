@@ -101,13 +101,15 @@ impl ReadError {
     /// unsupported version, or too short to hold its own file header); false when a capture
     /// started and was damaged later.
     pub fn rejected(&self) -> bool {
-        matches!(
-            self,
+        match self {
             ReadError::NotACapture { .. }
-                | ReadError::UnsupportedVersion { .. }
-                | ReadError::LinktypeReserved { .. }
-                | ReadError::Truncated { part: Part::FileHeader, .. }
-        )
+            | ReadError::LinktypeReserved { .. }
+            | ReadError::Truncated { part: Part::FileHeader, .. } => true,
+            // The version sits at byte 4 (pcap) or 12 (first pcapng section); a later pcapng
+            // section with an unknown version is damage after a start.
+            ReadError::UnsupportedVersion { offset, .. } => *offset <= 12,
+            _ => false,
+        }
     }
 
     /// "Need more data" rather than damage: the input simply ended early.
