@@ -1,0 +1,862 @@
+"""A simulated end host with one TCP connection: socket buffers, the send path of its personality,
+tcp_output's decision order, ACK/window-update policy, timers, recovery and a CPU cost model.
+
+Time is always passed in (integer ns). Application hooks: `write(now, n, on_done)` behaves like a
+blocking write() call (on_done when every byte is in the socket buffer); `read(now, max, on_data)`
+like a blocking read() (on_data(now, n), n == 0 at end of stream).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Callable
+
+from .. import nagle as nagle_mod
+from ..engine import NS_PER_MS, EventHandle, Simulator
+from ..ground_truth import GroundTruth
+from ..nagle import NagleVariant, SendContext
+from ..segment import ACK, FIN, PSH, SYN, Receiver, Segment
+from . import congestion as cc_mod
+from . import delack as delack_mod
+from . import rules
+from .costs import FREE, HostCost
+from .personality import CopyRule, DelAckPolicy, Family, Personality, Recovery
+from .state import TcpState, TimerKind
+from .stalls import (
+    HOLD_APP_IDLE,
+    HOLD_BUFFER_FULL,
+    HOLD_NAGLE,
+    HOLD_PARTIAL,
+    HOLD_SWS,
+    HOLD_WINDOW,
+    TRIGGER_ACK,
+    TRIGGER_PARTIAL_TIMER,
+    TRIGGER_PERSIST,
+    TRIGGER_RTO,
+    TRIGGER_TIMER_ACK,
+    LossClassifier,
+    StallTracker,
+)
+
+TAG_TIMER_ACK = "delack_timer"
+TAG_RETRANSMIT = "retransmit"
+TAG_WINDOW_UPDATE = "window_update"
+TAG_PERSIST = "persist_probe"
+
+MAX_WINDOW = 65535
+
+
+class Host:
+    """One endpoint. Its output goes to `out` (a tap, a link); segments arrive at `receive`."""
+
+    def __init__(
+        self,
+        sim: Simulator,
+        name: str,
+        addr: str,
+        port: int,
+        personality: Personality,
+        *,
+        mtu: int,
+        sndbuf: int | None = None,
+        rcvbuf: int | None = None,
+        route_mtu: int | None = None,
+        mss: int | None = None,
+        advertised_mss: int | None = None,
+        nagle: NagleVariant | None = None,
+        receiver_inference: bool | None = None,
+        cost: HostCost = FREE,
+        ground_truth: GroundTruth | None = None,
+        loss_classifier: LossClassifier | None = None,
+        stall_threshold_ns: int = 10 * NS_PER_MS,
+        tick_phase_ns: int = 0,
+        uid_base: int = 0,
+    ) -> None:
+        p = personality
+        self.sim, self.name, self.addr, self.port, self.p = sim, name, addr, port, p
+        self.mtu, self.route_mtu = mtu, route_mtu
+        self.mss_override, self.advertised_mss = mss, advertised_mss
+        self.sndbuf = sndbuf if sndbuf is not None else p.default_sndbuf
+        self.rcvbuf = rcvbuf if rcvbuf is not None else p.default_rcvbuf
+        if self.sndbuf <= 0 or self.rcvbuf <= 0:
+            raise ValueError(f"{name}: socket buffers must be positive (sndbuf={self.sndbuf}, rcvbuf={self.rcvbuf})")
+        self.variant = NagleVariant(nagle if nagle is not None else p.nagle)
+        self.infer = p.small_sender_inference if receiver_inference is None else receiver_inference
+        self.cost = cost
+        self.gt = ground_truth
+        self.out: Receiver | None = None
+        self.state = TcpState.CLOSED
+        self.peer: tuple[str, int] | None = None
+        self._uid = uid_base
+        self.stopped = False
+        self.on_established: Callable[[int], None] | None = None
+        # Sequence space (unbounded ints from the ISN).
+        self.iss = sim.rng.randrange(1 << 32)
+        self.snd_una = self.snd_nxt = self.snd_max = self.iss
+        self.snd_wnd = 0
+        self.max_sndwnd = 0
+        self.snd_wl1 = self.snd_wl2 = 0
+        self.snd_scale = 0
+        self.rcv_scale = 0
+        self.irs = 0
+        self.rcv_nxt = 0
+        self.rcv_adv = 0
+        self.last_ack_sent = 0
+        self.maxseg = 536
+        self.peer_mss: int | None = None
+        # Socket buffers (byte counts; data content is not modelled).
+        self.sb_cc = 0  # send buffer: bytes from snd_una (unacked + unsent)
+        self.rcv_cc = 0  # receive buffer: in-order bytes not yet read
+        self._ooo: list[tuple[int, int]] = []  # out-of-order (start, end)
+        self._closing = False  # application closed: FIN after the data
+        self._fin_seq: int | None = None  # sequence number our FIN occupies once sent
+        self._peer_fin = False
+        # Flags.
+        self.acknow = False
+        self.delack_flag = False
+        self._lastidle = False
+        self._force = False
+        self._linux20_partial = False
+        # Nagle, delayed ACK, congestion.
+        self.nagle = nagle_mod.new_state(self.variant, p.mclbytes)
+        self.dack = delack_mod.new_state(p, self.rcvbuf, 536)
+        self.cc = cc_mod.new_state(p.recovery, 536, p.initial_cwnd_segments)
+        # RTT / RTO.
+        self.srtt_ns: int | None = None
+        self.rttvar_ns = 0
+        self.rxtshift = 0
+        self.rxtcur = p.rto_initial_ns
+        self._rtt_seq: int | None = None
+        self._rtt_start = 0
+        self._rtt_start_tick = 0
+        self._slow_ticks = 0
+        self._tick_count: dict[TimerKind, int] = {}
+        self._handles: dict[TimerKind, EventHandle] = {}
+        self._persist_shift = 0
+        self._sent_uids: dict[int, int] = {}  # seq -> uid of its latest transmission
+        # CPU model.
+        self._kfree = 0
+        self._pfree = 0
+        self._stolen = 0
+        self._rx_backlog: deque[tuple[int, int]] = deque()
+        self._rx_backlog_bytes = 0
+        self.rx_drops: list[tuple[int, int]] = []  # (now, uid) dropped at the receive interface
+        self.on_rx_drop: Callable[[int, Segment, str], None] | None = None
+        # Applications.
+        self._w_resid = 0
+        self._w_cb: Callable[[int], None] | None = None
+        self._w_blocked = False
+        self._w_eom = True
+        self._r_want = 0
+        self._r_cb: Callable[[int, int], None] | None = None
+        self._r_busy = False
+        # Ground truth.
+        # Default class of a Nagle stall not entered through a timer ACK (Moldeklev 3.1, Mogul 3).
+        if p.copy_rule is CopyRule.SUNOS_CHUNK:
+            detail = "copy_rule"
+        elif p.delack in (DelAckPolicy.FREEBSD, DelAckPolicy.LINUX_ATO):
+            detail = "of_sfs"  # a receiver that ACKs every second segment leaves an odd one
+        else:
+            detail = "buffer_tearing"
+        self.stalls = StallTracker(ground_truth, stall_threshold_ns, f"{name} ->", detail, loss_classifier)
+        self.stalls.sticky_bytes = 2 * self.sndbuf
+        # Counters.
+        self.segments_sent = 0
+        self.bytes_sent = 0
+        self.retransmits = 0
+        self.timeouts = 0
+        self._start_ticks(tick_phase_ns)
+
+    # ------------------------------------------------------------------ wiring and clocks
+    def attach(self, out: Receiver) -> None:
+        self.out = out
+
+    def stop(self) -> None:
+        """Stop the free-running ticks and timers so the event queue can drain."""
+        self.stopped = True
+        for h in self._handles.values():
+            h.cancel()
+        self._handles.clear()
+
+    def _next_uid(self) -> int:
+        self._uid += 1
+        return self._uid
+
+    def _start_ticks(self, phase: int) -> None:
+        p = self.p
+        if p.delack is DelAckPolicy.BSD_TICK:
+            self.sim.schedule(phase % p.delack_ns, self._fast_tick)
+        if p.slow_tick_ns is not None:
+            self.sim.schedule(phase % p.slow_tick_ns, self._slow_tick)
+
+    def _fast_tick(self, now: int) -> None:
+        """tcp_fasttimo: every 200 ms for all connections at once (notes 2)."""
+        if self.stopped:
+            return
+        self.sim.schedule(now + self.p.delack_ns, self._fast_tick)
+        if self.delack_flag:
+            self.delack_flag = False
+            self.acknow = True
+            self._tcp_output(now, "timer", tags=(TAG_TIMER_ACK,))
+
+    def _slow_tick(self, now: int) -> None:
+        """tcp_slowtimo: every 500 ms, counts REXMT and PERSIST down (notes 3)."""
+        if self.stopped:
+            return
+        self.sim.schedule(now + self.p.slow_tick_ns, self._slow_tick)
+        self._slow_ticks += 1
+        for kind in list(self._tick_count):
+            left = self._tick_count[kind] - 1
+            if left <= 0:
+                del self._tick_count[kind]
+                self._timer_fired(now, kind)
+            else:
+                self._tick_count[kind] = left
+
+    def _tick_based(self, kind: TimerKind) -> bool:
+        return self.p.slow_tick_ns is not None and kind in (TimerKind.REXMT, TimerKind.PERSIST)
+
+    def _set_timer(self, kind: TimerKind, delay_ns: int) -> None:
+        self._cancel_timer(kind)
+        if self._tick_based(kind):
+            self._tick_count[kind] = rules.ticks_for(delay_ns, self.p.slow_tick_ns)
+        elif not self.stopped:
+            self._handles[kind] = self.sim.after(delay_ns, lambda t, k=kind: self._timer_fired(t, k))
+
+    def _cancel_timer(self, kind: TimerKind) -> None:
+        self._tick_count.pop(kind, None)
+        h = self._handles.pop(kind, None)
+        if h is not None:
+            h.cancel()
+
+    def _timer_running(self, kind: TimerKind) -> bool:
+        if kind in self._tick_count:
+            return True
+        h = self._handles.get(kind)
+        return h is not None and h.pending
+
+    def _timer_fired(self, now: int, kind: TimerKind) -> None:
+        self._handles.pop(kind, None)
+        if self.stopped:
+            return
+        if kind is TimerKind.REXMT:
+            self._retransmit_timeout(now)
+        elif kind is TimerKind.PERSIST:
+            self._persist_timeout(now)
+        elif kind is TimerKind.DELACK:
+            if self.delack_flag:
+                self.delack_flag = False
+                self.acknow = True
+                self._tcp_output(now, "timer", tags=(TAG_TIMER_ACK,))
+        elif kind is TimerKind.PARTIAL:
+            if self._linux20_partial:
+                self._linux20_partial = False
+                self._tcp_output(now, "partial_timer", flush_partial=True)
+
+    # ------------------------------------------------------------------ CPU model
+    def _kwork(self, now: int, cost: int) -> int:
+        """Kernel work runs in order on its own timeline and pre-empts the application."""
+        done = max(now, self._kfree) + cost
+        self._kfree = done
+        self._stolen += cost
+        return done
+
+    def _proc(self, now: int, cost: int, fn: Callable[[int], None]) -> None:
+        """Application-level CPU work (copies); delayed by any kernel work that runs meanwhile."""
+        start = max(now, self._pfree, self._kfree)
+        done = start + cost
+        self._pfree = done
+        snap = self._stolen
+        self.sim.schedule(done, lambda t: self._proc_fire(t, snap, fn))
+
+    def _proc_fire(self, now: int, snap: int, fn: Callable[[int], None]) -> None:
+        extra = self._stolen - snap
+        if extra > 0:
+            self._pfree = max(self._pfree, now + extra)
+            self.sim.schedule(now + extra, lambda t: self._proc_fire(t, snap + extra, fn))
+            return
+        fn(now)
+
+    def _emit(self, now: int, seg: Segment) -> None:
+        if self.out is None:
+            raise RuntimeError(f"{self.name}: sending uid {seg.uid} but no output is attached")
+        done = self._kwork(now, self.cost.output_ns(seg.payload_len))
+        if done == now:
+            self.out.receive(now, seg)
+        else:
+            out = self.out
+            self.sim.schedule(done, lambda t: out.receive(t, seg))
+
+    # ------------------------------------------------------------------ application API
+    def listen(self) -> None:
+        self.state = TcpState.LISTEN
+
+    def connect(self, now: int, peer_addr: str, peer_port: int) -> None:
+        self.peer = (peer_addr, peer_port)
+        self.state = TcpState.SYN_SENT
+        self._send_syn(now, ack=False)
+
+    def write(self, now: int, nbytes: int, on_done: Callable[[int], None], eom: bool = True) -> None:
+        if self._w_cb is not None:
+            raise RuntimeError(f"{self.name}: write while a write is in progress")
+        if not self.state.can_send_data:
+            raise RuntimeError(f"{self.name}: write in state {self.state.value}")
+        self._w_resid, self._w_cb, self._w_eom = nbytes, on_done, eom
+        nagle_mod.on_write_entry(self.nagle, self.snd_max == self.snd_una)
+        self._sosend_step(now)
+
+    def close(self, now: int) -> None:
+        self._closing = True
+        if self.state is TcpState.ESTABLISHED:
+            self.state = TcpState.FIN_WAIT_1
+        elif self.state is TcpState.CLOSE_WAIT:
+            self.state = TcpState.LAST_ACK
+        self._tcp_output(now, "close")
+
+    def read(self, now: int, maxbytes: int, on_data: Callable[[int, int], None]) -> None:
+        if self._r_cb is not None:
+            raise RuntimeError(f"{self.name}: read while a read is in progress")
+        self._r_want, self._r_cb = maxbytes, on_data
+        self._reader_try(now)
+
+    def idle_app(self) -> None:
+        """The writer has nothing to send right now (think time): a stall now is application idle."""
+        self.stalls.hold(HOLD_APP_IDLE, "app")
+
+    # ------------------------------------------------------------------ socket layer
+    def _sosend_step(self, now: int) -> None:
+        n = rules.sosend_chunk(self.p, self._w_resid, self.sndbuf - self.sb_cc)
+        if n == 0:
+            self._w_blocked = True
+            if self.sb_cc and self.snd_max - self.snd_una >= self.sb_cc:
+                self.stalls.hold(HOLD_BUFFER_FULL, "copy", b_sent=self.snd_max - self.snd_una, s_byte=self.sb_cc)
+            if nagle_mod.on_app_block(self.nagle):
+                self._tcp_output(now, "block")
+            return
+        self._w_blocked = False
+        self._proc(now, self.cost.write_ns(n), lambda t: self._copied(t, n))
+
+    def _copied(self, now: int, n: int) -> None:
+        self.sb_cc += n
+        self._w_resid -= n
+        more = self._w_resid > 0
+        nagle_mod.before_pru_send(self.nagle, self._w_resid, self.sndbuf - self.sb_cc)
+        self._tcp_output(now, "copy", more_to_come=more, end_of_write=not more)
+        if more:
+            self._sosend_step(now)
+        else:
+            cb, self._w_cb = self._w_cb, None
+            cb(now)
+
+    def _writer_wake(self, now: int) -> None:
+        if self._w_blocked and self._w_cb is not None:
+            self._w_blocked = False
+            nagle_mod.on_app_wake(self.nagle)
+            self._sosend_step(now)
+
+    def _reader_try(self, now: int) -> None:
+        if self._r_cb is None or self._r_busy:
+            return
+        if self.rcv_cc == 0:
+            if self._peer_fin:
+                cb, self._r_cb = self._r_cb, None
+                cb(now, 0)
+            elif nagle_mod.on_app_block(self.nagle):
+                self._tcp_output(now, "block")
+            return
+        n = min(self.rcv_cc, self._r_want)
+        self._r_busy = True
+        self._proc(now, self.cost.read_ns(n), lambda t: self._read_done(t, n))
+
+    def _read_done(self, now: int, n: int) -> None:
+        self._r_busy = False
+        self.rcv_cc -= n
+        self._tcp_output(now, "read")  # PRU_RCVD: once per read call (notes 2)
+        cb, self._r_cb = self._r_cb, None
+        cb(now, n)
+
+    # ------------------------------------------------------------------ output
+    def _window_to_advertise(self) -> int:
+        peer_has = max(self.rcv_adv - self.rcv_nxt, 0)
+        return rules.receive_window(
+            self.rcvbuf - self.rcv_cc, self.rcvbuf, self.maxseg, peer_has, MAX_WINDOW << self.rcv_scale
+        )
+
+    def _tcp_output(
+        self,
+        now: int,
+        context: str,
+        *,
+        more_to_come: bool = False,
+        end_of_write: bool = False,
+        tags: tuple[str, ...] = (),
+        flush_partial: bool = False,
+    ) -> None:
+        """tcp_output: the decision order of notes 1.3 (BSD) with the Linux variants of 1.4/1.5."""
+        if self.state in (TcpState.CLOSED, TcpState.LISTEN, TcpState.SYN_SENT, TcpState.SYN_RECEIVED):
+            return
+        p = self.p
+        idle = self.snd_max == self.snd_una  # computed once per call (notes 1.3)
+        if p.moretocome:
+            if self._lastidle:
+                idle = True
+            if idle and more_to_come:
+                self._lastidle = True
+                idle = False
+            elif not more_to_come:
+                self._lastidle = False
+        trigger = TRIGGER_TIMER_ACK if context == "timer_ack" else (
+            TRIGGER_RTO if context == "rto" else TRIGGER_PERSIST if context == "persist" else
+            TRIGGER_PARTIAL_TIMER if context == "partial_timer" else TRIGGER_ACK
+        )
+        sent_any = False
+        while True:
+            off = self.snd_nxt - self.snd_una
+            win = min(self.snd_wnd, self.cc.cwnd)
+            if self._force and win == 0:
+                win = 1
+            length = min(self.sb_cc, win) - off
+            unsent = self.sb_cc - off
+            if length < 0:
+                length = 0
+            sendalot = False
+            if length > self.maxseg:
+                length, sendalot = self.maxseg, True
+            reason = None
+            hold = None
+            if length > 0:
+                nagle_ok = False
+                if length < self.maxseg:
+                    nagle_ok = self._nagle_ok(now, length, off, idle, more_to_come, end_of_write, context, flush_partial)
+                reason = rules.bsd_send_reason(
+                    length, self.maxseg, nagle_ok, self._force, self.max_sndwnd, self.snd_nxt < self.snd_max
+                )
+                if reason is None:
+                    if length < unsent and win - off < self.maxseg:
+                        hold = HOLD_SWS if length < self.max_sndwnd // 2 and win - off > 0 else HOLD_WINDOW
+                    elif self._linux20_partial and self.variant is NagleVariant.OFF:
+                        hold = HOLD_PARTIAL
+                    else:
+                        hold = HOLD_NAGLE
+            elif unsent > 0:
+                hold = HOLD_WINDOW
+            fin = self._closing and self._fin_seq is None and self.snd_nxt + length == self.snd_una + self.sb_cc
+            # Window update (only if the receive window is open): notes 1.3.
+            wupdate = False
+            if reason is None and not self.acknow:
+                space = self.rcvbuf - self.rcv_cc
+                if space > 0 and self.state.receives_data:
+                    peer_has = max(self.rcv_adv - self.rcv_nxt, 0)
+                    adv = min(space, MAX_WINDOW << self.rcv_scale) - peer_has
+                    wupdate = rules.window_update_due(p.window_update, adv, self.rcv_cc, self.rcvbuf, self.maxseg, peer_has)
+                    if wupdate and p.suppress_update_with_delack and self.delack_flag:
+                        wupdate = False
+            if reason is None and not (wupdate or self.acknow or fin):
+                if hold is not None:
+                    self.stalls.hold(hold, context, b_sent=self.snd_max - self.snd_una, s_byte=self.sb_cc,
+                                     held=length, snd_wnd=self.snd_wnd)
+                break
+            if reason is None and not fin and p.family is not Family.BSD:
+                length = 0  # Linux sends a pure ACK; BSD's ACK carries whatever len allowed (notes 1.3)
+            seg_tags = tags
+            if reason == "retransmit" or (self.snd_nxt < self.snd_max and length > 0):
+                seg_tags = seg_tags + (TAG_RETRANSMIT,)
+            if wupdate and length == 0:
+                seg_tags = seg_tags + (TAG_WINDOW_UPDATE,)
+            if reason == "persist":
+                seg_tags = seg_tags + (TAG_PERSIST,)
+            flags = ACK
+            if fin and self.snd_nxt + length == self.snd_una + self.sb_cc:
+                flags |= FIN
+            if length and off + length == self.sb_cc:
+                flags |= PSH
+            new_before = self.snd_max
+            self._send(now, self.snd_nxt, length, flags, seg_tags)
+            sent_any = True
+            if self.snd_max > new_before and length > 0:
+                self.stalls.progress(now, trigger, self.snd_max - new_before)
+            if not (sendalot and reason is not None):
+                break
+        if not sent_any:
+            if self.sb_cc > self.snd_nxt - self.snd_una and not self._timer_running(TimerKind.REXMT) and not self._timer_running(TimerKind.PERSIST) and self.snd_wnd == 0:
+                self._persist_shift = 0
+                self._set_persist()
+            if self.sb_cc == 0 and self._w_cb is None and not self._closing:
+                self.stalls.hold(HOLD_APP_IDLE, context)
+
+    def _nagle_ok(
+        self, now: int, length: int, off: int, idle: bool, more: bool, eow: bool, context: str, flush: bool
+    ) -> bool:
+        p = self.p
+        if p.family is Family.LINUX20:
+            return self._linux20_tail(now, length, off, eow, context, flush)
+        ctx = SendContext(
+            now=now, length=length, maxseg=self.maxseg, off=off, sb_cc=self.sb_cc, idle=idle,
+            snd_una=self.snd_una, snd_nxt=self.snd_nxt, snd_max=self.snd_max,
+            more_to_come=more, end_of_message=self._w_eom and not more,
+        )
+        ok = nagle_mod.may_send_short(self.variant, self.nagle, ctx)
+        if ok and p.moretocome and more and self.variant is NagleVariant.NAGLE:
+            return False  # FreeBSD: step 2 also needs !TF_MORETOCOME (notes 1.3)
+        return ok
+
+    def _linux20_tail(self, now: int, length: int, off: int, eow: bool, context: str, flush: bool) -> bool:
+        """Linux 2.0 partial segment (notes 1.5): the tail goes at the end of a write if nothing is
+        outstanding, or with TCP_NODELAY if it fits the window; later only when nothing is
+        outstanding (tcp_ack ignores TCP_NODELAY) or when the 1 s partial timer fires."""
+        if length + off < self.sb_cc:
+            return False
+        packets_out = self.snd_max > self.snd_una
+        nodelay = self.variant is NagleVariant.OFF
+        if flush or not packets_out:
+            self._linux20_partial = False
+            self._cancel_timer(TimerKind.PARTIAL)
+            return True
+        if eow and nodelay:
+            # At write time the tail went only if it fit the window (write_seq < window_seq).
+            fits = self.snd_nxt + length <= self.snd_una + self.snd_wnd
+            if fits:
+                return True
+        if not self._linux20_partial:
+            self._linux20_partial = True
+            self._set_timer(TimerKind.PARTIAL, self.p.partial_timer_ns)
+        return False
+
+    def _send(self, now: int, seq: int, length: int, flags: int, tags: tuple[str, ...] = ()) -> None:
+        """Build, account and emit one segment; it carries the pending ACK."""
+        win = self._window_to_advertise()
+        self.rcv_adv = max(self.rcv_adv, self.rcv_nxt + win)
+        seg = Segment(
+            src=self.addr, dst=self.peer[0], sport=self.port, dport=self.peer[1], seq=seq, ack=self.rcv_nxt,
+            flags=flags, window=min(win >> self.rcv_scale, MAX_WINDOW), payload_len=length,
+            uid=self._next_uid(), tags=tags,
+        )
+        self.last_ack_sent = self.rcv_nxt
+        self.acknow = False
+        if self.delack_flag:
+            self.delack_flag = False
+        self._cancel_timer(TimerKind.DELACK)
+        delack_mod.on_ack_sent(self.dack)
+        space = length + (1 if flags & FIN else 0)
+        if space:
+            if length:
+                self._sent_uids[seq] = seg.uid
+            if flags & FIN and self._fin_seq is None:
+                self._fin_seq = seq + length
+            end = seq + space
+            if seq < self.snd_max:
+                self.retransmits += 1
+            if end > self.snd_max:
+                if self._rtt_seq is None:
+                    self._rtt_seq, self._rtt_start, self._rtt_start_tick = seq, now, self._slow_ticks
+                self.snd_max = end
+            self.snd_nxt = end
+            if not self._timer_running(TimerKind.REXMT):
+                self._cancel_timer(TimerKind.PERSIST)
+                self._set_timer(TimerKind.REXMT, self.rxtcur)
+            nagle_mod.on_segment_sent(self.nagle, now, seq, length, self.maxseg)
+        self._force = False
+        self.segments_sent += 1
+        self.bytes_sent += length
+        self._emit(now, seg)
+
+    def _send_syn(self, now: int, ack: bool) -> None:
+        offer = self.advertised_mss if self.advertised_mss is not None else (
+            self.mss_override if self.mss_override is not None else rules.offered_mss(self.p, self.mtu)
+        )
+        wscale = None
+        if self.rcvbuf > MAX_WINDOW and self.p.name != "sunos41":
+            while (self.rcvbuf >> (wscale or 0)) > MAX_WINDOW:
+                wscale = (wscale or 0) + 1
+        seg = Segment(
+            src=self.addr, dst=self.peer[0], sport=self.port, dport=self.peer[1], seq=self.iss,
+            ack=self.rcv_nxt if ack else 0, flags=SYN | (ACK if ack else 0),
+            window=min(self.rcvbuf, MAX_WINDOW), mss=offer, wscale=wscale, uid=self._next_uid(),
+        )
+        self._my_wscale = wscale
+        self.snd_nxt = self.snd_max = self.iss + 1
+        self.rcv_adv = self.rcv_nxt + min(self.rcvbuf, MAX_WINDOW)
+        self._set_timer(TimerKind.REXMT, self.p.rto_initial_ns)
+        self._emit(now, seg)
+
+    def _set_persist(self) -> None:
+        srtt = self.srtt_ns or 0
+        self._set_timer(TimerKind.PERSIST, rules.persist_ns(srtt, self.rttvar_ns, self._persist_shift))
+
+    # ------------------------------------------------------------------ timers
+    def _retransmit_timeout(self, now: int) -> None:
+        if self.snd_una == self.snd_max:
+            return
+        if self.state is TcpState.SYN_SENT:
+            self._send_syn(now, ack=False)
+            return
+        self.rxtshift += 1
+        self.timeouts += 1
+        if self.rxtshift > rules.MAX_RXTSHIFT:
+            self.state = TcpState.CLOSED  # tcp_drop: too many retransmissions
+            self.stop()
+            return
+        base = self._rto_base()
+        self.rxtcur = rules.backed_off_rto(self.p, base, self.rxtshift)
+        outstanding = sorted(u for s, u in self._sent_uids.items() if s >= self.snd_una)
+        self.stalls.timeout(outstanding)
+        self.snd_nxt = self.snd_una
+        self._rtt_seq = None  # Karn
+        cc_mod.on_timeout(self.cc, self.snd_wnd)
+        if self._fin_seq is not None and self.snd_una <= self._fin_seq:
+            self._fin_seq = None
+        self._set_timer(TimerKind.REXMT, self.rxtcur)
+        self._tcp_output(now, "rto")
+
+    def _persist_timeout(self, now: int) -> None:
+        self._force = True
+        self._tcp_output(now, "persist")
+        self._force = False
+        self._persist_shift = min(self._persist_shift + 1, rules.MAX_RXTSHIFT)
+        if self.sb_cc > self.snd_nxt - self.snd_una and self.snd_wnd == 0:
+            self._set_persist()
+
+    def _rto_base(self) -> int:
+        if self.srtt_ns is None:
+            return self.p.rto_initial_ns
+        return rules.rto_ns(self.p, self.srtt_ns, self.rttvar_ns)
+
+    def _rtt_sample(self, now: int) -> None:
+        tick = self.p.slow_tick_ns
+        if tick is not None:
+            sample = (self._slow_ticks - self._rtt_start_tick + 1) * tick  # t_rtt counts slow ticks
+        else:
+            sample = max(now - self._rtt_start, 1)
+        if self.srtt_ns is None:
+            self.srtt_ns, self.rttvar_ns = sample, sample // 2
+        else:
+            err = sample - self.srtt_ns
+            self.srtt_ns += err // 8
+            self.rttvar_ns += (abs(err) - self.rttvar_ns) // 4
+        self._rtt_seq = None
+        self.rxtshift = 0
+        self.rxtcur = self._rto_base()
+
+    # ------------------------------------------------------------------ input
+    def receive(self, now: int, seg: Segment) -> None:
+        """The network interface: frames wait in the receive FIFO for kernel input processing."""
+        if self.stopped:
+            return
+        fifo = self.cost.rx_fifo_bytes
+        if fifo is not None:
+            bl = self._rx_backlog
+            while bl and bl[0][0] <= now:
+                self._rx_backlog_bytes -= bl.popleft()[1]
+            if self._rx_backlog_bytes + seg.ip_len > fifo:
+                self.rx_drops.append((now, seg.uid))
+                if self.on_rx_drop is not None:
+                    self.on_rx_drop(now, seg, "queue_overflow")  # the interface's receive buffer
+                return
+        done = self._kwork(now, self.cost.input_ns(seg.payload_len))
+        if fifo is not None:
+            self._rx_backlog.append((done, seg.ip_len))
+            self._rx_backlog_bytes += seg.ip_len
+        if done == now:
+            self._tcp_input(now, seg)
+        else:
+            self.sim.schedule(done, lambda t: self._tcp_input(t, seg))
+
+    def _tcp_input(self, now: int, seg: Segment) -> None:
+        if self.stopped:
+            return
+        st = self.state
+        if st is TcpState.LISTEN:
+            if seg.flags & SYN and not seg.flags & ACK:
+                self.peer = (seg.src, seg.sport)
+                self._accept_syn(seg)
+                self.state = TcpState.SYN_RECEIVED
+                self._send_syn(now, ack=True)
+            return
+        if st is TcpState.SYN_SENT:
+            if seg.flags & SYN and seg.flags & ACK and seg.ack == self.iss + 1:
+                self._accept_syn(seg)
+                self.snd_una = seg.ack
+                self._cancel_timer(TimerKind.REXMT)
+                self._established(now, seg)
+                self.acknow = True
+                self._tcp_output(now, "input")
+            return
+        if st is TcpState.SYN_RECEIVED:
+            if seg.flags & SYN:
+                self._send_syn(now, ack=True)  # our SYN-ACK was lost
+                return
+            if seg.flags & ACK and seg.ack == self.iss + 1:
+                self.snd_una = seg.ack
+                self._cancel_timer(TimerKind.REXMT)
+                self._established(now, seg)
+            else:
+                return
+        if seg.flags & SYN:
+            self.acknow = True  # a retransmitted SYN-ACK: our ACK was lost
+            self._tcp_output(now, "input")
+            return
+        timer_ack = TAG_TIMER_ACK in seg.tags
+        if timer_ack:
+            self.stalls.timer_ack()
+        if seg.flags & ACK:
+            self._process_ack(now, seg, timer_ack)
+        if seg.payload_len or seg.flags & FIN:
+            self._process_data(now, seg)
+        if self.acknow:
+            self._tcp_output(now, "input")
+
+    def _accept_syn(self, seg: Segment) -> None:
+        self.irs = seg.seq
+        self.rcv_nxt = seg.seq + 1
+        self.last_ack_sent = self.rcv_nxt
+        self.peer_mss = seg.mss
+        if seg.wscale is not None and self.rcvbuf > MAX_WINDOW and self.p.name != "sunos41":
+            self.snd_scale = seg.wscale
+            s = 0
+            while (self.rcvbuf >> s) > MAX_WINDOW:
+                s += 1
+            self.rcv_scale = s
+        self.snd_wnd = seg.window
+        self.max_sndwnd = seg.window
+        self.snd_wl1, self.snd_wl2 = seg.seq, seg.ack
+
+    def _established(self, now: int, seg: Segment) -> None:
+        p = self.p
+        if self.mss_override is not None:
+            self.maxseg = min(self.mss_override, self.peer_mss or self.mss_override)
+        else:
+            self.maxseg = rules.select_mss(p, self.mtu, self.peer_mss, self.route_mtu)
+        self.sndbuf = rules.round_buffer(p, self.sndbuf, self.maxseg)
+        self.rcvbuf = rules.round_buffer(p, self.rcvbuf, self.maxseg)
+        self.cc = cc_mod.new_state(p.recovery, self.maxseg, p.initial_cwnd_segments)
+        self.dack = delack_mod.new_state(p, self.rcvbuf, self.maxseg)
+        self.state = TcpState.ESTABLISHED
+        self.stalls.start(now)
+        if self.on_established is not None:
+            self.on_established(now)
+
+    def _process_ack(self, now: int, seg: Segment, timer_ack: bool) -> None:
+        ack = seg.ack
+        win = seg.window << self.snd_scale
+        if ack > self.snd_max:
+            self.acknow = True
+            return
+        if ack <= self.snd_una:
+            dup = (
+                ack == self.snd_una and seg.payload_len == 0 and not seg.flags & FIN
+                and win == self.snd_wnd and self._timer_running(TimerKind.REXMT) and self.snd_max > self.snd_una
+            )
+            self._update_window(seg, win)
+            if dup:
+                if cc_mod.on_dupack(self.cc, self.snd_wnd, self.snd_max):
+                    self._fast_retransmit(now)
+                elif self.cc.dupacks > cc_mod.DUPACK_THRESHOLD and self.cc.in_recovery:
+                    self._tcp_output(now, "ack")
+            elif self.sb_cc > self.snd_nxt - self.snd_una:
+                self._tcp_output(now, "timer_ack" if timer_ack else "ack")
+            return
+        acked = ack - self.snd_una
+        if self._rtt_seq is not None and ack > self._rtt_seq:
+            self._rtt_sample(now)
+        partial = cc_mod.on_new_ack(self.cc, acked, ack)
+        data_acked = acked
+        if self._fin_seq is not None and ack > self._fin_seq:
+            data_acked -= 1
+        self.sb_cc -= min(data_acked, self.sb_cc)
+        self.snd_una = ack
+        nagle_mod.on_ack(self.nagle, now, ack)
+        for s in [s for s in self._sent_uids if s < ack]:
+            del self._sent_uids[s]
+        if self.snd_nxt < self.snd_una:
+            self.snd_nxt = self.snd_una
+        if ack == self.snd_max:
+            self._cancel_timer(TimerKind.REXMT)
+        else:
+            self._set_timer(TimerKind.REXMT, self.rxtcur)
+        self._update_window(seg, win)
+        if self.snd_wnd > 0:
+            self._cancel_timer(TimerKind.PERSIST)
+        if self._fin_seq is not None and ack > self._fin_seq:
+            self._our_fin_acked(now)
+        if partial:
+            self._fast_retransmit(now, newreno_partial=True)
+        context = "timer_ack" if timer_ack else "ack"
+        if self.p.family is Family.LINUX20 and self._linux20_partial and self.snd_una == self.snd_max:
+            self._tcp_output(now, context, flush_partial=True)
+        else:
+            self._tcp_output(now, context)
+        self._writer_wake(now)
+
+    def _update_window(self, seg: Segment, win: int) -> None:
+        if (self.snd_wl1 < seg.seq or (self.snd_wl1 == seg.seq and self.snd_wl2 <= seg.ack)):
+            self.snd_wnd = win
+            self.snd_wl1, self.snd_wl2 = seg.seq, seg.ack
+            self.max_sndwnd = max(self.max_sndwnd, win)
+
+    def _fast_retransmit(self, now: int, newreno_partial: bool = False) -> None:
+        onxt = self.snd_nxt
+        cwnd = self.cc.cwnd
+        self.snd_nxt = self.snd_una
+        self.cc.cwnd = self.cc.mss
+        self._rtt_seq = None
+        self._cancel_timer(TimerKind.REXMT)
+        self._tcp_output(now, "fast_retransmit")
+        self.cc.cwnd = self.cc.mss if self.p.recovery is Recovery.TAHOE else cwnd
+        self.snd_nxt = max(onxt, self.snd_nxt)
+
+    def _our_fin_acked(self, now: int) -> None:
+        if self.state is TcpState.FIN_WAIT_1:
+            self.state = TcpState.FIN_WAIT_2
+        elif self.state in (TcpState.CLOSING, TcpState.LAST_ACK):
+            self.state = TcpState.TIME_WAIT if self.state is TcpState.CLOSING else TcpState.CLOSED
+            self._cancel_timer(TimerKind.REXMT)
+
+    def _process_data(self, now: int, seg: Segment) -> None:
+        start, end = seg.seq, seg.seq + seg.payload_len
+        fin = bool(seg.flags & FIN)
+        if end <= self.rcv_nxt and not (fin and end == self.rcv_nxt and not self._peer_fin):
+            self.acknow = True  # an old duplicate
+            return
+        if not self.state.receives_data and not fin:
+            return
+        in_order = start <= self.rcv_nxt
+        unacked_before = self.rcv_nxt - self.last_ack_sent
+        if in_order:
+            added = end - self.rcv_nxt
+            self.rcv_nxt = end
+            self.rcv_cc += max(added, 0)
+            self._pull_reassembly()
+            if fin:
+                self._peer_fin_arrived()
+        else:
+            self._ooo.append((start, end))
+            self._ooo.sort()
+        decision = delack_mod.on_data(
+            self.p, self.dack, now, in_order and not self._ooo, unacked_before + seg.payload_len,
+            self.maxseg, self.infer, self._rto_base(),
+        )
+        if fin or decision is delack_mod.AckNow.NOW or not in_order:
+            self.acknow = True
+        else:
+            self.delack_flag = True
+            delay = delack_mod.one_shot_delay(self.dack)
+            if delay is not None and not self._timer_running(TimerKind.DELACK):
+                self._set_timer(TimerKind.DELACK, delay)
+        self._reader_try(now)
+
+    def _pull_reassembly(self) -> None:
+        while self._ooo and self._ooo[0][0] <= self.rcv_nxt:
+            s, e = self._ooo.pop(0)
+            if e > self.rcv_nxt:
+                self.rcv_cc += e - self.rcv_nxt
+                self.rcv_nxt = e
+
+    def _peer_fin_arrived(self) -> None:
+        self._peer_fin = True
+        self.rcv_nxt += 1
+        if self.state is TcpState.ESTABLISHED:
+            self.state = TcpState.CLOSE_WAIT
+        elif self.state is TcpState.FIN_WAIT_1:
+            self.state = TcpState.CLOSING
+        elif self.state is TcpState.FIN_WAIT_2:
+            self.state = TcpState.TIME_WAIT

@@ -1,0 +1,199 @@
+"""Per-stack parameters. Each field cites the rule in /work/shared/notes/tcp-behaviour.md it models
+("notes 1.1" = section 1.1 there) or the paper section it comes from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import Enum
+
+from ..engine import NS_PER_MS, NS_PER_S
+from ..nagle import NagleVariant
+
+
+class Family(str, Enum):
+    BSD = "bsd"  # tcp_output decision order of notes 1.3
+    LINUX = "linux"  # notes 1.4
+    LINUX20 = "linux20"  # notes 1.5
+
+
+class CopyRule(str, Enum):
+    SUNOS_CHUNK = "sunos_chunk"  # copy min(space, 4096) then one PRU_SEND (notes 1.1, SunOS)
+    PER_CLUSTER = "per_cluster"  # one cluster per PRU_SEND (notes 1.1, 4.4BSD / FreeBSD)
+    WHOLE_WRITE = "whole_write"  # append as much as fits, then push (notes 1.1, Linux)
+
+
+class WindowUpdateRule(str, Enum):
+    SUNOS_35 = "sunos_35"  # (rcv empty and adv >= 2 MSS) or adv >= 35 % of the buffer (notes 1.3)
+    BSD_50 = "bsd_50"  # adv >= 2 MSS or adv >= 50 % (notes 1.3)
+    LINUX = "linux"  # new window >= 2 x what the peer still has, once that fell to half (tcp_cleanup_rbuf)
+
+
+class DelAckPolicy(str, Enum):
+    BSD_TICK = "bsd_tick"  # free-running global 200 ms fast tick (notes 2)
+    FREEBSD = "freebsd"  # one-shot 100 ms callout, ACK every second in-order segment (notes 2)
+    LINUX_ATO = "linux_ato"  # quick-ACK, > 1 full frame unacked, 40..200 ms ATO (notes 2)
+    LINUX20_ATO = "linux20_ato"  # ATO estimator starting at HZ/3, ACK after max_unacked bytes (notes 2)
+
+
+class Recovery(str, Enum):
+    TAHOE = "tahoe"
+    RENO = "reno"
+    NEWRENO = "newreno"
+
+
+@dataclass(frozen=True, slots=True)
+class Personality:
+    name: str
+    family: Family
+    copy_rule: CopyRule
+    mclbytes: int  # cluster size (notes 1.1/1.2)
+    send_chunk: int  # SunOS SEND_CHUNK; bytes per PRU_SEND otherwise = mclbytes
+    writer_lowat: int  # the writer sleeps while less than this is free (and the write does not fit)
+    moretocome: bool  # FreeBSD PRUS_MORETOCOME / TF_LASTIDLE (notes 1.3)
+    mss_cluster_round: bool  # round MSS down to a multiple of MCLBYTES when larger (notes 1.2)
+    mss_nonlocal_cap: int | None  # min(mss, 512) for a non-local peer (notes 1.2); None: not modelled
+    buffer_round_to_mss: bool  # socket buffers rounded up to a multiple of the MSS (notes 1.2)
+    timestamps: bool  # FreeBSD subtracts 12 more bytes from the MSS with timestamps (notes 1.2)
+    window_update: WindowUpdateRule
+    suppress_update_with_delack: bool  # modern FreeBSD (notes 1.3)
+    delack: DelAckPolicy
+    delack_ns: int  # tick period / one-shot delay / ATO maximum
+    small_sender_inference: bool  # Tru64 (notes 2, Mogul section 9); switchable per run
+    slow_tick_ns: int | None  # 500 ms slow tick grid for REXMT/PERSIST (notes 3); None = exact timers
+    rto_min_ns: int
+    rto_max_ns: int
+    rto_initial_ns: int
+    rttvar_mult: int  # RTO = srtt + k * rttvar (notes 3: SunOS 2, BSD 4)
+    recovery: Recovery
+    initial_cwnd_segments: int  # 0 = no slow start at connection start (Moldeklev section 3: "not an issue")
+    nagle: NagleVariant  # the stack's default Nagle behaviour
+    default_sndbuf: int
+    default_rcvbuf: int
+    partial_timer_ns: int = NS_PER_S  # Linux 2.0 partial segment timer (notes 1.5)
+    linux20_max_unacked: int = 8192  # Linux 2.0 ACKs once this many bytes are unacked (Salamon: 6-7 segments)
+
+    def with_(self, **changes) -> "Personality":
+        return replace(self, **changes)
+
+
+_BSD_TIMERS = dict(
+    slow_tick_ns=500 * NS_PER_MS,
+    rto_min_ns=1 * NS_PER_S,
+    rto_max_ns=64 * NS_PER_S,
+    rto_initial_ns=6 * NS_PER_S,
+)
+
+SUNOS41 = Personality(
+    name="sunos41",
+    family=Family.BSD,
+    copy_rule=CopyRule.SUNOS_CHUNK,
+    mclbytes=1024,
+    send_chunk=4096,
+    writer_lowat=1024,
+    moretocome=False,
+    mss_cluster_round=False,
+    mss_nonlocal_cap=None,
+    buffer_round_to_mss=False,
+    timestamps=False,
+    window_update=WindowUpdateRule.SUNOS_35,
+    suppress_update_with_delack=False,
+    delack=DelAckPolicy.BSD_TICK,
+    delack_ns=200 * NS_PER_MS,
+    small_sender_inference=False,
+    rttvar_mult=2,
+    recovery=Recovery.TAHOE,
+    initial_cwnd_segments=0,
+    nagle=NagleVariant.NAGLE,
+    default_sndbuf=4096,
+    default_rcvbuf=4096,
+    **_BSD_TIMERS,
+)
+
+BSD44 = SUNOS41.with_(
+    name="bsd44",
+    copy_rule=CopyRule.PER_CLUSTER,
+    mclbytes=2048,
+    send_chunk=2048,
+    writer_lowat=2048,
+    mss_cluster_round=True,
+    buffer_round_to_mss=True,
+    window_update=WindowUpdateRule.BSD_50,
+    rttvar_mult=4,
+    recovery=Recovery.RENO,
+    initial_cwnd_segments=1,
+    default_sndbuf=8192,
+    default_rcvbuf=8192,
+)
+
+FREEBSD4 = BSD44.with_(
+    name="freebsd4",
+    moretocome=True,
+    timestamps=True,
+    delack=DelAckPolicy.FREEBSD,
+    delack_ns=100 * NS_PER_MS,
+    slow_tick_ns=None,
+    recovery=Recovery.NEWRENO,
+    default_sndbuf=32768,
+    default_rcvbuf=65536,
+)
+
+TRU64 = BSD44.with_(
+    name="tru64",
+    mclbytes=8192,
+    send_chunk=8192,
+    writer_lowat=8192,
+    small_sender_inference=True,
+    default_sndbuf=32768,
+    default_rcvbuf=32768,
+)
+
+LINUX = Personality(
+    name="linux",
+    family=Family.LINUX,
+    copy_rule=CopyRule.WHOLE_WRITE,
+    mclbytes=4096,
+    send_chunk=65536,
+    writer_lowat=1,
+    moretocome=False,
+    mss_cluster_round=False,
+    mss_nonlocal_cap=None,
+    buffer_round_to_mss=False,
+    timestamps=False,
+    window_update=WindowUpdateRule.LINUX,
+    suppress_update_with_delack=False,
+    delack=DelAckPolicy.LINUX_ATO,
+    delack_ns=200 * NS_PER_MS,
+    small_sender_inference=False,
+    slow_tick_ns=None,
+    rto_min_ns=200 * NS_PER_MS,
+    rto_max_ns=120 * NS_PER_S,
+    rto_initial_ns=1 * NS_PER_S,
+    rttvar_mult=4,
+    recovery=Recovery.NEWRENO,
+    initial_cwnd_segments=10,
+    nagle=NagleVariant.MINSHALL,
+    default_sndbuf=65536,
+    default_rcvbuf=65536,
+)
+
+LINUX20 = LINUX.with_(
+    name="linux20",
+    family=Family.LINUX20,
+    nagle=NagleVariant.NAGLE,
+    delack=DelAckPolicy.LINUX20_ATO,
+    delack_ns=NS_PER_S // 3,  # HZ/3 initial ATO (notes 2)
+    rto_min_ns=200 * NS_PER_MS,
+    initial_cwnd_segments=1,
+    recovery=Recovery.RENO,
+    default_sndbuf=32768,
+    default_rcvbuf=32768,
+)
+
+PERSONALITIES: dict[str, Personality] = {p.name: p for p in (SUNOS41, BSD44, FREEBSD4, TRU64, LINUX20, LINUX)}
+
+
+def get_personality(name: str) -> Personality:
+    try:
+        return PERSONALITIES[name]
+    except KeyError:
+        raise ValueError(f"unknown personality {name!r}; expected one of {', '.join(PERSONALITIES)}") from None

@@ -1,0 +1,127 @@
+"""Pure per-rule decisions of the TCP host, written so each can be tested like a transition table.
+
+Nothing here holds simulator state: every input is passed in.
+"""
+
+from __future__ import annotations
+
+from .personality import CopyRule, Personality, WindowUpdateRule
+
+IP_TCP_HEADERS = 40
+TIMESTAMP_OPTION = 12  # FreeBSD subtracts the padded timestamp option from the MSS (notes 1.2)
+
+# BSD tcp_backoff[] (notes 3): the multiplier for the n-th retransmission.
+BACKOFF = (1, 2, 4, 8, 16, 32, 64, 64, 64, 64, 64, 64, 64)
+MAX_RXTSHIFT = 12
+
+
+def sosend_chunk(p: Personality, resid: int, space: int) -> int:
+    """Bytes the socket layer copies before its next PRU_SEND; 0 means the writer sleeps.
+
+    Sleep rule (notes 1.1): space < resid and space < the low-water mark (BSD sosend)."""
+    if resid <= 0:
+        return 0
+    if space <= 0 or (space < resid and space < p.writer_lowat):
+        return 0
+    n = min(resid, space)
+    if p.copy_rule is CopyRule.SUNOS_CHUNK:
+        return min(n, p.send_chunk)  # "protocol called every 4 KB" (Moldeklev 2.1)
+    if p.copy_rule is CopyRule.PER_CLUSTER:
+        return min(n, p.mclbytes)  # one cluster per PRU_SEND (notes 1.1)
+    return n
+
+
+def bsd_send_reason(
+    length: int,
+    maxseg: int,
+    nagle_ok: bool,
+    force: bool,
+    max_sndwnd: int,
+    retransmitting: bool,
+) -> str | None:
+    """The data tests of BSD tcp_output in order (notes 1.3); `nagle_ok` is step 2 as the Nagle
+    module decided it. Returns the rule that sends, or None if the data is held."""
+    if length <= 0:
+        return None
+    if length >= maxseg:
+        return "full_segment"
+    if nagle_ok:
+        return "nagle_ok"
+    if force:
+        return "persist"
+    if max_sndwnd > 0 and length >= max_sndwnd // 2:
+        return "half_peer_window"
+    if retransmitting:
+        return "retransmit"
+    return None
+
+
+def window_update_due(
+    rule: WindowUpdateRule, adv: int, rcv_cc: int, rcv_hiwat: int, maxseg: int, peer_has: int
+) -> bool:
+    """Should a read send a pure window update? `adv` is how far the window would slide,
+    `peer_has` the window the peer still holds (rcv_adv - rcv_nxt)."""
+    if adv <= 0:
+        return False
+    if rule is WindowUpdateRule.SUNOS_35:
+        return (rcv_cc == 0 and adv >= 2 * maxseg) or 100 * adv // rcv_hiwat >= 35
+    if rule is WindowUpdateRule.BSD_50:
+        return adv >= 2 * maxseg or 2 * adv >= rcv_hiwat
+    # Linux tcp_cleanup_rbuf: once the peer's window fell to half, update if it at least doubles.
+    return 2 * peer_has <= rcv_hiwat and adv + peer_has >= 2 * peer_has
+
+
+def receive_window(space: int, hiwat: int, maxseg: int, peer_has: int, max_window: int) -> int:
+    """Window to advertise: receiver silly-window avoidance (notes 2) and never shrinking."""
+    win = space
+    if win < hiwat // 4 and win < maxseg:
+        win = 0
+    win = min(win, max_window)
+    return max(win, peer_has)
+
+
+def offered_mss(p: Personality, if_mtu: int) -> int:
+    """MSS put in our SYN: from the interface MTU (notes 1.2, 5: even when a route is smaller)."""
+    return if_mtu - IP_TCP_HEADERS
+
+
+def select_mss(p: Personality, if_mtu: int, peer_offer: int | None, route_mtu: int | None = None) -> int:
+    """tcp_mss (notes 1.2): MTU - 40 (FreeBSD: -12 with timestamps), the peer's offer, then rounded
+    down to a multiple of MCLBYTES when larger than a cluster."""
+    mss = (route_mtu if route_mtu is not None else if_mtu) - IP_TCP_HEADERS
+    if p.timestamps:
+        mss -= TIMESTAMP_OPTION
+    if peer_offer is not None:
+        mss = min(mss, peer_offer)
+    if p.mss_cluster_round and mss > p.mclbytes:
+        mss = mss // p.mclbytes * p.mclbytes
+    return max(mss, 1)
+
+
+def round_buffer(p: Personality, size: int, mss: int) -> int:
+    """4.4BSD rounds socket buffers up to a multiple of the MSS (notes 1.2); SunOS does not."""
+    if p.buffer_round_to_mss and size % mss:
+        return (size // mss + 1) * mss
+    return size
+
+
+def rto_ns(p: Personality, srtt_ns: int, rttvar_ns: int) -> int:
+    """srtt + k * rttvar clamped to the personality's [min, max] (notes 3)."""
+    return min(max(srtt_ns + p.rttvar_mult * rttvar_ns, p.rto_min_ns), p.rto_max_ns)
+
+
+def backed_off_rto(p: Personality, base_ns: int, shift: int) -> int:
+    """The RTO for the shift-th retransmission: base * tcp_backoff[shift], clamped (notes 3)."""
+    mult = BACKOFF[min(shift, len(BACKOFF) - 1)]
+    return min(max(base_ns * mult, p.rto_min_ns), p.rto_max_ns)
+
+
+def ticks_for(delay_ns: int, tick_ns: int) -> int:
+    """A BSD timer counts down on the global tick: delay rounded up to whole ticks, at least one."""
+    return max(1, -(-delay_ns // tick_ns))
+
+
+def persist_ns(srtt_ns: int, rttvar_ns: int, shift: int) -> int:
+    """(srtt + 2 rttvar) * backoff, clamped to [5 s, 60 s] (notes 1.3)."""
+    base = (srtt_ns + 2 * rttvar_ns) * BACKOFF[min(shift, len(BACKOFF) - 1)]
+    return min(max(base, 5_000_000_000), 60_000_000_000)
