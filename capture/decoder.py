@@ -23,6 +23,9 @@ from stallscope.capture.schema import BY_NAME, COLUMN_NAMES
 
 DEFAULT_BATCH_ROWS = 65_536
 
+# A path ("-" = stdin) or a whole capture already in memory.
+Source = str | os.PathLike[str] | bytes
+
 _ARROW_TYPES: dict[str, pa.DataType] = {
     "bool": pa.bool_(),
     "u8": pa.uint8(),
@@ -96,21 +99,21 @@ class PacketBatches:
     accounting. On damage, the batch holding the last whole packets is yielded first, then
     CaptureDamaged is raised. `bytes_read` / `size` let a caller draw progress."""
 
-    def __init__(self, path: str | os.PathLike[str], batch_rows: int, columns: Sequence[str] | None) -> None:
+    def __init__(self, source: Source, batch_rows: int, columns: Sequence[str] | None) -> None:
         if batch_rows < 1:
             raise ValueError("batch_rows must be at least 1")
-        self.path = str(path)
+        self.path = "<bytes>" if isinstance(source, bytes) else os.fspath(source)
         self.batch_rows = batch_rows
         self.columns = _check_columns(columns)
         self.packets_decoded = 0
         self.summary: DecodeSummary | None = None
         try:
-            self._decoder = _native.Decoder(self.path, self.columns)
+            self._decoder = _native.Decoder(source if isinstance(source, bytes) else self.path, self.columns)
         except _native.NativeReadError as e:
             kind, offset, message, _rejected = e.args
             # Refused at open (or unreadable): no packet can come out of this file.
             raise CaptureRejected(self.path, offset, kind, message) from None
-        self.size = _plain_size(self.path)
+        self.size = len(source) if isinstance(source, bytes) else _plain_size(self.path)
 
     @property
     def bytes_read(self) -> int:
@@ -155,14 +158,14 @@ def _plain_size(path: str) -> int | None:
 
 
 def iter_batches(
-    path: str | os.PathLike[str], *, batch_rows: int = DEFAULT_BATCH_ROWS, columns: Sequence[str] | None = None
+    path: Source, *, batch_rows: int = DEFAULT_BATCH_ROWS, columns: Sequence[str] | None = None
 ) -> PacketBatches:
     """Stream the packet table of `path` in batches of at most `batch_rows` rows."""
     return PacketBatches(path, batch_rows, columns)
 
 
 def read_packets(
-    path: str | os.PathLike[str], *, columns: Sequence[str] | None = None, batch_rows: int = DEFAULT_BATCH_ROWS
+    path: Source, *, columns: Sequence[str] | None = None, batch_rows: int = DEFAULT_BATCH_ROWS
 ) -> tuple[pl.DataFrame, DecodeSummary]:
     """The whole packet table and its accounting. Raises CaptureRejected, or CaptureDamaged with
     `.packets` = every whole packet decoded before the damage."""

@@ -5,7 +5,7 @@
 
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::accounting::Accounting;
 use crate::columns::{column_by_name, Col, ColumnBuilder, PacketColumns, SCHEMA};
@@ -103,11 +103,12 @@ pub struct Decoder {
 
 #[pymethods]
 impl Decoder {
-    /// Opens `path` ("-" = stdin; gzip recognised). `columns`: names to build (None = all).
-    /// Raises ValueError for an unknown column, NativeReadError if the file is refused.
+    /// Opens `source`: a path ("-" = stdin) or the capture's bytes; gzip is recognised.
+    /// `columns`: names to build (None = all). Raises ValueError for an unknown column,
+    /// NativeReadError if the input is refused.
     #[new]
-    #[pyo3(signature = (path, columns=None))]
-    fn new(py: Python<'_>, path: &str, columns: Option<Vec<String>>) -> PyResult<Self> {
+    #[pyo3(signature = (source, columns=None))]
+    fn new(py: Python<'_>, source: &Bound<'_, PyAny>, columns: Option<Vec<String>>) -> PyResult<Self> {
         let cols = match columns {
             None => SCHEMA.iter().map(|c| c.0).collect(),
             Some(names) => names
@@ -115,8 +116,14 @@ impl Decoder {
                 .map(|n| column_by_name(n).ok_or_else(|| PyValueError::new_err(format!("unknown packet column {n:?}"))))
                 .collect::<PyResult<Vec<_>>>()?,
         };
-        let path = path.to_string();
-        let reader = py.allow_threads(|| CaptureReader::open(&path)).map_err(|e| to_py_error(&e))?;
+        let opened = if let Ok(bytes) = source.downcast::<PyBytes>() {
+            let bytes = bytes.as_bytes().to_vec();
+            py.allow_threads(|| CaptureReader::from_bytes(bytes))
+        } else {
+            let path: String = source.extract()?;
+            py.allow_threads(|| CaptureReader::open(&path))
+        };
+        let reader = opened.map_err(|e| to_py_error(&e))?;
         Ok(Decoder { reader, tracker: FlowTracker::new(), acct: Accounting::new(), cols, finished: false, error: None })
     }
 
