@@ -76,7 +76,7 @@ PACKET_COLUMNS: tuple[Column, ...] = (
     _c("opt_sack_perm", pl.Boolean(), "SACK-permitted option present"),
     _c("opt_ts_val", pl.UInt32(), "timestamps option TSval", nullable=True),
     _c("opt_ts_ecr", pl.UInt32(), "timestamps option TSecr", nullable=True),
-    _c("sack_left", pl.List(pl.Int64()), "SACK block left edges, relative like ack_rel (empty if none)"),
+    _c("sack_left", pl.List(pl.Int64()), "SACK block left edges, relative like ack_rel (empty if none or ACK not set)"),
     _c("sack_right", pl.List(pl.Int64()), "SACK block right edges, same order as sack_left"),
     _c("frame_len", pl.UInt32(), "original frame length on the wire"),
     _c("cap_len", pl.UInt32(), "bytes captured"),

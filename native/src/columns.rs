@@ -229,7 +229,8 @@ impl PacketColumns {
 
     pub fn append(&mut self, p: &TcpPacket, f: &FlowInfo) {
         let o = &p.options;
-        let n_sack = usize::from(o.sack_count);
+        // Relative SACK edges exist only on segments with ACK set (the tracker's base is the ack's).
+        let n_sack = if p.flags & flags::ACK != 0 { usize::from(o.sack_count) } else { 0 };
         for (c, b) in self.cols.iter().zip(self.builders.iter_mut()) {
             match c {
                 Col::Frame => b.fixed(p.frame.to_le_bytes(), true),
