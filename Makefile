@@ -14,7 +14,9 @@ setup: $(STAMP)
 # Fast rebuild of the Rust core alone during development (release profile).
 native:
 	cargo build --release --quiet --manifest-path native/Cargo.toml --features python
-	cp native/target/release/lib_native.so stallscope/_native$$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+	# Copy then rename: overwriting the .so in place crashes every process that has it loaded.
+	cp native/target/release/lib_native.so stallscope/.native.so.tmp
+	mv -f stallscope/.native.so.tmp stallscope/_native$$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
 
 demo: setup
 	stallscope flows fixtures/*.pcap ../shared/fixtures/public/zeek/tcp_retransmit-fast009.pcap 2>/dev/null || stallscope flows fixtures/*.pcap*
