@@ -1,0 +1,147 @@
+"""naglemark's transport: pairs of the reference TCP hosts (simulate/tcp) over a link preset.
+
+The client host always runs traditional Nagle (Mogul §7: it never sends while awaiting an ACK);
+the server runs the variant under test with the given send buffer; the client's receive buffer is
+the personality's default (32 KB for Tru64, as in §7). One connection per request (trials s, r)
+builds a fresh host pair per connection, so both hosts' 200 ms delayed-ACK ticks are kept on one
+global grid: a real host's fast timer runs for all its connections at once (notes 2).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..engine import NS_PER_MS, NS_PER_S, Simulator
+from ..links.presets import LINK_PRESETS, make_path
+from ..nagle import NagleVariant
+from ..tcp.host import Host
+from ..tcp.personality import DelAckPolicy, Family, Personality, get_personality
+from .naglemark import AppSocket
+
+CLIENT_ADDR, SERVER_ADDR = "10.0.0.1", "10.0.0.2"
+SERVER_PORT = 8000
+FIRST_CLIENT_PORT = 20000
+# A closed connection's hosts keep running this long (FIN exchange), then stop their ticks.
+LINGER_NS = 1 * NS_PER_S
+
+
+def passive_open_personality(p: Personality) -> Personality:
+    """BSD's passive opener leaves the handshake with cwnd = 2 segments: tcp_input's new-ACK path
+    counts the ACK of its SYN and opens cwnd by one segment (Mogul §3 assumes this: "cwnd is
+    2 * MSS ... after the client's SYN has been acknowledged")."""
+    if p.family is Family.BSD and p.initial_cwnd_segments == 1:
+        return p.with_(initial_cwnd_segments=2)
+    return p
+
+
+class _GlobalTickHost(Host):
+    """A Host created mid-run whose free-running ticks stay on the grid that started at t=0."""
+
+    def _start_ticks(self, phase: int) -> None:
+        p, now = self.p, self.sim.now
+        if p.delack is DelAckPolicy.BSD_TICK:
+            self.sim.schedule(now + (phase - now) % p.delack_ns, self._fast_tick)
+        if p.slow_tick_ns is not None:
+            self.sim.schedule(now + (phase - now) % p.slow_tick_ns, self._slow_tick)
+
+
+class _Socket:
+    """AppSocket over one Host (write/read/close pass the simulator's current time)."""
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+
+    def write(self, nbytes: int, done: Callable[[int], None]) -> None:
+        self.host.write(self.host.sim.now, nbytes, done)
+
+    def read(self, max_bytes: int, got: Callable[[int, int], None]) -> None:
+        self.host.read(self.host.sim.now, max_bytes, got)
+
+    def close(self) -> None:
+        self.host.close(self.host.sim.now)
+
+
+class HostPairNetwork:
+    """naglemark.Network: each `connect` wires a client and a server host over a fresh path."""
+
+    def __init__(
+        self,
+        sim: Simulator,
+        *,
+        personality: str,
+        link: str,
+        variant: NagleVariant,
+        sockbuf: int,
+        receiver_inference: bool,
+        client_tick_phase_ns: int,
+        server_tick_phase_ns: int,
+    ) -> None:
+        self.sim = sim
+        self.personality = get_personality(personality)
+        self.link = link
+        self.variant = variant
+        self.sockbuf = sockbuf
+        self.receiver_inference = receiver_inference
+        self.client_phase = client_tick_phase_ns
+        self.server_phase = server_tick_phase_ns
+        self.connections = 0
+        self.hosts: list[tuple[Host, Host]] = []
+
+    def connect(self, established: Callable[[int, AppSocket, AppSocket], None]) -> None:
+        sim, p = self.sim, self.personality
+        mtu = LINK_PRESETS[self.link].mtu
+        n = self.connections
+        self.connections += 1
+        self._retire_previous()
+        client = _GlobalTickHost(
+            sim, f"client{n}", CLIENT_ADDR, FIRST_CLIENT_PORT + n, p, mtu=mtu,
+            nagle=NagleVariant.NAGLE, receiver_inference=self.receiver_inference,
+            tick_phase_ns=self.client_phase, uid_base=2 * n << 32,
+        )
+        server = _GlobalTickHost(
+            sim, f"server{n}", SERVER_ADDR, SERVER_PORT, passive_open_personality(p), mtu=mtu, sndbuf=self.sockbuf,
+            nagle=self.variant, receiver_inference=self.receiver_inference,
+            tick_phase_ns=self.server_phase, uid_base=(2 * n + 1) << 32,
+        )
+        forward, reverse = make_path(sim, self.link)
+        forward.connect(server)
+        reverse.connect(client)
+        client.attach(forward)
+        server.attach(reverse)
+        server.listen()
+        self.hosts.append((client, server))
+        client.on_established = lambda now: established(now, _Socket(client), _Socket(server))
+        client.connect(sim.now, SERVER_ADDR, SERVER_PORT)
+
+    def _retire_previous(self) -> None:
+        """Stop the previous pair's ticks once its FIN exchange has had time to finish."""
+        if not self.hosts:
+            return
+        old = self.hosts[-1]
+        self.sim.after(LINGER_NS, lambda now: [h.stop() for h in old])
+
+
+def make_network(
+    *,
+    personality: str,
+    link: str,
+    variant: NagleVariant,
+    sockbuf: int,
+    receiver_inference: bool,
+    seed: int,
+) -> tuple[HostPairNetwork, int]:
+    """(network, raw link rate in bit/s for the score). The seed sets the simulator's random
+    source and the two hosts' tick phases (independent clocks)."""
+    if link not in LINK_PRESETS or LINK_PRESETS[link].rate_bps <= 0:
+        raise KeyError(f"unknown link preset {link!r} for naglemark; try ethernet10 or fddi")
+    if sockbuf <= 0:
+        raise ValueError(f"naglemark: sockbuf must be positive, got {sockbuf}")
+    sim = Simulator(seed=seed)
+    tick = 200 * NS_PER_MS
+    client_phase = sim.rng.randrange(tick)
+    server_phase = sim.rng.randrange(tick)
+    net = HostPairNetwork(
+        sim, personality=personality, link=link, variant=NagleVariant(variant), sockbuf=sockbuf,
+        receiver_inference=receiver_inference, client_tick_phase_ns=client_phase, server_tick_phase_ns=server_phase,
+    )
+    return net, LINK_PRESETS[link].rate_bps
