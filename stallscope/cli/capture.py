@@ -12,6 +12,9 @@ from stallscope.cli.options import DebugOption, FormatOption, OutputOption
 from stallscope.exit_codes import ExitCode
 from stallscope.output import OutputFormat, render_frame
 
+# Shell convention for a run stopped by a signal (128 + SIGINT).
+INTERRUPTED = 130
+
 app = typer.Typer(help="Capture TCP traffic: labelled scenarios through an emulated link, or live.",
                   no_args_is_help=True)
 
@@ -48,7 +51,7 @@ def scenario(
     debug: DebugOption = False,
 ) -> None:
     """Run one scenario in fresh network namespaces and write its captures and ground truth."""
-    from stallscope.capture.netns import CommandFailed, EnvironmentUnavailable
+    from stallscope.capture.netns import CommandFailed, EnvironmentUnavailable, Terminated
     from stallscope.capture.scenarios.library import SCENARIOS
     from stallscope.capture.scenarios.runner import ScenarioFailed, run_scenario
 
@@ -64,6 +67,10 @@ def scenario(
         if debug:
             raise
         _fail(f"scenario {name} failed: {e}", ExitCode.INTERNAL)
+    except (Terminated, KeyboardInterrupt):
+        # The topology has already been torn down by the time the exception gets here.
+        typer.echo(f"stallscope capture: scenario {name} interrupted; namespaces removed", err=True)
+        raise typer.Exit(INTERRUPTED)
     rows = {
         "scenario": [doc["scenario"]],
         "expected_causes": [",".join(doc["expected_causes"]) or "(negative control)"],

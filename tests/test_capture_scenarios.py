@@ -1,0 +1,192 @@
+"""Every library scenario runs through real Linux TCP and the emulated link, and its captures show
+the pathology it claims (or, for a negative control, none of it). Captures are read with dpkt
+(stallscope.capture.observe), independently of the project's analyzers."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from stallscope.capture.netns import PREFIX, EnvironmentUnavailable, check_environment, list_namespaces
+from stallscope.capture.observe import observe
+from stallscope.capture.scenarios.library import SCENARIOS
+from stallscope.capture.scenarios.runner import run_scenario
+
+try:
+    check_environment()
+    SKIP = None
+except EnvironmentUnavailable as e:
+    SKIP = str(e)
+
+pytestmark = [
+    pytest.mark.root,
+    pytest.mark.slow,
+    pytest.mark.skipif(SKIP is not None, reason=f"needs root and network namespaces: {SKIP}"),
+]
+
+MS = 1_000_000
+SENDER, RECEIVER = "10.77.0.1", "10.77.0.2"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Each scenario runs at most once per test session, on first use."""
+    out = tmp_path_factory.mktemp("scenarios")
+    cache: dict[str, dict] = {}
+
+    def get(name: str) -> dict:
+        if name not in cache:
+            doc = run_scenario(SCENARIOS[name], out)
+            assert json.loads((out / f"{name}.json").read_text()) == doc
+            own = [n for n in list_namespaces() if n.startswith(f"{PREFIX}-{os.getpid()}-")]
+            assert own == [], f"namespaces left behind by {name}: {own}"
+            doc["_sender"] = observe(out / f"{name}.pcap", SENDER, RECEIVER)
+            doc["_receiver"] = observe(out / f"{name}.receiver.pcap", SENDER, RECEIVER)
+            cache[name] = doc
+        return cache[name]
+
+    return get
+
+
+def _slow_fraction(doc: dict, threshold_ns: int) -> float:
+    times = doc["workload"]["client"]["response_times"]
+    assert len(times) >= 20, "too few responses to judge"
+    return sum(t >= threshold_ns for _, t in times) / len(times)
+
+
+def test_nagle_4k_buffer_over_jumbo_mtu_stalls_about_40_ms(runs):
+    doc = runs("nagle_4k_jumbo")
+    assert doc["expected_causes"] == ["nagle_delayed_ack"]
+    assert _slow_fraction(doc, 30 * MS) >= 0.10
+    stalls = [t for _, t in doc["workload"]["client"]["response_times"] if t >= 30 * MS]
+    assert all(t < 80 * MS for t in stalls)  # a delayed-ACK timer, not a retransmission timeout
+    gaps = doc["_sender"].data_gaps_ns
+    assert sum(35 * MS <= g <= 60 * MS for g in gaps) >= 5
+    assert doc["_sender"].retransmissions == 0
+
+
+@pytest.mark.parametrize("name", ["nagle_4k_jumbo_nodelay", "nagle_128k_buffer"])
+def test_nagle_negative_controls_do_not_stall(runs, name):
+    doc = runs(name)
+    assert doc["negative_control"]
+    # A stray scheduling hiccup on a busy machine is allowed; the 40 ms pattern is not.
+    assert _slow_fraction(doc, 30 * MS) <= 0.02
+    assert doc["workload"]["client"]["responses"] > runs("nagle_4k_jumbo")["workload"]["client"]["responses"]
+
+
+def test_atm_clean_path_uses_9180_mtu_and_loses_nothing(runs):
+    doc = runs("atm_clean")
+    obs = doc["_sender"]
+    assert obs.syn_mss == {"sender": 9140, "receiver": 9140}
+    assert obs.max_payload == 9140 - 12  # timestamps option
+    assert doc["drops"] == {} and obs.retransmissions == 0
+    # The cell tax: 135 Mbit/s of cells carries at most 135 * 9180/10176 Mbit/s of IP.
+    thr = doc["workload"]["client"]["throughput_bps"]
+    assert 0.6 * 121.8e6 < thr < 121.8e6 * 1.02
+
+
+def test_small_switch_buffer_without_discard_ends_in_timeouts(runs):
+    doc = runs("atm_small_buffer")
+    assert doc["drops"].get("atm_cell_loss", 0) > 0
+    assert doc["emulator"]["forward"]["cells_dropped"] > 0
+    assert doc["_sender"].timeouts >= 2
+
+
+def test_ppd_drops_pdu_tails_and_still_times_out(runs):
+    doc = runs("atm_ppd")
+    assert doc["drops"].get("atm_ppd", 0) > 0 and "atm_cell_loss" not in doc["drops"]
+    assert doc["_sender"].timeouts >= 1
+
+
+def test_epd_times_out_less_per_segment_and_delivers_more_than_no_discard(runs):
+    epd, none = runs("atm_epd"), runs("atm_small_buffer")
+    assert epd["drops"].get("atm_epd", 0) > 0
+    e, n = epd["_receiver"], none["_receiver"]
+    assert e.data_segments > n.data_segments
+    assert epd["_sender"].timeouts / e.data_segments < none["_sender"].timeouts / n.data_segments
+
+
+def test_jumbo_slot_exhaustion_drops_at_the_nic_and_times_out(runs):
+    doc = runs("jumbo_slots")
+    assert doc["drops"].get("slot_exhausted", 0) > 0
+    assert doc["_sender"].timeouts >= 2
+    assert doc["_sender"].max_payload == 8948
+
+
+def test_pmtu_black_hole_without_probing_retransmits_with_backoff_and_delivers_nothing(runs):
+    doc = runs("pmtu_blackhole")
+    assert doc["drops"].get("pmtu_blackhole", 0) > 0
+    snd = doc["_sender"]
+    assert snd.max_backoff >= 3
+    assert set(snd.payload_sizes) == {8948}
+    assert doc["_receiver"].data_segments == 0
+
+
+def test_pmtu_black_hole_with_probing_recovers_with_small_segments(runs):
+    doc = runs("pmtu_blackhole_probing")
+    assert doc["_sender"].max_backoff >= 2
+    rcv = doc["_receiver"]
+    assert rcv.data_segments > 50 and rcv.max_payload <= 1460
+
+
+def test_pmtu_with_icmp_adapts_without_timeouts(runs):
+    doc = runs("pmtu_icmp")
+    snd = doc["_sender"]
+    assert snd.icmp_frag_needed >= 1 and doc["emulator"]["icmp_sent"] >= 1
+    assert snd.timeouts == 0
+    assert snd.payload_sizes.most_common(1)[0][0] == 1448
+
+
+def test_mss_mismatch_advertises_8960_and_sends_1448(runs):
+    obs = runs("mss_mismatch")["_sender"]
+    assert obs.syn_mss["receiver"] == 8960 and obs.syn_mss["sender"] == 8960
+    assert obs.max_payload == 1448
+
+
+def test_slow_reader_produces_zero_windows(runs):
+    doc = runs("slow_reader")
+    assert doc["_sender"].zero_windows >= 10
+    assert doc["drops"] == {} and doc["_sender"].timeouts == 0
+
+
+def test_small_send_buffer_on_long_rtt_is_rate_limited_without_loss(runs):
+    doc = runs("small_sndbuf_long_rtt")
+    thr = doc["workload"]["client"]["throughput_bps"]
+    # Linux doubles SO_SNDBUF: at most ~64 KB per 100 ms round trip.
+    assert thr < 64 * 1024 * 8 * 10 * 1.5
+    assert doc["_sender"].retransmissions == 0
+    assert sum(g >= 50 * MS for g in doc["_sender"].data_gaps_ns) >= 5  # waiting for the ACK clock
+
+
+def test_burst_loss_without_sack_times_out_and_with_sack_does_not(runs):
+    bad, ok = runs("burst_loss"), runs("burst_loss_sack")
+    assert bad["drops"].get("gilbert_loss", 0) > 0 and ok["drops"].get("gilbert_loss", 0) > 0
+    assert bad["_sender"].timeouts >= 1
+    assert ok["_sender"].timeouts <= 1 < ok["_sender"].retransmissions
+    assert ok["workload"]["client"]["throughput_bps"] > bad["workload"]["client"]["throughput_bps"]
+
+
+def test_idle_application_gaps_are_its_own_pauses(runs):
+    doc = runs("idle_app")
+    gaps = doc["_sender"].data_gaps_ns
+    assert sum(250 * MS <= g <= 400 * MS for g in gaps) >= 3
+    assert doc["_sender"].retransmissions == 0 and doc["drops"] == {}
+
+
+def test_clean_bulk_has_no_loss_and_no_gaps(runs):
+    doc = runs("clean_bulk")
+    assert doc["drops"] == {}
+    assert doc["_sender"].retransmissions == 0 and doc["_sender"].data_gaps_ns == []
+
+
+def test_every_scenario_records_tcpdump_and_emulator_counts(runs):
+    for name in SCENARIOS:
+        doc = runs(name)
+        for side in ("sender", "receiver"):
+            assert {"captured", "dropped_by_kernel"} <= set(doc["tcpdump"][side]), (name, side)
+        assert doc["observed"]["sender"]["packets"] == doc["_sender"].packets
+        # Emulator counts agree with the capture: what was dropped on the link never reached the receiver.
+        fwd = doc["emulator"]["forward"]
+        assert fwd["delivered"] >= doc["_receiver"].data_segments, name
