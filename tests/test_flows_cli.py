@@ -1,0 +1,132 @@
+"""`stallscope flows`: the JSON document against docs/flows-json.md, the other formats, and the
+documented exit codes for whole, damaged and rejected files."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from stallscope.analyzers.connection_schema import table_schema
+from stallscope.exit_codes import ExitCode
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "flows-json.md"
+PUBLIC = Path("/work/shared/fixtures/public")
+GOOD = PUBLIC / "zeek" / "tcp_retransmit-fast009.pcap"
+IPV6 = PUBLIC / "zeek" / "communityid_ipv6.pcap"
+REJECTED = PUBLIC / "libpcap" / "pcap-invalid-version-1.pcap"
+
+pytestmark = pytest.mark.skipif(not GOOD.exists(), reason=f"public fixtures missing under {PUBLIC}")
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    exe = shutil.which("stallscope")
+    assert exe, "stallscope is not installed"
+    return subprocess.run([exe, "flows", *args], capture_output=True, text=True, timeout=120)
+
+
+def documented_fields(section: str) -> list[str]:
+    """Field names from the first column of the table under `## section` / `### section`."""
+    text = DOC.read_text()
+    m = re.search(rf"^#+ {re.escape(section)}\n(.*?)(?=^#)", text, re.S | re.M)
+    assert m, f"no section {section!r} in {DOC}"
+    names: list[str] = []
+    for line in m.group(1).splitlines():
+        if not line.startswith("| `"):
+            continue
+        for name in re.findall(r"`([a-z_0-9]+)`", line.split("|")[1]):
+            names.append(name)
+    return names
+
+
+def test_json_document_has_exactly_the_documented_fields_in_order() -> None:
+    r = run(str(GOOD), str(IPV6), "-f", "json")
+    assert r.returncode == ExitCode.OK, r.stderr
+    doc = json.loads(r.stdout)
+    assert list(doc) == documented_fields("Top level")
+    assert (doc["schema"], doc["schema_version"]) == ("stallscope.flows", 1)
+    assert [f["path"] for f in doc["files"]] == [str(GOOD), str(IPV6)]
+    for f in doc["files"]:
+        assert list(f) == documented_fields("`files[]`")
+        assert list(f["accounting"]) == documented_fields("`accounting`")
+        assert f["status"] == "ok" and f["error"] is None
+        for c in f["connections"]:
+            assert list(c) == documented_fields("`connections[]`")
+            assert list(c["orig"]) == list(c["resp"]) == documented_fields("`orig` / `resp`")
+    # The documented accounting identity.
+    for f in doc["files"]:
+        a = f["accounting"]
+        assert a["records"] == a["tcp_packets"] + sum(a["not_tcp"].values()) + sum(a["not_decoded"].values())
+        assert sum(c["packets"] for c in f["connections"]) == a["tcp_packets"]
+    assert doc["files"][1]["connections"][0]["ip_version"] == 6
+
+
+def test_json_is_deterministic_and_matches_gzip_input(tmp_path: Path) -> None:
+    import gzip
+
+    gz = tmp_path / "trace.pcap.gz"
+    gz.write_bytes(gzip.compress(GOOD.read_bytes()))
+    a, b, c = run(str(GOOD), "-f", "json"), run(str(GOOD), "-f", "json"), run(str(gz), "-f", "json")
+    assert a.stdout == b.stdout
+    plain, zipped = json.loads(a.stdout)["files"][0], json.loads(c.stdout)["files"][0]
+    assert plain["connections"] == zipped["connections"]
+
+
+def test_csv_and_parquet_carry_the_flat_schema(tmp_path: Path) -> None:
+    r = run(str(GOOD), str(IPV6), "-f", "csv")
+    assert r.returncode == 0, r.stderr
+    header = r.stdout.splitlines()[0].split(",")
+    assert header == ["file", *table_schema()]
+    assert len(r.stdout.splitlines()) == 3
+    out = tmp_path / "flows.parquet"
+    r = run(str(GOOD), "-f", "parquet", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    df = pl.read_parquet(out)
+    assert dict(df.schema) == {"file": pl.String(), **table_schema()}
+    assert df["resp_retrans_packets"].to_list() == [3]
+
+
+def test_table_mode_names_each_connection(tmp_path: Path) -> None:
+    out = tmp_path / "t.txt"
+    r = run(str(GOOD), str(IPV6), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    text = out.read_text()
+    assert "10.0.88.85:50368" in text and "192.168.0.27:80" in text
+    assert "[2607:f8b0:400c:c03::1a]:25" in text
+
+
+def test_damaged_file_prints_what_was_read_and_exits_input_damaged(tmp_path: Path) -> None:
+    cut = tmp_path / "cut.pcap"
+    data = GOOD.read_bytes()
+    cut.write_bytes(data[: len(data) - 10])  # inside the last record's data
+    r = run(str(cut), "-f", "json")
+    assert r.returncode == ExitCode.INPUT_DAMAGED
+    f = json.loads(r.stdout)["files"][0]
+    assert f["status"] == "damaged" and f["error"]["kind"] == "truncated" and not f["error"]["rejected"]
+    whole = json.loads(run(str(GOOD), "-f", "json").stdout)["files"][0]
+    assert f["accounting"]["tcp_packets"] == whole["accounting"]["tcp_packets"] - 1
+    assert f["accounting"]["truncation"]["trailing_offset"] == f["error"]["offset"]
+    assert "cut.pcap" in r.stderr and "truncated" in r.stderr
+
+
+def test_rejected_file_exits_input_rejected_with_one_line(tmp_path: Path) -> None:
+    r = run(str(REJECTED), str(GOOD), "-f", "json")
+    assert r.returncode == ExitCode.INPUT_REJECTED
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "unsupported pcap savefile version 1.4" in lines[0]
+    files = json.loads(r.stdout)["files"]
+    assert files[0]["status"] == "rejected" and files[0]["connections"] == [] and files[0]["accounting"] is None
+    assert files[1]["status"] == "ok" and len(files[1]["connections"]) == 1
+    missing = run(str(tmp_path / "nope.pcap"))
+    assert missing.returncode == ExitCode.INPUT_REJECTED and "nope.pcap" in missing.stderr
+
+
+def test_rejected_outranks_damaged(tmp_path: Path) -> None:
+    cut = tmp_path / "cut.pcap"
+    cut.write_bytes(GOOD.read_bytes()[:-10])
+    assert run(str(cut), str(REJECTED)).returncode == ExitCode.INPUT_REJECTED
