@@ -652,7 +652,10 @@ class Host:
                 if self.on_rx_drop is not None:
                     self.on_rx_drop(now, seg, "queue_overflow")  # the interface's receive buffer
                 return
-        done = self._kwork(now, self.cost.input_ns(seg.payload_len))
+        cost = self.cost.input_ns(seg.payload_len)
+        if self.cost.input_jitter_ns:
+            cost += self.sim.rng.randrange(self.cost.input_jitter_ns + 1)
+        done = self._kwork(now, cost)
         if fifo is not None:
             self._rx_backlog.append((done, seg.ip_len))
             self._rx_backlog_bytes += seg.ip_len

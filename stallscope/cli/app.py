@@ -23,6 +23,8 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "flows": ("flows", "flows"),
     "capture": ("capture", "app"),
     "decode": ("decode", "decode"),
+    "simulate": ("simulate", "app"),
+    "reproduce": ("reproduce", "reproduce"),
 }
 
 
