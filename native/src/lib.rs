@@ -11,6 +11,7 @@ pub mod decode;
 pub mod dissect;
 pub mod error;
 pub mod flows;
+pub mod gzip;
 pub mod ip;
 pub mod link;
 pub mod packet;

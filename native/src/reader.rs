@@ -4,18 +4,15 @@
 use std::fs::File;
 use std::io::{Cursor, Read};
 
-use flate2::read::MultiGzDecoder;
-
 use crate::container_stats::ContainerStats;
 use crate::error::{Part, ReadError};
+use crate::gzip::GzipReader;
 use crate::pcap::{self, PcapState};
 use crate::pcapng::{self, PcapngState};
 use crate::record::Record;
 use crate::source::Source;
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
-/// Read-ahead under the gzip decoder (the decompressed side uses the main buffer).
-const GZIP_INPUT_BUFFER: usize = 256 * 1024;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CaptureFormat {
@@ -84,7 +81,7 @@ impl CaptureReader {
         }
         let stream: Box<dyn Read + Send> = Box::new(Cursor::new(head[..got].to_vec()).chain(r));
         let stream: Box<dyn Read + Send> = if got == 2 && head == GZIP_MAGIC {
-            Box::new(MultiGzDecoder::new(std::io::BufReader::with_capacity(GZIP_INPUT_BUFFER, stream)))
+            Box::new(GzipReader::new(stream))
         } else {
             stream
         };

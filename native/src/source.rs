@@ -108,7 +108,12 @@ impl Source {
                     self.cut_short = true;
                 }
                 Err(e) => {
-                    return Err(ReadError::Io { offset: self.offset + (self.end - self.start) as u64, source: e })
+                    let offset = self.offset + (self.end - self.start) as u64;
+                    // Invalid data comes from a decoder (gzip), not the device: damage, not I/O.
+                    if e.kind() == ErrorKind::InvalidData {
+                        return Err(ReadError::Corrupt { offset, detail: e.to_string() });
+                    }
+                    return Err(ReadError::Io { offset, source: e });
                 }
             }
         }

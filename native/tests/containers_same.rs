@@ -49,7 +49,7 @@ fn every_container_variant_yields_the_same_packets() {
         assert_eq!(gz.stats.unwrap().bytes_read, bytes.len() as u64, "{name}.gz counts decompressed bytes");
         for chunk in [1, 3, 7, 4096] {
             let t = Trickle { inner: Cursor::new(bytes.clone()), chunk };
-            let o = read_reader(CaptureReader::from_reader(Box::new(t)), bytes.len());
+            let o = read_reader(CaptureReader::from_reader(Box::new(t)));
             assert_eq!(packets(&o), expected(), "{name} read {chunk} bytes at a time");
         }
     }
@@ -72,7 +72,7 @@ fn files_on_disk_plain_and_gzipped() {
         for (suffix, content) in [("", bytes.clone()), (".gz", gzip(&bytes))] {
             let path = dir.join(format!("{name}{suffix}"));
             std::fs::write(&path, &content).unwrap();
-            let o = read_reader(CaptureReader::open(path.to_str().unwrap()), bytes.len());
+            let o = read_reader(CaptureReader::open(path.to_str().unwrap()));
             assert_eq!(packets(&o), expected(), "{}", path.display());
         }
     }
@@ -109,7 +109,7 @@ fn stdin_child() {
     if std::env::var_os("STALLSCOPE_STDIN_CHILD").is_none() {
         return;
     }
-    let o = read_reader(CaptureReader::open("-"), usize::MAX / 2);
+    let o = read_reader(CaptureReader::open("-"));
     let digest: Vec<String> = packets(&o).iter().map(|p| format!("{}:{}:{}:{}", p.0, p.1, p.2, p.3.len())).collect();
     println!("DIGEST {} ERR {:?}", digest.join(","), o.error.map(|e| e.kind()));
 }
