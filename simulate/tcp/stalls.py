@@ -64,6 +64,7 @@ class StallTracker:
         self._holds: list[_Hold] = []
         self._timeout_uids: list[int] | None = None
         self._timer_ack_seen = False
+        self._last_trigger: str | None = None
         self._last_nagle_detail: str | None = None
         self._bytes_since_stall = 0
         self.sticky_bytes = 0  # bytes sent after a Nagle stall during which its detail still applies
@@ -72,6 +73,8 @@ class StallTracker:
         self.last_progress = now
 
     def hold(self, reason: str, context: str, **evidence: Any) -> None:
+        if reason == HOLD_NAGLE and (self._timer_ack_seen or self._last_trigger == TRIGGER_TIMER_ACK):
+            context = "timer_ack"  # a timer ACK acked part of the flight first (Moldeklev (4))
         if self._holds and self._holds[-1].reason == reason and self._holds[-1].context == context:
             return
         self._holds.append(_Hold(reason, context, evidence))
@@ -92,6 +95,7 @@ class StallTracker:
         if self._timer_ack_seen:
             trigger = TRIGGER_TIMER_ACK if trigger == TRIGGER_ACK else trigger
             self._timer_ack_seen = False
+        self._last_trigger = trigger
         self.last_progress = now
         if last is None or now - last < self.threshold_ns or self.gt is None:
             self._bytes_since_stall += nbytes

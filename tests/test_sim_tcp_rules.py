@@ -1,0 +1,89 @@
+"""Per-rule decisions of the TCP host, as transition tables (notes/tcp-behaviour.md sections 1-3)."""
+
+import pytest
+
+from stallscope.simulate.tcp import rules
+from stallscope.simulate.tcp.personality import BSD44, FREEBSD4, LINUX, SUNOS41, WindowUpdateRule
+
+MSS = 9204
+
+
+@pytest.mark.parametrize(
+    "length, nagle_ok, force, max_sndwnd, rexmit, expected",
+    [
+        (9204, False, False, 32768, False, "full_segment"),  # 1. len == maxseg
+        (3084, True, False, 32768, False, "nagle_ok"),  # 2. idle / emptying
+        (3084, False, True, 32768, False, "persist"),  # 3. t_force
+        (4096, False, False, 8192, False, "half_peer_window"),  # 4. len >= max_sndwnd/2
+        (4095, False, False, 8192, False, None),  # just under half the peer window
+        (3084, False, False, 32768, True, "retransmit"),  # 5. snd_nxt < snd_max
+        (3084, False, False, 32768, False, None),  # held by Nagle
+        (0, True, True, 32768, True, None),  # nothing to send
+    ],
+)
+def test_bsd_output_decision_order(length, nagle_ok, force, max_sndwnd, rexmit, expected):
+    assert rules.bsd_send_reason(length, MSS, nagle_ok, force, max_sndwnd, rexmit) == expected
+
+
+@pytest.mark.parametrize(
+    "rule, adv, rcv_cc, hiwat, peer_has, expected",
+    [
+        (WindowUpdateRule.SUNOS_35, 8192, 5108, 32768, 19468, False),  # 25 %: appendix A line 5
+        (WindowUpdateRule.SUNOS_35, 13300, 0, 32768, 19468, True),  # 40.6 %: appendix A line 6
+        (WindowUpdateRule.SUNOS_35, 4096, 0, 16384, 12288, False),  # 25 % of 16k: S=8k R=16k deadlock
+        (WindowUpdateRule.SUNOS_35, 5735, 100, 16384, 0, True),  # 35 % exactly
+        (WindowUpdateRule.SUNOS_35, 18408, 100, 65536, 0, False),  # 2 MSS but data unread and < 35 %
+        (WindowUpdateRule.SUNOS_35, 18408, 0, 65536, 0, True),  # 2 MSS with the buffer empty
+        (WindowUpdateRule.BSD_50, 18408, 9000, 65536, 0, True),  # 2 MSS suffices in 4.4BSD
+        (WindowUpdateRule.BSD_50, 8192, 0, 16384, 0, True),  # 50 %
+        (WindowUpdateRule.BSD_50, 8191, 0, 16384, 0, False),
+        (WindowUpdateRule.LINUX, 20000, 0, 32768, 12000, True),  # peer fell below half, window doubles
+        (WindowUpdateRule.LINUX, 20000, 0, 32768, 20000, False),  # peer still holds more than half
+    ],
+)
+def test_window_update_thresholds(rule, adv, rcv_cc, hiwat, peer_has, expected):
+    assert rules.window_update_due(rule, adv, rcv_cc, hiwat, MSS, peer_has) is expected
+
+
+@pytest.mark.parametrize(
+    "p, resid, space, expected",
+    [
+        (SUNOS41, 8192, 16384, 4096),  # the 4 KB copy rule
+        (SUNOS41, 8192, 3084, 3084),  # space above the low-water mark
+        (SUNOS41, 8192, 1012, 0),  # sleeps: space < 1024 and the write does not fit (appendix A line 32)
+        (SUNOS41, 500, 1012, 500),  # a small tail that fits is copied
+        (BSD44, 8192, 16384, 2048),  # one cluster per PRU_SEND
+        (LINUX, 8192, 16384, 8192),  # the whole write
+        (LINUX, 8192, 0, 0),
+    ],
+)
+def test_sosend_chunking(p, resid, space, expected):
+    assert rules.sosend_chunk(p, resid, space) == expected
+
+
+def test_mss_selection_per_personality():
+    assert rules.select_mss(SUNOS41, 9244, None) == 9204  # no cluster rounding on SunOS
+    assert rules.select_mss(BSD44, 9180, None) == 8192  # 9140 rounded down to 2 KB clusters
+    assert rules.select_mss(FREEBSD4, 1500, None) == 1448  # timestamps take 12 bytes
+    assert rules.select_mss(SUNOS41, 9244, 1460) == 1460  # the peer's offer caps it
+    assert rules.select_mss(LINUX, 9000, None, route_mtu=1500) == 1460  # cloned-route MTU
+
+
+def test_receiver_silly_window_avoidance():
+    # less than a quarter of the buffer and less than an MSS: advertise zero
+    assert rules.receive_window(3000, 16384, MSS, 0, 65535) == 0
+    # never shrink below what the peer was already offered
+    assert rules.receive_window(3000, 16384, MSS, 5000, 65535) == 5000
+    assert rules.receive_window(5000, 16384, MSS, 0, 65535) == 5000
+
+
+def test_rto_backoff_grid_and_slow_tick():
+    base = 1_500_000_000
+    grid = [rules.backed_off_rto(BSD44, base, s) for s in range(1, 9)]
+    assert grid == [
+        min(base * m, 64_000_000_000) for m in (2, 4, 8, 16, 32, 64, 64, 64)
+    ]
+    assert rules.backed_off_rto(SUNOS41, 100_000_000, 0) == 1_000_000_000  # clamped to the 1 s minimum
+    assert rules.ticks_for(1_000_000_000, 500_000_000) == 2
+    assert rules.ticks_for(1_000_000_001, 500_000_000) == 3
+    assert rules.ticks_for(1, 500_000_000) == 1
