@@ -85,13 +85,14 @@ def build(packets: int, connections: int) -> tuple[list[bytes], np.ndarray, list
         m = conn == c
         before[m] = np.cumsum(new[m]) - new[m]
     isn_c = (np.arange(connections, dtype=np.int64) * 0x3FFF_FFFF + 0xF000_0000) & 0xFFFF_FFFF
-    isn_s = (np.arange(connections, dtype=np.int64) * 0x1234_5678 + 7) & 0xFFFF_FFFF
+    # Server ISNs just below 2^32: every connection's data sequence wraps.
+    isn_s = (0xFFFF_0000 - np.arange(connections, dtype=np.int64) * 0x1000_0000) & 0xFFFF_FFFF
     base = isn_s[conn] + 1  # the server sends the data
     seg1 = np.where(retrans, before - 40, before)  # a retransmission resends a segment 40 back
     seg2 = np.where(retrans, before, before + 1)
     seq1 = (base + seg1 * MSS) & 0xFFFF_FFFF
     seq2 = (base + seg2 * MSS) & 0xFFFF_FFFF
-    acked = np.where(retrans, before - 40, before + 2)  # a retransmission round carries a dup ACK
+    acked = np.where(retrans, before, before + 2)  # a retransmission round repeats the last ACK
     ackv = (base + acked * MSS) & 0xFFFF_FFFF
     client_ack = (isn_c[conn] + 1) & 0xFFFF_FFFF
     t0 = 1_700_000_000 * 10**9
