@@ -145,10 +145,10 @@ impl Decoder {
                 }
             }
         }
-        let PacketColumns { cols, builders } = pc;
+        let cols = pc.cols.clone();
         let out = cols
             .iter()
-            .zip(builders)
+            .zip(pc.finish())
             .map(|(c, b)| column_out(SCHEMA[*c as usize].1, b))
             .collect();
         let err = if self.finished { self.error.as_ref().map(error_tuple) } else { None };
