@@ -130,3 +130,8 @@ def test_rejected_outranks_damaged(tmp_path: Path) -> None:
     cut = tmp_path / "cut.pcap"
     cut.write_bytes(GOOD.read_bytes()[:-10])
     assert run(str(cut), str(REJECTED)).returncode == ExitCode.INPUT_REJECTED
+
+
+def test_parquet_without_output_is_a_usage_error() -> None:
+    r = run(str(GOOD), "-f", "parquet")
+    assert r.returncode == ExitCode.USAGE and "-o" in r.stderr

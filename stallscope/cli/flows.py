@@ -131,7 +131,23 @@ def flows(
     debug: DebugOption = False,
 ) -> None:
     """One row per TCP connection: packets, bytes, retransmissions, windows, RTT, idle time."""
+    if fmt is OutputFormat.parquet and output is None:
+        raise typer.BadParameter("--format parquet needs an output file (-o FILE)", param_hint="--output")
     err = Console(stderr=True)
+    try:
+        results, code = _read_all(files, err)
+        _render(results, fmt, output)
+    except Exception:
+        if debug:
+            raise
+        err.print("stallscope flows: internal error; rerun with --debug for the traceback", markup=False)
+        raise typer.Exit(int(ExitCode.INTERNAL)) from None
+    if code is not ExitCode.OK:
+        raise typer.Exit(int(code))
+
+
+def _read_all(files: list[Path], err: Console) -> tuple[list[dict], ExitCode]:
+    """Every file in turn; a rejected file outranks a damaged one in the exit code."""
     results: list[dict] = []
     code = ExitCode.OK
     for path in files:
@@ -146,25 +162,20 @@ def flows(
             err.print(f"stallscope flows: {path}: {summary.error.message}", markup=False, highlight=False, soft_wrap=True)
             if code is ExitCode.OK:
                 code = ExitCode.INPUT_DAMAGED
-        results.append(
-            {
-                "path": str(path),
-                "status": summary.status,
-                "error": asdict(summary.error) if summary.error else None,
-                "summary": summary,
-                "table": table,
-            }
-        )
+        error = asdict(summary.error) if summary.error else None
+        results.append({"path": str(path), "status": summary.status, "error": error, "summary": summary, "table": table})
+    return results, code
+
+
+def _render(results: list[dict], fmt: OutputFormat, output: Path | None) -> None:
     if fmt is OutputFormat.json:
         render_frame(pl.DataFrame(), fmt, output=output, json_document=json_document(results))
+        return
+    flat = _flat(results)
+    if fmt is OutputFormat.table:
+        _render_table(_readable(flat), output)
     else:
-        flat = _flat(results)
-        if fmt is OutputFormat.table:
-            _render_table(_readable(flat), output)
-        else:
-            render_frame(flat, fmt, output=output)
-    if code is not ExitCode.OK:
-        raise typer.Exit(int(code))
+        render_frame(flat, fmt, output=output)
 
 
 def _render_table(df: pl.DataFrame, output: Path | None) -> None:
