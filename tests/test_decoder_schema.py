@@ -71,3 +71,20 @@ def test_flag_columns_agree_with_the_flag_bits():
 
 def test_docs_are_rendered_from_the_schema():
     assert (REPO / "docs" / "packet-schema.md").read_text() == schema.render_markdown()
+
+
+def test_columns_cross_without_a_copy():
+    """The Arrow array wraps the very bytes Rust built: same address as the native buffer."""
+    import numpy as np
+
+    from stallscope.capture.decoder import _column
+
+    dec = _native.Decoder(str(FIXTURES / "zeek" / "tcp_timestamp.pcap"), ["seq_raw", "src_addr"])
+    columns, error, finished = dec.next_batch(1000)
+    assert error is None and finished
+    for col in columns:
+        values = col[5]
+        native_address = np.frombuffer(memoryview(values), dtype=np.uint8).ctypes.data
+        array = _column(*col)
+        data_buffer = array.buffers()[2 if col[1] == "str" else 1]
+        assert data_buffer.address == native_address
