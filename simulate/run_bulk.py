@@ -50,6 +50,7 @@ class BulkConfig:
     receiver_personality: str | None = None
     receiver_nagle: str | None = None
     think_ns: int = 0
+    reply: int = 0  # > 0: request/response; each write is a message answered by `reply` bytes
     route_mtu: int | None = None
     advertised_mss: int | None = None
 
@@ -156,13 +157,13 @@ def run_bulk(cfg: BulkConfig, pcap: Path | None = None) -> BulkResult:
     receiver.attach(rev_in)
     rev_in.connect(in_tap)
 
-    writer = BulkWriter(sender, cfg.bytes, cfg.write, cfg.think_ns)
+    writer = BulkWriter(sender, cfg.bytes, cfg.write, cfg.think_ns, reply_bytes=cfg.reply)
     finished: dict[str, int] = {}
 
     def done(now: int) -> None:
         finished["at"] = now
 
-    reader = BulkReader(receiver, cfg.read, cfg.bytes, done)
+    reader = BulkReader(receiver, cfg.read, cfg.bytes, done, message=cfg.write, reply_bytes=cfg.reply)
     started: dict[str, int] = {}
 
     def sender_up(now: int) -> None:

@@ -11,6 +11,7 @@ from .personality import DelAckPolicy, Personality
 LINUX_ATO_MIN = 40 * NS_PER_MS  # TCP_DELACK_MIN (notes 2)
 LINUX_ATO_MAX = 200 * NS_PER_MS  # TCP_DELACK_MAX
 LINUX_QUICKACK_MAX = 16  # (notes 2: unverified)
+LINUX20_JIFFY = 10 * NS_PER_MS  # HZ = 100 on Linux 2.0 (i386)
 
 
 class AckNow(Enum):
@@ -45,6 +46,7 @@ def on_data(
     rcv_mss: int,
     infer_small_sender: bool,
     rto_ns: int,
+    srtt_ns: int = 0,
 ) -> AckNow:
     """Decide for one arriving data segment. `unacked_bytes` = rcv_nxt - the last ACK we sent."""
     gap = None if st.last_data_at is None else now - st.last_data_at
@@ -73,9 +75,13 @@ def on_data(
         if st.quick > 0 or unacked_bytes > rcv_mss:
             return AckNow.NOW
         return AckNow.DELAY
-    # LINUX20_ATO: ato := ato/2 + gap, or rto when the gap exceeds it (notes 2).
+    # LINUX20_ATO (tcp_delack_estimator): ato := ato/2 + gap, or the smoothed RTT when the gap
+    # exceeds it (notes 2 says rto; 2.0 compares with rtt >> 3). Counted in jiffies (HZ=100), a
+    # gap is at least one jiffy; on a LAN srtt rounds to 0 jiffies, so the ACK waits for the next tick.
     if gap is not None:
-        st.ato_ns = rto_ns if gap > rto_ns else st.ato_ns // 2 + gap
+        m = max(1, now // LINUX20_JIFFY - (now - gap) // LINUX20_JIFFY) * LINUX20_JIFFY
+        srtt_j = srtt_ns // LINUX20_JIFFY * LINUX20_JIFFY
+        st.ato_ns = srtt_j if m > srtt_j else st.ato_ns // 2 + m
     if unacked_bytes >= p.linux20_max_unacked:
         return AckNow.NOW
     return AckNow.DELAY
@@ -87,8 +93,11 @@ def on_ack_sent(st: DelAckState) -> None:
         st.quick -= 1
 
 
-def one_shot_delay(st: DelAckState) -> int | None:
+def one_shot_delay(st: DelAckState, now: int = 0) -> int | None:
     """Delay of the one-shot delayed-ACK timer, or None for the global-tick policy."""
     if st.policy is DelAckPolicy.BSD_TICK:
         return None
+    if st.policy is DelAckPolicy.LINUX20_ATO:
+        fire = -(-(now + st.ato_ns) // LINUX20_JIFFY) * LINUX20_JIFFY  # timers run on jiffy ticks
+        return fire - now
     return st.ato_ns

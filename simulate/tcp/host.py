@@ -76,7 +76,7 @@ class Host:
         self.sim, self.name, self.addr, self.port, self.p = sim, name, addr, port, p
         self.mtu, self.route_mtu = mtu, route_mtu
         self.mss_override, self.advertised_mss = mss, advertised_mss
-        self.sndbuf = sndbuf if sndbuf is not None else p.default_sndbuf
+        self.sndbuf = (sndbuf if sndbuf is not None else p.default_sndbuf) * p.sndbuf_multiplier
         self.rcvbuf = rcvbuf if rcvbuf is not None else p.default_rcvbuf
         if self.sndbuf <= 0 or self.rcvbuf <= 0:
             raise ValueError(f"{name}: socket buffers must be positive (sndbuf={self.sndbuf}, rcvbuf={self.rcvbuf})")
@@ -111,6 +111,7 @@ class Host:
         self._closing = False  # application closed: FIN after the data
         self._fin_seq: int | None = None  # sequence number our FIN occupies once sent
         self._peer_fin = False
+        self._rcv_mss_seen = 1
         # Flags.
         self.acknow = False
         self.delack_flag = False
@@ -379,7 +380,7 @@ class Host:
     def _window_to_advertise(self) -> int:
         peer_has = max(self.rcv_adv - self.rcv_nxt, 0)
         return rules.receive_window(
-            self.rcvbuf - self.rcv_cc, self.rcvbuf, self.maxseg, peer_has, MAX_WINDOW << self.rcv_scale
+            self.rcvbuf - self.rcv_cc, self.rcvbuf, self.maxseg, peer_has, self.p.max_window << self.rcv_scale
         )
 
     def _tcp_output(
@@ -447,7 +448,7 @@ class Host:
                 space = self.rcvbuf - self.rcv_cc
                 if space > 0 and self.state.receives_data:
                     peer_has = max(self.rcv_adv - self.rcv_nxt, 0)
-                    adv = min(space, MAX_WINDOW << self.rcv_scale) - peer_has
+                    adv = min(space, self.p.max_window << self.rcv_scale) - peer_has
                     wupdate = rules.window_update_due(p.window_update, adv, self.rcv_cc, self.rcvbuf, self.maxseg, peer_has)
                     if wupdate and p.suppress_update_with_delack and self.delack_flag:
                         wupdate = False
@@ -571,11 +572,11 @@ class Host:
         seg = Segment(
             src=self.addr, dst=self.peer[0], sport=self.port, dport=self.peer[1], seq=self.iss,
             ack=self.rcv_nxt if ack else 0, flags=SYN | (ACK if ack else 0),
-            window=min(self.rcvbuf, MAX_WINDOW), mss=offer, wscale=wscale, uid=self._next_uid(),
+            window=min(self.rcvbuf, self.p.max_window), mss=offer, wscale=wscale, uid=self._next_uid(),
         )
         self._my_wscale = wscale
         self.snd_nxt = self.snd_max = self.iss + 1
-        self.rcv_adv = self.rcv_nxt + min(self.rcvbuf, MAX_WINDOW)
+        self.rcv_adv = self.rcv_nxt + min(self.rcvbuf, self.p.max_window)
         self._set_timer(TimerKind.REXMT, self.p.rto_initial_ns)
         self._emit(now, seg)
 
@@ -834,15 +835,18 @@ class Host:
         else:
             self._ooo.append((start, end))
             self._ooo.sort()
+        # Linux estimates the peer's MSS from the largest segment seen (tcp_measure_rcv_mss).
+        self._rcv_mss_seen = max(self._rcv_mss_seen, min(seg.payload_len, self.maxseg))
+        rcv_mss = self._rcv_mss_seen if self.p.family is not Family.BSD else self.maxseg
         decision = delack_mod.on_data(
             self.p, self.dack, now, in_order and not self._ooo, unacked_before + seg.payload_len,
-            self.maxseg, self.infer, self._rto_base(),
+            rcv_mss, self.infer, self._rto_base(), self.srtt_ns or 0,
         )
         if fin or decision is delack_mod.AckNow.NOW or not in_order:
             self.acknow = True
         else:
             self.delack_flag = True
-            delay = delack_mod.one_shot_delay(self.dack)
+            delay = delack_mod.one_shot_delay(self.dack, now)
             if delay is not None and not self._timer_running(TimerKind.DELACK):
                 self._set_timer(TimerKind.DELACK, delay)
         self._reader_try(now)

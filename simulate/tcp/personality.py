@@ -70,6 +70,8 @@ class Personality:
     default_sndbuf: int
     default_rcvbuf: int
     partial_timer_ns: int = NS_PER_S  # Linux 2.0 partial segment timer (notes 1.5)
+    max_window: int = 65535  # largest window advertised; Linux 2.0's MAX_WINDOW is 32767 (notes 1.5)
+    sndbuf_multiplier: int = 1  # Linux doubles SO_SNDBUF for its bookkeeping (socket(7))
     linux20_max_unacked: int = 8192  # Linux 2.0 ACKs once this many bytes are unacked (Salamon: 6-7 segments)
 
     def with_(self, **changes) -> "Personality":
@@ -172,12 +174,15 @@ LINUX = Personality(
     recovery=Recovery.NEWRENO,
     initial_cwnd_segments=10,
     nagle=NagleVariant.MINSHALL,
+    sndbuf_multiplier=2,
     default_sndbuf=65536,
     default_rcvbuf=65536,
 )
 
 LINUX20 = LINUX.with_(
     name="linux20",
+    sndbuf_multiplier=1,
+    max_window=32767,
     family=Family.LINUX20,
     nagle=NagleVariant.NAGLE,
     delack=DelAckPolicy.LINUX20_ATO,
