@@ -2,7 +2,7 @@
 //! how many TCP packets carried each anomaly. `records == tcp_packets + Σ not_tcp + Σ not_decoded`
 //! holds after every call to `count`.
 
-use crate::dissect::{Dissection, NotDecoded, NotTcp};
+use crate::dissect::{Dissection, NotDecoded, NotTcp, Outcome};
 use crate::packet::anomaly;
 
 /// Anomaly bits and their stable names (the packet table's `anomalies` column uses these bits).
@@ -34,22 +34,31 @@ impl Accounting {
     }
 
     /// Count one record's outcome.
-    #[inline]
     pub fn count(&mut self, d: &Dissection) {
-        self.records += 1;
         match d {
-            Dissection::Tcp(p) => {
+            Dissection::Tcp(p) => self.count_outcome(Outcome::Tcp, p.anomalies),
+            Dissection::NotTcp(r) => self.count_outcome(Outcome::NotTcp(*r), 0),
+            Dissection::NotDecoded(r) => self.count_outcome(Outcome::NotDecoded(*r), 0),
+        }
+    }
+
+    /// Count one record from `dissect_into`; `anomalies` is the packet's bits when it is TCP.
+    #[inline]
+    pub fn count_outcome(&mut self, o: Outcome, anomalies: u32) {
+        self.records += 1;
+        match o {
+            Outcome::Tcp => {
                 self.tcp_packets += 1;
-                if p.anomalies != 0 {
+                if anomalies != 0 {
                     for (i, (bit, _)) in ANOMALY_NAMES.iter().enumerate() {
-                        if p.anomalies & bit != 0 {
+                        if anomalies & bit != 0 {
                             self.anomalies[i] += 1;
                         }
                     }
                 }
             }
-            Dissection::NotTcp(r) => self.not_tcp[*r as usize] += 1,
-            Dissection::NotDecoded(r) => self.not_decoded[*r as usize] += 1,
+            Outcome::NotTcp(r) => self.not_tcp[r as usize] += 1,
+            Outcome::NotDecoded(r) => self.not_decoded[r as usize] += 1,
         }
     }
 

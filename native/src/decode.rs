@@ -3,7 +3,7 @@
 //! table are both built from it.
 
 use crate::accounting::Accounting;
-use crate::dissect::{dissect, Dissection};
+use crate::dissect::{dissect_into, Outcome};
 use crate::error::ReadError;
 use crate::flows::{FlowInfo, FlowTracker};
 use crate::packet::TcpPacket;
@@ -28,13 +28,15 @@ pub fn drive<F: FnMut(&TcpPacket, &FlowInfo)>(
     mut f: F,
 ) -> Result<DriveStatus, ReadError> {
     let mut handed = 0;
+    // One packet buffer reused for every record: no per-packet copies or allocation.
+    let mut p = TcpPacket::default();
     while handed < max_packets {
         let Some(rec) = reader.next_record()? else {
             return Ok(DriveStatus::Ended);
         };
-        let d = dissect(&rec);
-        acct.count(&d);
-        if let Dissection::Tcp(p) = d {
+        let outcome = dissect_into(&rec, &mut p);
+        acct.count_outcome(outcome, p.anomalies);
+        if outcome == Outcome::Tcp {
             let info = tracker.assign(&p);
             f(&p, &info);
             handed += 1;

@@ -147,15 +147,36 @@ impl From<Skip> for Dissection {
     }
 }
 
+/// The outcome of `dissect_into`: where the record went (the packet itself is in the caller's buffer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Tcp,
+    NotTcp(NotTcp),
+    NotDecoded(NotDecoded),
+}
+
 /// Dissect one record. Container-level anomalies (timestamps, caplen) are copied into the packet.
 pub fn dissect(rec: &Record<'_>) -> Dissection {
-    match dissect_inner(rec) {
-        Ok(p) => Dissection::Tcp(p),
-        Err(s) => s.into(),
+    let mut p = TcpPacket::default();
+    match dissect_into(rec, &mut p) {
+        Outcome::Tcp => Dissection::Tcp(p),
+        Outcome::NotTcp(r) => Dissection::NotTcp(r),
+        Outcome::NotDecoded(r) => Dissection::NotDecoded(r),
     }
 }
 
-fn dissect_inner(rec: &Record<'_>) -> Result<TcpPacket, Skip> {
+/// `dissect` writing into a reused packet (the streaming loop's form: no packet copies). `p` is
+/// fully overwritten when the outcome is `Tcp` and unspecified otherwise.
+#[inline]
+pub fn dissect_into(rec: &Record<'_>, p: &mut TcpPacket) -> Outcome {
+    match dissect_inner(rec, p) {
+        Ok(()) => Outcome::Tcp,
+        Err(Skip::NotTcp(r)) => Outcome::NotTcp(r),
+        Err(Skip::NotDecoded(r)) => Outcome::NotDecoded(r),
+    }
+}
+
+fn dissect_inner(rec: &Record<'_>, p: &mut TcpPacket) -> Result<(), Skip> {
     let l3 = link::strip(rec.linktype, rec.data)?;
     // Bytes the IP datagram had on the wire, per the record's original length.
     let link_hdr = rec.data.len() - l3.payload().len();
@@ -165,7 +186,7 @@ fn dissect_inner(rec: &Record<'_>) -> Result<TcpPacket, Skip> {
         L3::V4(b) => ip::ipv4::parse(b, wire_room, limit)?,
         L3::V6(b) => ip::ipv6::parse(b, wire_room, limit)?,
     };
-    let mut p = TcpPacket {
+    *p = TcpPacket {
         frame: rec.frame,
         ts_ns: rec.ts_ns,
         interface: rec.interface,
@@ -190,8 +211,7 @@ fn dissect_inner(rec: &Record<'_>) -> Result<TcpPacket, Skip> {
     if rec.snaplen != 0 && rec.caplen > rec.snaplen {
         p.anomalies |= anomaly::CAPLEN_GT_SNAPLEN;
     }
-    tcp::parse(ip.segment, ip.segment_len, &mut p)?;
-    Ok(p)
+    tcp::parse(ip.segment, ip.segment_len, p)
 }
 
 #[cfg(test)]
