@@ -43,6 +43,35 @@ ANOMALY_BITS: dict[str, int] = {
     "options_truncated": 1 << 8,  # TCP options cut by the snaplen; those before the cut kept
 }
 
+# Why a record is not a row (native/src/dissect.rs NotTcp / NotDecoded, same names and order).
+NOT_TCP_REASONS: dict[str, str] = {
+    "arp": "ARP",
+    "udp": "UDP",
+    "icmp": "ICMP",
+    "icmpv6": "ICMPv6",
+    "esp": "IPsec ESP: encrypted, the transport header cannot be read",
+    "other_ip_protocol": "any other IP protocol (SCTP, GRE, IGMP, ...)",
+    "ipv6_no_next_header": "IPv6 next header 59",
+    "other_ethertype": "an ethertype or link protocol carrying neither IPv4 nor IPv6",
+    "llc": "802.2 LLC that is not SNAP-encapsulated IP (STP, CDP, ...)",
+    "atm_other": "SunATM traffic that is neither LLC nor LANE",
+    "other_address_family": "BSD loopback address family other than IPv4/IPv6",
+}
+NOT_DECODED_REASONS: dict[str, str] = {
+    "unsupported_linktype": "a link type this decoder does not read",
+    "truncated_link_header": "the link header was cut by the snaplen",
+    "too_many_vlan_tags": "more than 8 stacked VLAN tags",
+    "truncated_ip_header": "the IP header was cut by the snaplen",
+    "bad_ip_version": "IP version nibble not 4/6 where one was announced",
+    "bad_ip_header_length": "IPv4 IHL below 5",
+    "bad_ip_total_length": "IPv4 total length shorter than its header (and not the TSO value 0)",
+    "ip_fragment": "a fragment of a fragmented datagram (not reassembled)",
+    "truncated_ip_ext_header": "an IPv6 extension header (or IPv4 AH) cut by the snaplen",
+    "bad_ip_ext_header": "an extension header chain longer than 16 or overrunning the datagram",
+    "truncated_tcp_header": "the fixed 20-byte TCP header was cut by the snaplen",
+    "bad_tcp_header_length": "TCP data offset below 5 or beyond the segment",
+}
+
 PACKET_COLUMNS: tuple[Column, ...] = (
     _c("frame", pl.UInt64(), "1-based record number in the file (tshark's frame.number)"),
     _c("ts_ns", pl.Int64(), "capture timestamp, ns since the Unix epoch"),
@@ -144,7 +173,13 @@ def render_markdown() -> str:
         "20 bytes were not captured is `not_decoded[truncated_tcp_header]`; options cut by the",
         "snaplen keep the row and set `options_truncated`.",
         "",
+        "| not_tcp reason | meaning |",
+        "|---|---|",
     ]
+    lines += [f"| `{k}` | {v} |" for k, v in NOT_TCP_REASONS.items()]
+    lines += ["", "| not_decoded reason | meaning |", "|---|---|"]
+    lines += [f"| `{k}` | {v} |" for k, v in NOT_DECODED_REASONS.items()]
+    lines.append("")
     return "\n".join(lines)
 
 

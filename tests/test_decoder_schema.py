@@ -18,6 +18,10 @@ def test_rust_columns_equal_python_schema():
     assert _native.packet_schema() == schema.native_layout()
 
 
+def test_reason_names_equal_native():
+    assert _native.reason_names() == (list(schema.NOT_TCP_REASONS), list(schema.NOT_DECODED_REASONS))
+
+
 def test_decoded_frame_has_exactly_the_schema():
     df, _ = read_packets(FIXTURES / "zeek" / "tcp_option-sack.pcap")
     assert df.schema == schema.POLARS_SCHEMA

@@ -117,7 +117,7 @@ pub struct ColumnBuilder {
 
 #[inline]
 fn push_bit(bitmap: &mut Vec<u8>, index: usize, set: bool) {
-    if index % 8 == 0 {
+    if index.is_multiple_of(8) {
         bitmap.push(0);
     }
     if set {

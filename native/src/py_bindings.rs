@@ -56,7 +56,10 @@ impl NativeBuffer {
     unsafe fn __releasebuffer__(&self, _view: *mut pyo3::ffi::Py_buffer) {}
 }
 
-fn error_tuple(e: &ReadError) -> (String, u64, String, bool) {
+/// (kind, offset, message, rejected) of a container error.
+type ErrorOut = (String, u64, String, bool);
+
+fn error_tuple(e: &ReadError) -> ErrorOut {
     (e.kind().to_string(), e.offset(), e.to_string(), e.rejected())
 }
 
@@ -84,8 +87,8 @@ fn column_out(name: &str, b: ColumnBuilder) -> ColumnOut {
         b.null_count,
         b.validity.map(|data| NativeBuffer { data }),
         NativeBuffer { data: b.values },
-        has_offsets.then(|| NativeBuffer { data: b.offsets }),
-        has_child.then(|| NativeBuffer { data: b.child }),
+        has_offsets.then_some(NativeBuffer { data: b.offsets }),
+        has_child.then_some(NativeBuffer { data: b.child }),
     )
 }
 
@@ -130,7 +133,7 @@ impl Decoder {
     /// Decodes up to `max_rows` TCP packets. Returns (columns, error, finished): columns as
     /// (name, kind, length, null_count, validity, values, offsets, child) tuples; error as
     /// (kind, offset, message, rejected) when the container ended in damage.
-    fn next_batch(&mut self, py: Python<'_>, max_rows: usize) -> (Vec<ColumnOut>, Option<(String, u64, String, bool)>, bool) {
+    fn next_batch(&mut self, py: Python<'_>, max_rows: usize) -> (Vec<ColumnOut>, Option<ErrorOut>, bool) {
         let max_rows = max_rows.max(1);
         let mut pc = PacketColumns::new(&self.cols, if self.finished { 0 } else { max_rows });
         if !self.finished {
