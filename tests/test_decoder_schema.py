@@ -22,6 +22,10 @@ def test_reason_names_equal_native():
     assert _native.reason_names() == (list(schema.NOT_TCP_REASONS), list(schema.NOT_DECODED_REASONS))
 
 
+def test_anomaly_bits_equal_native():
+    assert dict((name, bit) for bit, name in _native.anomaly_names()) == schema.ANOMALY_BITS
+
+
 def test_decoded_frame_has_exactly_the_schema():
     df, _ = read_packets(FIXTURES / "zeek" / "tcp_option-sack.pcap")
     assert df.schema == schema.POLARS_SCHEMA

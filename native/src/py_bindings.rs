@@ -234,8 +234,15 @@ fn reason_names() -> (Vec<&'static str>, Vec<&'static str>) {
     )
 }
 
+/// The anomaly bits of the `anomalies` column with their names.
+#[pyfunction]
+fn anomaly_names() -> Vec<(u32, &'static str)> {
+    crate::accounting::ANOMALY_NAMES.to_vec()
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeBuffer>()?;
+    m.add_function(wrap_pyfunction!(anomaly_names, m)?)?;
     m.add_class::<Decoder>()?;
     m.add("NativeReadError", m.py().get_type::<NativeReadError>())?;
     m.add_function(wrap_pyfunction!(packet_schema, m)?)?;
