@@ -157,3 +157,38 @@ def test_superframes_are_flagged_with_wire_lengths():
         assert df["ip_len"].to_list() == [ip_len]
         assert df["payload_len"].to_list() == [ip_len - 20 - df["tcp_hdr_len"][0]]
         assert summary.anomalies == {"superframe": 1}
+
+
+def dpkt_protocol_counts(path: Path) -> dict[str, int]:
+    """Records dpkt decodes as ARP / UDP / ICMP / ICMPv6 (the fixtures' non-TCP traffic)."""
+    data = path.read_bytes()
+    records = _pcapng_records(path) if data[:4] == b"\x0a\x0d\x0d\x0a" else _pcap_records(data)
+    kinds = {dpkt.arp.ARP: "arp", dpkt.udp.UDP: "udp", dpkt.icmp.ICMP: "icmp", dpkt.icmp6.ICMP6: "icmpv6"}
+    counts: dict[str, int] = {}
+    for _, _, linktype, buf in records:
+        try:
+            layer = LINK[linktype](buf).data
+        except (dpkt.UnpackError, KeyError, struct.error):
+            continue
+        inner = layer.data if isinstance(layer, (dpkt.ip.IP, dpkt.ip6.IP6)) else layer
+        name = kinds.get(type(inner))
+        if name:
+            counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+NON_TCP_FILES = [p for p in ALL if _readable(p) and dpkt_protocol_counts(p)]
+
+
+@pytest.mark.parametrize("path", NON_TCP_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_not_tcp_reasons_agree_with_dpkt(path: Path):
+    """QinQ, SLL2, multi-interface pcapng and other non-TCP traffic: counted by the same protocol."""
+    _, summary = read_packets(path, columns=["frame"])
+    want = dpkt_protocol_counts(path)
+    assert {k: summary.not_tcp.get(k, 0) for k in want} == want
+    assert summary.balanced
+
+
+def test_non_tcp_fixtures_are_covered():
+    names = {p.name for p in NON_TCP_FILES}
+    assert {"802.1ad_QinQ.pcap", "linux_dlt_sll2.pcap", "pcapng-multi-interface.pcapng", "q-in-q.pcap"} <= names
