@@ -199,9 +199,12 @@ def test_payload_cut_by_snaplen_is_kept_and_flagged():
 )
 def test_accounting_balances_on_random_bytes(linktype: int, frames: list[bytes], seed_tcp: bool):
     """Every record ends in exactly one of TCP / not_tcp / not_decoded, whatever the bytes."""
-    if seed_tcp and frames:
-        frames[0] = LINKS["ethernet"][1] if linktype == 1 else frames[0]
+    if seed_tcp:
+        frames = [LINKS["ethernet"][1], *frames]  # one real TCP frame among the noise
+        linktype = 1
     df, s = read_packets(pcap(linktype, frames))
     assert s.records == len(frames)
     assert s.records == s.tcp_packets + sum(s.not_tcp.values()) + sum(s.not_decoded.values())
     assert df.height == s.tcp_packets
+    if seed_tcp:
+        assert df["frame"][0] == 1 and df["seq_raw"][0] == 1000
