@@ -93,6 +93,16 @@ def test_cli_columns_and_csv(tmp_path: Path):
     assert _cli(str(GOOD), "--columns", "frame,bogus").exit_code == ExitCode.USAGE
 
 
+def test_cli_json_carries_rows_and_accounting():
+    import json
+
+    r = _cli(str(FIXTURES / "zeek" / "q-in-q.pcap"), "-f", "json", "-c", "frame")
+    assert r.exit_code == ExitCode.OK
+    doc = json.loads(r.stdout)
+    assert doc["rows"] == [] and doc["summary"]["records"] == 5
+    assert doc["summary"]["not_tcp"] == {"arp": 1, "udp": 4}
+
+
 def test_cli_rejected_file_exit_code_and_one_line_message():
     path = FIXTURES / "libpcap" / "pcap-invalid-version-1.pcap"
     r = _cli(str(path), "-f", "json")

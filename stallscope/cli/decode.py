@@ -93,7 +93,7 @@ class _Sink:
         else:
             self.kept.append(batch)
 
-    def close(self, columns: list[str] | None) -> None:
+    def close(self, columns: list[str] | None, summary: DecodeSummary | None) -> None:
         if self.fmt is OutputFormat.parquet:
             if self._parquet is None:  # no packet: still write a file with the schema
                 empty_table(columns).write_parquet(self.output)
@@ -108,7 +108,9 @@ class _Sink:
             df = pl.concat(self.kept) if self.kept else empty_table(columns)
             if self.fmt is OutputFormat.table:
                 df = _flat_lists(df)
-            render_frame(df, self.fmt, output=self.output, title=None)
+            # JSON carries the accounting beside the rows: {"summary": {...}, "rows": [...]}.
+            doc = {"summary": summary.to_dict() if summary else None, "rows": df.to_dicts()}
+            render_frame(df, self.fmt, output=self.output, json_document=doc if self.fmt is OutputFormat.json else None)
 
 
 def _pump(batches: PacketBatches, sink: _Sink, err: Console) -> None:
@@ -154,7 +156,7 @@ def decode(
             raise
         err.print("stallscope decode: internal error; rerun with --debug for the traceback", markup=False)
         raise typer.Exit(ExitCode.INTERNAL) from None
-    sink.close(batches.columns)
+    sink.close(batches.columns, batches.summary)
     if batches.summary is not None:
         err.print(summary_line(batches.summary), markup=False)
     if message:
