@@ -163,20 +163,6 @@ impl ColumnBuilder {
     }
 
     #[inline]
-    fn fixed<const N: usize>(&mut self, bytes: [u8; N], is_valid: bool) {
-        self.valid(is_valid);
-        self.values.extend_from_slice(&bytes);
-        self.len += 1;
-    }
-
-    #[inline]
-    fn boolean(&mut self, v: bool) {
-        self.valid(true);
-        push_bit(&mut self.values, self.len, v);
-        self.len += 1;
-    }
-
-    #[inline]
     fn end_offset(&mut self, end: usize) {
         self.offsets.extend_from_slice(&(end as i32).to_le_bytes());
         self.valid(true);
@@ -258,28 +244,60 @@ fn format_addr(a: &[u8; 16], version: u8, out: &mut [u8; 40]) -> usize {
 }
 
 fn fixed_col<const N: usize>(b: &mut ColumnBuilder, rows: &[(TcpPacket, FlowInfo)], get: impl Fn(&TcpPacket, &FlowInfo) -> [u8; N]) {
-    b.values.reserve(rows.len() * N);
-    for (p, f) in rows {
-        b.values.extend_from_slice(&get(p, f));
+    // Grow once, then fill in place: no capacity check per value.
+    let start = b.values.len();
+    b.values.resize(start + rows.len() * N, 0);
+    for (dst, (p, f)) in b.values[start..].chunks_exact_mut(N).zip(rows) {
+        dst.copy_from_slice(&get(p, f));
     }
     if let Some(v) = b.validity.as_mut() {
-        for i in b.len..b.len + rows.len() {
-            push_bit(v, i, true);
-        }
+        push_bits(v, b.len, rows.iter().map(|_| true));
     }
     b.len += rows.len();
 }
 
 fn opt_col<const N: usize>(b: &mut ColumnBuilder, rows: &[(TcpPacket, FlowInfo)], get: impl Fn(&TcpPacket, &FlowInfo) -> Option<[u8; N]>) {
-    for (p, f) in rows {
-        let v = get(p, f);
-        b.fixed(v.unwrap_or([0; N]), v.is_some());
+    let start = b.values.len();
+    b.values.resize(start + rows.len() * N, 0);
+    for (dst, (p, f)) in b.values[start..].chunks_exact_mut(N).zip(rows) {
+        if let Some(v) = get(p, f) {
+            dst.copy_from_slice(&v);
+        }
     }
+    let valid = rows.iter().map(|(p, f)| get(p, f).is_some());
+    b.null_count += rows.len() - valid.clone().filter(|v| *v).count();
+    if let Some(v) = b.validity.as_mut() {
+        push_bits(v, b.len, valid);
+    }
+    b.len += rows.len();
 }
 
 fn bool_col(b: &mut ColumnBuilder, rows: &[(TcpPacket, FlowInfo)], get: impl Fn(&TcpPacket, &FlowInfo) -> bool) {
-    for (p, f) in rows {
-        b.boolean(get(p, f));
+    if let Some(v) = b.validity.as_mut() {
+        push_bits(v, b.len, rows.iter().map(|_| true));
+    }
+    push_bits(&mut b.values, b.len, rows.iter().map(|(p, f)| get(p, f)));
+    b.len += rows.len();
+}
+
+/// Append bits to a bitmap that holds `len` bits, a whole byte at a time when aligned.
+fn push_bits(bitmap: &mut Vec<u8>, len: usize, bits: impl Iterator<Item = bool>) {
+    let mut i = len;
+    let mut bits = bits.peekable();
+    while i % 8 != 0 {
+        let Some(bit) = bits.next() else { return };
+        push_bit(bitmap, i, bit);
+        i += 1;
+    }
+    while bits.peek().is_some() {
+        let mut byte = 0u8;
+        for k in 0..8 {
+            match bits.next() {
+                Some(bit) => byte |= u8::from(bit) << k,
+                None => break,
+            }
+        }
+        bitmap.push(byte);
     }
 }
 
@@ -450,6 +468,18 @@ mod tests {
         assert_eq!(&b[0].values[2499 * 8..], &2499u64.to_le_bytes());
         assert_eq!(b[1].values[0], 0b1010_1010);
         assert_eq!((b[2].len, b[2].null_count), (2500, 2500));
+    }
+
+    #[test]
+    fn bitmaps_unaligned_and_aligned() {
+        let mut v = Vec::new();
+        push_bits(&mut v, 0, [true, false, true].into_iter());
+        push_bits(&mut v, 3, [true; 7].into_iter());
+        push_bits(&mut v, 10, [false, true].into_iter());
+        assert_eq!(v, vec![0b1111_1101, 0b0000_1011]);
+        let mut w = Vec::new();
+        push_bits(&mut w, 0, (0..20).map(|i| i % 3 == 0));
+        assert_eq!(w, vec![0b0100_1001, 0b1001_0010, 0b0000_0100]);
     }
 
     #[test]
