@@ -83,6 +83,8 @@ def _frame(columns: list[tuple]) -> pl.DataFrame:
 def _check_columns(columns: Sequence[str] | None) -> list[str] | None:
     if columns is None:
         return None
+    if not columns:
+        raise ValueError("columns must name at least one packet column (or be None for all)")
     unknown = [c for c in columns if c not in BY_NAME]
     if unknown:
         raise ValueError(f"unknown packet column(s) {unknown}; known: {', '.join(COLUMN_NAMES)}")

@@ -51,6 +51,8 @@ def test_column_selection_builds_only_those_columns_in_the_order_asked():
 def test_unknown_column_is_a_value_error():
     with pytest.raises(ValueError, match="nope"):
         read_packets(FIXTURES / "zeek" / "tcp_options.pcap", columns=["frame", "nope"])
+    with pytest.raises(ValueError, match="at least one"):
+        read_packets(FIXTURES / "zeek" / "tcp_options.pcap", columns=[])
 
 
 def test_empty_capture_gives_empty_table_with_schema():
