@@ -173,3 +173,23 @@ def test_frag_needed_quotes_the_offending_packet_and_carries_the_mtu():
 def test_frag_needed_ignores_non_ip_frames():
     arp = bytes(dpkt.ethernet.Ethernet(type=0x0806, data=b"\x00" * 28))
     assert frag_needed(arp, 1500, b"\x00" * 6) is None
+
+
+def _loss_after_idle(rate_bps: int, idle_ns: int) -> float:
+    """Fraction of lone frames lost right after a loss followed by `idle_ns` of silence."""
+    m = DirectionModel(DirectionConfig(rate_bps=rate_bps, gilbert=GilbertConfig(p_gb=0.01, p_bg=0.1), seed=5))
+    t, trials, lost = 0, 0, 0
+    while trials < 300:
+        t += 200_000
+        if not m.offer(t, FRAME).delivered:  # in a bad spell now
+            t += idle_ns
+            trials += 1
+            lost += not m.offer(t, FRAME).delivered
+    return lost / trials
+
+
+def test_gilbert_bad_spells_last_in_time_on_a_rate_limited_link():
+    # Per-frame chain (no rate): the frame after a loss is lost ~90 % of the time however long the gap.
+    assert _loss_after_idle(0, 200_000_000) > 0.8
+    # Rate-limited: 200 ms of silence is thousands of frame times, the spell is over.
+    assert _loss_after_idle(20_000_000, 200_000_000) < 0.2

@@ -163,7 +163,8 @@ def test_small_send_buffer_on_long_rtt_is_rate_limited_without_loss(runs):
 def test_burst_loss_without_sack_times_out_and_with_sack_does_not(runs):
     bad, ok = runs("burst_loss"), runs("burst_loss_sack")
     assert bad["drops"].get("gilbert_loss", 0) > 0 and ok["drops"].get("gilbert_loss", 0) > 0
-    assert bad["_sender"].timeouts >= 1
+    assert bad["_sender"].timeouts >= 2
+    # SACK repairs a burst within a round trip; an odd timeout (a burst eating a retransmission) is allowed.
     assert ok["_sender"].timeouts <= 1 < ok["_sender"].retransmissions
     assert ok["workload"]["client"]["throughput_bps"] > bad["workload"]["client"]["throughput_bps"]
 

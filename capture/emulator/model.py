@@ -23,6 +23,10 @@ GILBERT_LOSS = "gilbert_loss"
 QUEUE_OVERFLOW = "queue_overflow"
 SLOT_EXHAUSTED = "slot_exhausted"
 
+GILBERT_SLOT_BYTES = 1514
+# After this many idle steps the chain has long forgotten its state; stepping further is wasted time.
+GILBERT_MAX_IDLE_STEPS = 256
+
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
@@ -54,6 +58,7 @@ class DirectionModel:
     _busy_until_ns: int = 0
     _access_free_ns: int = 0
     _last_deliver_ns: int = 0
+    _last_gilbert_ns: int | None = None
 
     def __post_init__(self) -> None:
         c = self.config
@@ -116,8 +121,10 @@ class DirectionModel:
                 return self._drop(hop.reason, icmp_mtu=hop.icmp_mtu)
         if impair and self._random is not None and self._random.lose():
             return self._drop(RANDOM_LOSS)
-        if impair and self._gilbert is not None and self._gilbert.lose():
-            return self._drop(GILBERT_LOSS)
+        if impair and self._gilbert is not None:
+            self._advance_gilbert(now_ns)
+            if self._gilbert.lose():
+                return self._drop(GILBERT_LOSS)
 
         if self._switch is not None:
             deliver = self._through_switch(now_ns, ip_len, impair)
@@ -136,6 +143,17 @@ class DirectionModel:
         self.delivered += 1
         self.delivered_bytes += frame_len
         return Verdict(deliver)
+
+    def _advance_gilbert(self, now_ns: int) -> None:
+        """On a rate-limited link the chain steps once per full-frame time, sent or not, so a bad
+        spell lasts a stretch of time. Stepping only per offered frame would keep a lone
+        retransmission after a timeout inside the same burst, again and again."""
+        c = self.config
+        if c.rate_bps > 0 and self._last_gilbert_ns is not None:
+            slots = (now_ns - self._last_gilbert_ns) // _serialisation_ns(GILBERT_SLOT_BYTES, c.rate_bps) - 1
+            for _ in range(min(slots, GILBERT_MAX_IDLE_STEPS)):
+                self._gilbert.lose()  # the outcome for an empty slot is irrelevant; only the state moves
+        self._last_gilbert_ns = now_ns
 
     def _through_queue(self, now_ns: int, frame_len: int, impair: bool) -> int | Verdict:
         c = self.config

@@ -15,6 +15,9 @@ from stallscope.capture.scenarios.spec import Scenario
 from stallscope.simulate.ground_truth import Cause
 
 MS = 1_000_000
+# Bulk paths are rate-limited so a second of capture stays small enough for a committed fixture.
+PATH_RATE = 50_000_000
+LOSSY_RATE = 20_000_000
 # One-way delay of the ordinary test path: a LAN-like 2 ms round trip.
 LAN = DirectionConfig(delay_ns=1 * MS)
 LAN_LINK = LinkConfig(LAN, LAN)
@@ -126,7 +129,7 @@ def _scenarios() -> list[Scenario]:
             workload="bulk",
             sender=HostKnobs(sysctls={"tcp_mtu_probing": 0}),
             sender_mtu=9000, receiver_mtu=9000,
-            link=LinkConfig(DirectionConfig(delay_ns=1 * MS, pmtu=1500, pmtu_mode="icmp"), LAN),
+            link=LinkConfig(DirectionConfig(rate_bps=PATH_RATE, delay_ns=1 * MS, pmtu=1500, pmtu_mode="icmp"), LAN),
         ),
         Scenario(
             name="mss_mismatch",
@@ -135,7 +138,7 @@ def _scenarios() -> list[Scenario]:
             workload="bulk",
             sender=HostKnobs(route=RouteKnobs(mtu=1500, mtu_lock=True, advmss=8960)),
             sender_mtu=9000, receiver_mtu=9000,
-            link=LAN_LINK,
+            link=LinkConfig(DirectionConfig(rate_bps=PATH_RATE, delay_ns=1 * MS), LAN),
             expected=(Cause.MSS_MISMATCH,),
         ),
         Scenario(
@@ -158,12 +161,12 @@ def _scenarios() -> list[Scenario]:
         ),
         Scenario(
             name="burst_loss",
-            description="Gilbert-Elliott bursts (mean 10 packets) on a 100 Mbit/s path, SACK off: "
+            description="Gilbert-Elliott bursts (mean 10 packets) on a 20 Mbit/s path, SACK off: "
                         "bursts end in retransmission timeouts",
             workload="bulk",
             sender=HostKnobs(sysctls=NO_SACK),
             receiver=HostKnobs(sysctls=NO_SACK),
-            link=LinkConfig(DirectionConfig(rate_bps=100_000_000, delay_ns=1 * MS,
+            link=LinkConfig(DirectionConfig(rate_bps=LOSSY_RATE, delay_ns=1 * MS,
                                             gilbert=GilbertConfig(p_gb=0.003, p_bg=0.1), seed=11), LAN),
             expected=(Cause.BURST_LOSS_TIMEOUT,),
         ),
@@ -171,7 +174,7 @@ def _scenarios() -> list[Scenario]:
             name="burst_loss_sack",
             description="negative control: the same bursts with SACK on, repaired within a round trip",
             workload="bulk",
-            link=LinkConfig(DirectionConfig(rate_bps=100_000_000, delay_ns=1 * MS,
+            link=LinkConfig(DirectionConfig(rate_bps=LOSSY_RATE, delay_ns=1 * MS,
                                             gilbert=GilbertConfig(p_gb=0.003, p_bg=0.1), seed=11), LAN),
         ),
         Scenario(
@@ -184,9 +187,9 @@ def _scenarios() -> list[Scenario]:
         ),
         Scenario(
             name="clean_bulk",
-            description="negative control: bulk over a clean path with a 2 ms round trip",
+            description="negative control: bulk over a clean 50 Mbit/s path with a 2 ms round trip",
             workload="bulk",
-            link=LAN_LINK,
+            link=LinkConfig(DirectionConfig(rate_bps=PATH_RATE, delay_ns=1 * MS), LAN),
         ),
     ]
     return s

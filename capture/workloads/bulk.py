@@ -57,7 +57,9 @@ def write_all(sock: socket.socket, spec: dict[str, Any]) -> dict[str, Any]:
         since_pause += n
         if think:
             time.sleep(think)
-        if burst and since_pause >= burst and now_ns() + pause * 1e9 < deadline:
+        if burst and since_pause >= burst:
+            if now_ns() + pause * 1e9 >= deadline:
+                break  # end on a pause boundary: the run is bursts and pauses only
             time.sleep(pause)
             since_pause = 0
             pauses += 1
