@@ -1,13 +1,17 @@
 //! gzip (RFC 1952, several members in a row) over flate2's raw inflate. flate2's own GzDecoder
 //! drops the bytes it inflated in the same call as a corruption error; this one hands them out
 //! first and reports the error on the next read, so every whole record before the damage is
-//! kept and the result does not depend on read sizes.
+//! kept and the result does not depend on read sizes. It inflates into its own staging buffer,
+//! larger than miniz_oxide's 32 KiB window, so that an error never strands decoded bytes inside
+//! the inflater (found by fuzzing: a small caller buffer lost up to 32 KiB).
 
 use std::io::{self, ErrorKind, Read};
 
 use flate2::{Crc, Decompress, FlushDecompress, Status};
 
 const INPUT_BUFFER: usize = 256 * 1024;
+/// Inflate output staging: more than the inflater's 32 KiB window.
+const STAGING: usize = 64 * 1024;
 const FHCRC: u8 = 0x02;
 const FEXTRA: u8 = 0x04;
 const FNAME: u8 = 0x08;
@@ -30,6 +34,10 @@ pub struct GzipReader<R: Read> {
     input_eof: bool,
     state: State,
     inflate: Decompress,
+    /// Inflated bytes not yet handed out: `staged[spos..slen]`.
+    staged: Vec<u8>,
+    spos: usize,
+    slen: usize,
     crc: Crc,
     members: u64,
     /// An error found while producing bytes that were handed out first.
@@ -54,6 +62,9 @@ impl<R: Read> GzipReader<R> {
             input_eof: false,
             state: State::Header,
             inflate: Decompress::new(false),
+            staged: vec![0; STAGING],
+            spos: 0,
+            slen: 0,
             crc: Crc::new(),
             members: 0,
             deferred: None,
@@ -141,10 +152,25 @@ impl<R: Read> GzipReader<R> {
         Ok(())
     }
 
-    /// Inflates into `out`; Ok(0) only at a clean end of the last member.
-    fn body(&mut self, out: &mut [u8]) -> io::Result<usize> {
+    /// Inflates into the (empty) staging buffer; Ok(0) when the member's data ended.
+    fn body(&mut self) -> io::Result<usize> {
+        let out = &mut self.staged[..];
         loop {
-            let has_input = self.refill()?;
+            let has_input = self.pos < self.len || {
+                // Refill inline: `out` borrows the staging buffer only.
+                while self.pos == self.len && !self.input_eof {
+                    match self.inner.read(&mut self.input) {
+                        Ok(0) => self.input_eof = true,
+                        Ok(n) => {
+                            self.pos = 0;
+                            self.len = n;
+                        }
+                        Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                self.pos < self.len
+            };
             let (before_in, before_out) = (self.inflate.total_in(), self.inflate.total_out());
             let flush = if has_input { FlushDecompress::None } else { FlushDecompress::Finish };
             let res = self.inflate.decompress(&self.input[self.pos..self.len], out, flush);
@@ -178,14 +204,20 @@ impl<R: Read> GzipReader<R> {
 
 impl<R: Read> Read for GzipReader<R> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        if let Some(e) = self.deferred.take() {
-            self.state = State::Done;
-            return Err(e);
-        }
         if out.is_empty() {
             return Ok(0);
         }
         loop {
+            if self.spos < self.slen {
+                let n = out.len().min(self.slen - self.spos);
+                out[..n].copy_from_slice(&self.staged[self.spos..self.spos + n]);
+                self.spos += n;
+                return Ok(n);
+            }
+            if let Some(e) = self.deferred.take() {
+                self.state = State::Done;
+                return Err(e);
+            }
             match self.state {
                 State::Header => {
                     if !self.header()? {
@@ -195,10 +227,8 @@ impl<R: Read> Read for GzipReader<R> {
                     self.state = State::Body;
                 }
                 State::Body => {
-                    let n = self.body(out)?;
-                    if n > 0 {
-                        return Ok(n);
-                    }
+                    self.spos = 0;
+                    self.slen = self.body()?;
                 }
                 State::Trailer => {
                     self.trailer()?;
