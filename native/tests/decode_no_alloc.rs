@@ -3,28 +3,40 @@
 //! counting global allocator.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::Cell;
 
 use _native::accounting::Accounting;
+use _native::columns::{PacketColumns, SCHEMA};
 use _native::decode::drive;
 use _native::flows::FlowTracker;
 use _native::reader::CaptureReader;
 
 struct Counting;
 
-static ALLOCS: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    // Per thread, so tests running in parallel do not count each other's allocations.
+    static ALLOCS: Cell<usize> = const { Cell::new(0) };
+}
+
+fn count() {
+    let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+}
+
+fn allocs() -> usize {
+    ALLOCS.with(Cell::get)
+}
 
 // SAFETY: forwards to the system allocator unchanged; only counts calls.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        count();
         System.alloc(layout)
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         System.dealloc(ptr, layout)
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        count();
         System.realloc(ptr, layout, new_size)
     }
 }
@@ -62,9 +74,9 @@ fn allocations_while_driving(n: u32) -> (usize, u64) {
     let mut tracker = FlowTracker::new();
     let mut acct = Accounting::new();
     let mut payload = 0u64;
-    let before = ALLOCS.load(Ordering::Relaxed);
+    let before = allocs();
     drive(&mut reader, &mut tracker, &mut acct, usize::MAX, |p, _| payload += u64::from(p.payload_len)).unwrap();
-    (ALLOCS.load(Ordering::Relaxed) - before, payload)
+    (allocs() - before, payload)
 }
 
 #[test]
@@ -74,4 +86,26 @@ fn drive_allocates_nothing_per_packet() {
     assert_eq!((p_small, p_large), (200_000, 2_000_000));
     // Per-packet allocation would add >= 18,000 here; amortised (doubling) growth adds a handful.
     assert!(large < 64 && large - small.min(large) < 8, "{small} allocations for 2k packets, {large} for 20k");
+}
+
+fn allocations_building_columns(n: u32) -> (usize, usize) {
+    let mut reader = CaptureReader::from_bytes(capture(n)).unwrap();
+    let mut tracker = FlowTracker::new();
+    let mut acct = Accounting::new();
+    let cols: Vec<_> = SCHEMA.iter().map(|c| c.0).collect();
+    let before = allocs();
+    let mut pc = PacketColumns::new(&cols, 4096);
+    drive(&mut reader, &mut tracker, &mut acct, usize::MAX, |p, f| pc.append(p, f)).unwrap();
+    let rows = pc.len();
+    drop(pc.finish());
+    (allocs() - before, rows)
+}
+
+#[test]
+fn column_building_allocates_only_amortised_growth() {
+    let (small, rows_small) = allocations_building_columns(2_000);
+    let (large, rows_large) = allocations_building_columns(20_000);
+    assert_eq!((rows_small, rows_large), (2_000, 20_000));
+    // 45 columns, each growing by doubling: a few hundred reallocations at most, never one per row.
+    assert!(small < 1_000 && large < 1_000, "{small} allocations for 2k rows, {large} for 20k");
 }
