@@ -71,8 +71,8 @@ impl NotTcp {
 pub enum NotDecoded {
     UnsupportedLinktype = 0,
     TruncatedLinkHeader,
-    /// More stacked VLAN tags than any real network uses (guards against loops of tags).
-    TooManyVlanTags,
+    /// More stacked VLAN tags (8) or MPLS labels (16) than any real network uses.
+    TooManyTags,
     TruncatedIpHeader,
     BadIpVersion,
     BadIpHeaderLength,
@@ -92,7 +92,7 @@ impl NotDecoded {
     pub const ALL: [NotDecoded; 12] = [
         NotDecoded::UnsupportedLinktype,
         NotDecoded::TruncatedLinkHeader,
-        NotDecoded::TooManyVlanTags,
+        NotDecoded::TooManyTags,
         NotDecoded::TruncatedIpHeader,
         NotDecoded::BadIpVersion,
         NotDecoded::BadIpHeaderLength,
@@ -109,7 +109,7 @@ impl NotDecoded {
         match self {
             NotDecoded::UnsupportedLinktype => "unsupported_linktype",
             NotDecoded::TruncatedLinkHeader => "truncated_link_header",
-            NotDecoded::TooManyVlanTags => "too_many_vlan_tags",
+            NotDecoded::TooManyTags => "too_many_tags",
             NotDecoded::TruncatedIpHeader => "truncated_ip_header",
             NotDecoded::BadIpVersion => "bad_ip_version",
             NotDecoded::BadIpHeaderLength => "bad_ip_header_length",
