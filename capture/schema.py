@@ -60,7 +60,7 @@ NOT_TCP_REASONS: dict[str, str] = {
 NOT_DECODED_REASONS: dict[str, str] = {
     "unsupported_linktype": "a link type this decoder does not read",
     "truncated_link_header": "the link header was cut by the snaplen",
-    "too_many_tags": "more than 8 stacked VLAN tags or 16 MPLS labels",
+    "too_many_vlan_tags": "more than 8 stacked VLAN tags or 16 MPLS labels",
     "truncated_ip_header": "the IP header was cut by the snaplen",
     "bad_ip_version": "IP version nibble not 4/6 where one was announced",
     "bad_ip_header_length": "IPv4 IHL below 5",

@@ -71,8 +71,9 @@ impl NotTcp {
 pub enum NotDecoded {
     UnsupportedLinktype = 0,
     TruncatedLinkHeader,
-    /// More stacked VLAN tags (8) or MPLS labels (16) than any real network uses.
-    TooManyTags,
+    /// More stacked VLAN tags (8) or MPLS labels (16) than any real network uses (the name is
+    /// kept for MPLS too: reason names are a published interface).
+    TooManyVlanTags,
     TruncatedIpHeader,
     BadIpVersion,
     BadIpHeaderLength,
@@ -92,7 +93,7 @@ impl NotDecoded {
     pub const ALL: [NotDecoded; 12] = [
         NotDecoded::UnsupportedLinktype,
         NotDecoded::TruncatedLinkHeader,
-        NotDecoded::TooManyTags,
+        NotDecoded::TooManyVlanTags,
         NotDecoded::TruncatedIpHeader,
         NotDecoded::BadIpVersion,
         NotDecoded::BadIpHeaderLength,
@@ -109,7 +110,7 @@ impl NotDecoded {
         match self {
             NotDecoded::UnsupportedLinktype => "unsupported_linktype",
             NotDecoded::TruncatedLinkHeader => "truncated_link_header",
-            NotDecoded::TooManyTags => "too_many_tags",
+            NotDecoded::TooManyVlanTags => "too_many_vlan_tags",
             NotDecoded::TruncatedIpHeader => "truncated_ip_header",
             NotDecoded::BadIpVersion => "bad_ip_version",
             NotDecoded::BadIpHeaderLength => "bad_ip_header_length",

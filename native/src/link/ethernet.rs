@@ -41,7 +41,7 @@ pub fn by_ethertype(mut etype: u16, mut rest: &[u8]) -> LinkResult<'_> {
     while matches!(etype, ETHERTYPE_VLAN | ETHERTYPE_QINQ | ETHERTYPE_QINQ_OLD) {
         tags += 1;
         if tags > MAX_VLAN_TAGS {
-            return Err(Skip::NotDecoded(NotDecoded::TooManyTags));
+            return Err(Skip::NotDecoded(NotDecoded::TooManyVlanTags));
         }
         etype = be16(rest, 2).ok_or_else(truncated)?;
         rest = &rest[4..];
@@ -73,7 +73,7 @@ fn mpls(mut rest: &[u8]) -> LinkResult<'_> {
             };
         }
     }
-    Err(Skip::NotDecoded(NotDecoded::TooManyTags))
+    Err(Skip::NotDecoded(NotDecoded::TooManyVlanTags))
 }
 
 /// PPPoE session stage: version/type, code, session id, length, then the PPP protocol field.
@@ -141,7 +141,7 @@ mod tests {
     #[test]
     fn too_many_tags_and_truncated_tag() {
         let f = frame(&[0x8100; 10], &[]);
-        assert_eq!(strip(&f), Err(Skip::NotDecoded(NotDecoded::TooManyTags)));
+        assert_eq!(strip(&f), Err(Skip::NotDecoded(NotDecoded::TooManyVlanTags)));
         let mut f = frame(&[0x8100], &[]);
         f.extend_from_slice(&[0, 1, 8]);
         assert_eq!(strip(&f), Err(Skip::NotDecoded(NotDecoded::TruncatedLinkHeader)));
@@ -156,7 +156,7 @@ mod tests {
         let f = frame(&[0x8847], &[0, 0x01, 0x01, 64, 0x45]);
         assert_eq!(strip(&f), Ok(L3::V4(&[0x45][..])));
         assert_eq!(strip(&frame(&[0x8847], &[0, 0, 0, 64])), Err(Skip::NotDecoded(NotDecoded::TruncatedLinkHeader)));
-        assert_eq!(strip(&frame(&[0x8847], &[0u8; 80])), Err(Skip::NotDecoded(NotDecoded::TooManyTags)));
+        assert_eq!(strip(&frame(&[0x8847], &[0u8; 80])), Err(Skip::NotDecoded(NotDecoded::TooManyVlanTags)));
         let f = frame(&[0x8864], &[0x11, 0, 0, 7, 0, 22, 0x00, 0x21, 0x45]);
         assert_eq!(strip(&f), Ok(L3::V4(&[0x45][..])));
         let f = frame(&[0x8100, 0x8864], &[0x11, 0, 0, 7, 0, 22, 0x00, 0x57, 0x60]);
