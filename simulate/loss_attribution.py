@@ -31,6 +31,7 @@ _BY_REASON: dict[str, tuple[Cause, str | None]] = {
     "queue_overflow": (Cause.BURST_LOSS_TIMEOUT, "queue_overflow"),
     "random_loss": (Cause.BURST_LOSS_TIMEOUT, None),
     "gilbert_loss": (Cause.BURST_LOSS_TIMEOUT, None),
+    "injected_loss": (Cause.BURST_LOSS_TIMEOUT, None),
 }
 _STRUCTURAL = {Cause.PMTU_BLACKHOLE, Cause.MSS_MISMATCH, Cause.JUMBO_SLOT_EXHAUSTION}
 

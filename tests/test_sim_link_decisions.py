@@ -69,3 +69,12 @@ def test_pmtu_hop_modes():
         PmtuHop(1500, "fragment")
     with pytest.raises(ValueError):
         PmtuHop(40)
+
+
+def test_nth_loss_loses_exactly_the_listed_packets():
+    from stallscope.simulate.links.loss import NthLoss
+
+    model = NthLoss((2, 5))
+    assert [model.lose() for _ in range(6)] == [False, True, False, False, True, False]
+    with pytest.raises(ValueError):
+        NthLoss((0,))

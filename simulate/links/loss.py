@@ -62,3 +62,21 @@ class GilbertElliott:
             return self.loss_bad if self.bad else self.loss_good
         pi_bad = self.p_gb / total
         return pi_bad * self.loss_bad + (1 - pi_bad) * self.loss_good
+
+
+class NthLoss:
+    """Loses exactly the listed packets (1-based counts of the packets offered): a deterministic
+    trigger loss for reproductions that study what happens after one loss."""
+
+    def __init__(self, indices: tuple[int, ...] | list[int]) -> None:
+        if any(i < 1 for i in indices):
+            raise ValueError(f"packet indices are 1-based, got {sorted(indices)}")
+        self.indices = frozenset(indices)
+        self.offered = 0
+        self.lost = 0
+
+    def lose(self) -> bool:
+        self.offered += 1
+        hit = self.offered in self.indices
+        self.lost += hit
+        return hit

@@ -20,7 +20,7 @@ from ..segment import Receiver, Segment
 from .atm import CellSwitchBuffer, aal5_wire_bytes
 from .atm_path import AtmSwitchPath
 from .drops import DropLog
-from .loss import GilbertElliott, RandomLoss
+from .loss import GilbertElliott, NthLoss, RandomLoss
 from .nic import JumboSlotPool
 from .pmtu import PmtuHop
 from .serial import SerialLink
@@ -119,7 +119,7 @@ class PathInput:
 
 
 _IMPAIRMENTS = frozenset({
-    "reverse_rate_bps", "loss", "reverse_loss", "gilbert", "loss_data_only", "atm_switch",
+    "reverse_rate_bps", "loss", "reverse_loss", "gilbert", "loss_data_only", "drop_nth", "atm_switch",
     "jumbo_slots", "jumbo_min_frame_len", "jumbo_replenish_ns", "jumbo_hold_until_acked",
     "pmtu_mtu", "pmtu_mode", "icmp_sink", "drop_log",
 })
@@ -131,7 +131,8 @@ def make_path(sim: Simulator, name: str, *, rate_bps: int | None = None, delay_n
     """(forward input, reverse input); connect each to the host at its far end.
 
     Impairments (forward direction unless named reverse_): loss=p, gilbert=(p_gb, p_bg,
-    loss_good, loss_bad), loss_data_only, atm_switch=AtmSwitchSpec, jumbo_slots=N (receiving
+    loss_good, loss_bad), drop_nth=(n, ...) (lose exactly those packets), loss_data_only
+    (count and lose data segments only), atm_switch=AtmSwitchSpec, jumbo_slots=N (receiving
     NIC; jumbo_min_frame_len, jumbo_replenish_ns, jumbo_hold_until_acked), pmtu_mtu=M with
     pmtu_mode "icmp" | "blackhole" and icmp_sink(now, mtu), reverse_rate_bps, reverse_loss,
     drop_log=DropLog (gets every drop with where and why).
@@ -162,6 +163,10 @@ def make_path(sim: Simulator, name: str, *, rate_bps: int | None = None, delay_n
         p_gb, p_bg, lg, lb = impairments["gilbert"]
         forward.append(LossStage(GilbertElliott(p_gb, p_bg, lg, lb, sim.rng), name=f"{name}-ge",
                                  on_drop=on_drop(f"{name}-fwd-loss"), reason="gilbert_loss",
+                                 data_only=data_only))
+    if impairments.get("drop_nth"):
+        forward.append(LossStage(NthLoss(impairments["drop_nth"]), name=f"{name}-nth",
+                                 on_drop=on_drop(f"{name}-fwd-loss"), reason="injected_loss",
                                  data_only=data_only))
     spec: AtmSwitchSpec | None = impairments.get("atm_switch")
     if spec is not None:

@@ -62,5 +62,7 @@ REPRODUCTIONS: dict[str, Reproduction] = {
                      "moldeklev:appendix_a"),
         Reproduction("salamon", "Salamon: Linux 2.0.29 TCP_NODELAY tail held when message = receive window",
                      "salamon:salamon"),
+        Reproduction("kung-morris", "Kung & Morris: TCP over an ATM switch port, no discard / PPD / EPD",
+                     "kung_morris:kung_morris"),
     )
 }
