@@ -61,6 +61,8 @@ LINKS = {
     "ethernet": (1, eth(V4)),
     "802.1q": (1, MAC + b"\x81\x00\x00\x64\x08\x00" + V4),
     "802.1ad q-in-q": (1, MAC + b"\x88\xa8\x00\x0a\x81\x00\x00\x64\x86\xdd" + V6),
+    "mpls": (1, MAC + b"\x88\x47" + b"\x00\x01\x00\x40" + b"\x00\x02\x01\x40" + V4),
+    "pppoe": (1, MAC + b"\x88\x64" + b"\x11\x00\x00\x07" + struct.pack(">H", len(V6) + 2) + b"\x00\x57" + V6),
     "sll": (113, struct.pack(">HHH8sH", 0, 1, 6, b"\x02" * 6 + b"\0\0", 0x0800) + V4),
     "sll2": (276, struct.pack(">HHIHBB8s", 0x86DD, 0, 3, 1, 0, 6, b"\x02" * 6 + b"\0\0") + V6),
     "null little-endian": (0, struct.pack("<I", 2) + V4),
