@@ -127,3 +127,16 @@ def test_killed_run_is_cleaned_up_by_the_next_sweep(tmp_path):
     assert _owned_by(proc.pid) == []
     time.sleep(0.2)
     assert [p for p in pids if _alive(p)] == []
+
+
+def test_failed_run_raises_a_typed_error_and_leaves_nothing(tmp_path):
+    from stallscope.capture.scenarios.runner import ScenarioFailed, run_scenario
+    from stallscope.capture.scenarios.spec import Scenario
+
+    # An empty list of response lengths makes the client crash after the servers started.
+    broken = Scenario(name="broken", description="a workload that crashes", workload="reqresp",
+                      workload_spec={"lengths": []})
+    with pytest.raises(ScenarioFailed, match="reqresp client failed"):
+        run_scenario(broken, tmp_path, seconds=1)
+    assert _owned_by(os.getpid()) == []
+    assert not (tmp_path / "broken.json").exists()
