@@ -64,5 +64,7 @@ REPRODUCTIONS: dict[str, Reproduction] = {
                      "salamon:salamon"),
         Reproduction("kung-morris", "Kung & Morris: TCP over an ATM switch port, no discard / PPD / EPD",
                      "kung_morris:kung_morris"),
+        Reproduction("gigatcp", "Shalunov GigaTCP: jumbo receive slots 384 vs 8192, cloned-route MSS",
+                     "gigatcp:gigatcp", slow=True),
     )
 }
