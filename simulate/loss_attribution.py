@@ -48,14 +48,19 @@ class DropLogClassifier:
 
     def __init__(self, log: DropLog) -> None:
         self.log = log
-        self._seen = 0  # drops already attributed to an earlier timeout
+        # Per flow: how far into the log drops were already attributed to an earlier timeout.
+        self._seen: dict[tuple[str, int, str, int], int] = {}
         self.answers: list[dict[str, Any]] = []
 
     def episode(self, uids: list[int]) -> list[Drop]:
         named = [self.log.by_uid[u] for u in uids if u in self.log.by_uid]
         flows = {d.flow for d in named}
-        fresh = [d for d in self.log.drops[self._seen:] if d.flow in flows]
-        self._seen = len(self.log.drops)
+        drops = self.log.drops
+        start = min((self._seen.get(f, 0) for f in flows), default=len(drops))
+        fresh = [d for i, d in enumerate(drops[start:], start)
+                 if d.flow in flows and i >= self._seen.get(d.flow, 0)]
+        for f in flows:
+            self._seen[f] = len(drops)
         out = {id(d): d for d in named}
         out.update({id(d): d for d in fresh})
         return sorted(out.values(), key=lambda d: (d.at_ns, d.uid))

@@ -58,3 +58,13 @@ def test_other_flows_do_not_leak_in_and_unknown_uids_fall_back():
     empty = make_loss_classifier(DropLog())
     assert empty([5]) == (Cause.SINGLE_LOSS_TIMEOUT, None)
     assert empty([5, 6]) == (Cause.BURST_LOSS_TIMEOUT, "queue_overflow")
+
+
+def test_a_timeout_on_one_flow_leaves_the_other_flows_drops_for_its_own_timeout():
+    log = log_with((1, 1, 0, "atm_cell_loss"))
+    log.record(2, seg(2, 0, src="c", dst="d"), "queue_overflow", "link")
+    log.record(3, seg(3, 1000, src="c", dst="d"), "queue_overflow", "link")
+    classify = make_loss_classifier(log)
+    assert classify([1]) == (Cause.SINGLE_LOSS_TIMEOUT, None)
+    # flow c->d's timeout still sees both of its drops although they were logged earlier
+    assert classify([2]) == (Cause.BURST_LOSS_TIMEOUT, "queue_overflow")
