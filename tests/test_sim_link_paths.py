@@ -140,3 +140,17 @@ def test_random_loss_is_seeded_and_logged():
     lost, got = run(4)
     assert lost == run(4)[0] and 20 < len(lost) < 60 and got == 200 - len(lost)
     assert lost != run(5)[0]
+
+
+def test_black_hole_in_a_full_run_swallows_every_large_segment():
+    """Through the real hosts: the handshake's small segments pass the 1500-byte hop, every
+    jumbo data segment (and each retransmission of it) vanishes, and the drops are counted."""
+    from stallscope.simulate.reproductions.impaired_bulk import run_impaired
+    from stallscope.simulate.run_bulk import BulkConfig
+
+    cfg = BulkConfig(personality="freebsd4", link="gige", mtu=9000, sndbuf=1 << 20, rcvbuf=1 << 20,
+                     write=65536, read=65536, bytes=1 << 20)
+    result, path = run_impaired(cfg, pmtu_mtu=1500, pmtu_mode="blackhole")
+    assert not result.completed and result.bytes == 0
+    assert result.timeouts > 0
+    assert result.ground_truth.drops == {"pmtu_blackhole": result.retransmits + 1}
