@@ -11,6 +11,10 @@ import random
 from dataclasses import dataclass, field
 
 from stallscope.capture.emulator.config import DirectionConfig
+from stallscope.simulate.links.atm import CellSwitchBuffer, aal5_cells
+from stallscope.simulate.links.loss import GilbertElliott, RandomLoss
+from stallscope.simulate.links.nic import JumboSlotPool
+from stallscope.simulate.links.pmtu import PmtuHop
 
 CELL_WIRE_BYTES = 53
 ETH_HEADER = 14
@@ -69,26 +73,16 @@ class DirectionModel:
         self._slots = None
         self._pmtu = None
         if c.pmtu is not None:
-            from stallscope.simulate.links.pmtu import PmtuHop
-
             self._pmtu = PmtuHop(c.pmtu, c.pmtu_mode)
         if c.loss > 0:
-            from stallscope.simulate.links.loss import RandomLoss
-
             self._random = RandomLoss(c.loss, random.Random(rng.getrandbits(64)))
         if c.gilbert is not None:
-            from stallscope.simulate.links.loss import GilbertElliott
-
             g = c.gilbert
             self._gilbert = GilbertElliott(g.p_gb, g.p_bg, g.loss_good, g.loss_bad, random.Random(rng.getrandbits(64)))
         if c.switch is not None:
-            from stallscope.simulate.links.atm import CellSwitchBuffer
-
             s = c.switch
             self._switch = CellSwitchBuffer(s.capacity_cells, c.rate_bps, s.policy, s.epd_threshold_cells)
         if c.slot_pool is not None:
-            from stallscope.simulate.links.nic import JumboSlotPool
-
             p = c.slot_pool
             self._slots = JumboSlotPool(p.slots, p.min_frame_len, p.replenish_ns)
 
@@ -98,8 +92,6 @@ class DirectionModel:
 
     @staticmethod
     def cells(ip_len: int) -> int:
-        from stallscope.simulate.links.atm import aal5_cells
-
         return aal5_cells(ip_len)
 
     def wire_bytes(self, frame_len: int) -> int:

@@ -1,6 +1,6 @@
 """Bulk transfer: the client (sender namespace) writes, the server (receiver namespace) reads.
 
-Spec keys: host, total_bytes, seconds, write_size, read_size, write_think_us, read_think_us
+Spec keys: host, port, total_bytes, seconds, write_size, read_size, write_think_us, read_think_us
 (a slow reader reads little and sleeps), sender/receiver socket knobs.
 """
 
@@ -11,11 +11,11 @@ import time
 from typing import Any
 
 from stallscope.capture.knobs import SocketKnobs
-from stallscope.capture.workloads.common import connect, listen, main, now_ns
+from stallscope.capture.workloads.common import PORT, connect, listen, main, now_ns
 
 
 def server(spec: dict[str, Any]) -> dict[str, Any]:
-    lsock = listen(SocketKnobs.from_json(spec.get("receiver_socket")))
+    lsock = listen(SocketKnobs.from_json(spec.get("receiver_socket")), port=int(spec.get("port", PORT)))
     conn, _ = lsock.accept()
     read_size = int(spec.get("read_size", 1 << 20))
     think = spec.get("read_think_us", 0) / 1e6
@@ -75,7 +75,7 @@ def write_all(sock: socket.socket, spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def client(spec: dict[str, Any]) -> dict[str, Any]:
-    sock = connect(SocketKnobs.from_json(spec.get("sender_socket")), spec["host"])
+    sock = connect(SocketKnobs.from_json(spec.get("sender_socket")), spec["host"], int(spec.get("port", PORT)))
     result = {"role": "client", **write_all(sock, spec)}
     sock.close()
     result["throughput_bps"] = result["bytes_sent"] * 8 * 10**9 // max(1, result["elapsed_ns"])
