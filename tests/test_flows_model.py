@@ -170,3 +170,32 @@ def test_table_invariants_on_public_fixtures() -> None:
         assert (table["orig_packets"] + table["resp_packets"] == table["packets"]).all()
         assert summary.records == summary.tcp_packets + sum(summary.not_tcp.values()) + sum(summary.not_decoded.values())
     assert checked > 10
+
+
+STREAM_CASES = {
+    "new ISN before any answer": [(0, _c2s(SYN, 1000, 0)), (MS, _c2s(SYN, 5000, 0)), (2 * MS, _s2c(SYN | ACK, 77, 5001))],
+    "SYN far outside, no FIN": [
+        (0, _c2s(SYN, 1000, 0)), (MS, _s2c(SYN | ACK, 77, 1001)), (2 * MS, _c2s(ACK, 1001, 78)),
+        (3 * MS, _c2s(SYN, 1000 + (3 << 30), 0)),
+    ],
+    "responder reconnects after FIN": [
+        (0, _c2s(SYN, 1000, 0)), (MS, _s2c(SYN | ACK, 77, 1001)), (2 * MS, _c2s(FIN | ACK, 1001, 78)),
+        (3 * MS, _s2c(FIN | ACK, 78, 1002)), (4 * MS, _s2c(SYN, 9999, 0)),
+    ],
+    "SYN/ACK first": [(0, _s2c(SYN | ACK, 77, 1001)), (MS, _c2s(ACK, 1001, 78))],
+}
+
+
+@pytest.mark.peer
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed")
+@pytest.mark.parametrize("case", sorted(STREAM_CASES))
+def test_stream_split_agrees_with_tshark(tmp_path: Path, case: str) -> None:
+    """tcp.stream, tcp.seq and tcp.ack from tshark equal our stream, seq_rel, ack_rel."""
+    path = _write(tmp_path / "c.pcap", STREAM_CASES[case])
+    out = subprocess.run(
+        ["tshark", "-n", "-r", str(path), "-T", "fields", "-e", "tcp.stream", "-e", "tcp.seq", "-e", "tcp.ack"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()
+    theirs = [tuple(int(x) for x in out[i : i + 3]) for i in range(0, len(out), 3)]
+    packets, _ = read_packets(path, columns=["stream", "seq_rel", "ack_rel"])
+    assert list(packets.iter_rows()) == theirs

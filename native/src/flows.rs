@@ -11,6 +11,11 @@
 //!   clamped to 14, RFC 7323); after a handshake without it, the raw window (scale 0). Either way
 //!   `wscale_known` is true. Without both SYNs the raw window is returned with `wscale_known` false.
 //!   SYN segments are never scaled.
+//! - A pure SYN on a 4-tuple that already has a stream starts a new stream (port reuse) when its
+//!   ISN differs from that side's SYN and either the old connection saw FIN or RST, or its first
+//!   SYN was never answered (a retry with a new ISN), or the SYN lies more than 2^30 from the old
+//!   sequence space. tshark starts a new stream for any SYN with a different ISN; an in-window SYN
+//!   on an established connection stays in its stream here (RFC 5961 treats it as suspect).
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -226,6 +231,10 @@ impl FlowTracker {
             return false; // a retransmitted SYN
         }
         if c.closed() {
+            return true;
+        }
+        // A new ISN while the first SYN is still unanswered: the client gave up and retried.
+        if d.syn_seen && !c.dirs[1 - dir].syn_seen {
             return true;
         }
         if d.space.set {
@@ -449,12 +458,24 @@ mod tests {
         t.assign(&syn(true, flags::SYN, 100, 0, None));
         let again = t.assign(&syn(true, flags::SYN, 100, 0, None));
         assert_eq!(again.stream, 0);
-        // A different ISN while the connection is open and close to its space: same stream.
+        t.assign(&syn(false, SA, 900, 101, None));
+        // A different ISN on an established connection, close to its space: same stream
+        // (tshark would start a new one; an in-window SYN is treated as bogus, RFC 5961).
         let near = t.assign(&syn(true, flags::SYN, 150, 0, None));
         assert_eq!(near.stream, 0);
         // Far outside the old sequence space: a new connection even without FIN/RST.
         let far = t.assign(&syn(true, flags::SYN, 100u32.wrapping_add(3 << 30), 0, None));
         assert_eq!(far.stream, 1);
+    }
+
+    #[test]
+    fn new_isn_before_any_answer_is_a_new_attempt() {
+        let mut t = FlowTracker::new();
+        t.assign(&syn(true, flags::SYN, 1000, 0, None));
+        let again = t.assign(&syn(true, flags::SYN, 5000, 0, None));
+        assert_eq!((again.stream, again.seq_rel), (1, 0));
+        let answer = t.assign(&syn(false, SA, 77, 5001, None));
+        assert_eq!((answer.stream, answer.ack_rel), (1, 1));
     }
 
     #[test]
