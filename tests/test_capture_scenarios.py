@@ -67,7 +67,7 @@ def test_nagle_4k_buffer_over_jumbo_mtu_stalls_about_40_ms(runs):
     assert doc["_sender"].retransmissions == 0
 
 
-@pytest.mark.parametrize("name", ["nagle_4k_jumbo_nodelay", "nagle_128k_buffer"])
+@pytest.mark.parametrize("name", ["nagle_4k_jumbo_nodelay", "nagle_128k_buffer", "nagle_4k_jumbo_per_request"])
 def test_nagle_negative_controls_do_not_stall(runs, name):
     doc = runs(name)
     assert doc["negative_control"]

@@ -29,12 +29,14 @@ ATM_MTU = 9180
 ATM_ACCESS = 155_520_000
 
 
-def _reqresp(name: str, description: str, *, app_buffer: int, nodelay: bool, expected=()) -> Scenario:
+def _reqresp(name: str, description: str, *, app_buffer: int, nodelay: bool, expected=(),
+             per_request: bool = False) -> Scenario:
     return Scenario(
         name=name,
         description=description,
         workload="reqresp",
-        workload_spec={"app_buffer": app_buffer, "lengths": "random", "seed": 7},
+        workload_spec={"app_buffer": app_buffer, "lengths": "random", "seed": 7,
+                       "per_request_connection": per_request},
         sender=HostKnobs(socket=SocketKnobs(nodelay=nodelay)),
         sender_mtu=9000,
         receiver_mtu=9000,
@@ -75,6 +77,9 @@ def _scenarios() -> list[Scenario]:
                  app_buffer=4096, nodelay=True),
         _reqresp("nagle_128k_buffer", "negative control: the same with a 128 KB application buffer "
                  "(one write per response)", app_buffer=128 * 1024, nodelay=False),
+        _reqresp("nagle_4k_jumbo_per_request", "negative control: the 4 KB buffer with Nagle on, but one "
+                 "connection per request: Linux's quick-ACK mode on a fresh connection acknowledges at once",
+                 app_buffer=4096, nodelay=False, per_request=True),
         _atm("atm_clean", "negative control: bulk over a 135 Mbit/s ATM path (MTU 9180, cell tax), SACK off, "
              "no switch buffer limit", None),
         _atm("atm_small_buffer", "bulk over the ATM path through a small switch buffer with no discard "
