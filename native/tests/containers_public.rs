@@ -2,6 +2,9 @@
 //! reports (`tshark -r F -T fields -e frame.number | wc -l`), and the files libpcap refuses
 //! refused with libpcap's own messages. Skipped when the folder is absent.
 
+// Timestamps are written seconds_nanoseconds, as tshark prints them.
+#![allow(clippy::inconsistent_digit_grouping, clippy::type_complexity)]
+
 use std::path::{Path, PathBuf};
 
 use _native::error::ReadError;

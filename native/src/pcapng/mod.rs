@@ -46,7 +46,7 @@ fn block_name(btype: u32) -> Option<&'static str> {
 
 /// A block's total length can never be below 12 (or its type's fixed part) or unaligned.
 pub fn block_len_ok(offset: u64, block_type: u32, length: u32, min: u32) -> Result<(), ReadError> {
-    if length < min.max(12) || length % 4 != 0 {
+    if length < min.max(12) || !length.is_multiple_of(4) {
         return Err(ReadError::BadBlockLength { offset, block_type, length });
     }
     Ok(())

@@ -37,7 +37,7 @@ impl W {
     }
     /// Zero padding to a multiple of 4.
     pub fn pad(&mut self) -> &mut W {
-        while self.out.len() % 4 != 0 {
+        while !self.out.len().is_multiple_of(4) {
             self.out.push(0);
         }
         self
