@@ -45,5 +45,11 @@ fixtures: setup
 		stallscope capture scenario $${run%%:*} --out fixtures --seconds $${run##*:} --format json >/dev/null || exit 1; \
 	done
 
+# Coverage-guided fuzzing of the capture readers (needs nightly and cargo-fuzz); FUZZ_SECONDS to taste.
+FUZZ_SECONDS ?= 300
+fuzz:
+	bash native/fuzz/seed_corpus.sh
+	cd native && cargo +nightly fuzz run fuzz_reader -- -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=1024
+
 clean:
 	rm -rf native/target build *.egg-info $(STAMP) stallscope/_native*.so
