@@ -66,5 +66,13 @@ REPRODUCTIONS: dict[str, Reproduction] = {
                      "kung_morris:kung_morris"),
         Reproduction("gigatcp", "Shalunov GigaTCP: jumbo receive slots 384 vs 8192, cloned-route MSS",
                      "gigatcp:gigatcp", slow=True),
+        Reproduction("mogul-table4", "Mogul & Minshall table 4: naglemark scores per Nagle variant, Ethernet",
+                     "mogul:table4", slow=True),
+        Reproduction("mogul-table5", "Mogul & Minshall table 5: naglemark scores per Nagle variant, FDDI",
+                     "mogul:table5", slow=True),
+        Reproduction("mogul-fddi-8192", "Mogul §9: FDDI with 8192-byte buffers, one tick-released burst per 200 ms",
+                     "mogul:fddi_8192"),
+        Reproduction("mogul-of-sfs", "Mogul §3.3 table 1: share of responses vulnerable to OF+SFS",
+                     "mogul:of_sfs_table1"),
     )
 }

@@ -161,3 +161,89 @@ def table_rows(sim: SimulatedTable, paper: dict[mc.Cell, mc.PaperCell]) -> list[
             }
         )
     return rows
+
+
+# --- `stallscope reproduce` entries ------------------------------------------------------------------
+
+
+def _table_result(name: str, link: str, responses: int, random_repetitions: int, workers: int, seed: int):
+    from . import ReproductionResult
+
+    paper = mc.load_paper_table(link)
+    sim = run_table(link, responses=responses, random_repetitions=random_repetitions, seed=seed, workers=workers)
+    verdict = mc.judge(sim.cells, paper)
+    rows = table_rows(sim, paper)
+    for variant, (s, p) in verdict.worst.items():
+        rows.append({"variant": variant, "app_buf": "worst", "sockbuf": "", "sim_pct": round(s, 1), "sim_trial": "",
+                     "paper_pct": p, "paper_trial": "", "within_8": verdict.worst_ok[variant]})
+    failed_worst = [v for v, ok in verdict.worst_ok.items() if not ok]
+    text = (
+        f"worst score within {mc.WORST_TOLERANCE_POINTS:g} points for {len(verdict.worst) - len(failed_worst)}/"
+        f"{len(verdict.worst)} variants{' (off: ' + ', '.join(failed_worst) + ')' if failed_worst else ''}; "
+        f"{verdict.cells_within}/{verdict.cells_total} cells within {mc.CELL_TOLERANCE_POINTS:g} points "
+        f"(need {mc.CELL_SHARE_REQUIRED:.0%}); Kendall tau-b {verdict.tau:.2f} (need {mc.KENDALL_TAU_REQUIRED}); "
+        f"{sim.trials_run} trials of {responses} responses, {random_repetitions} repetitions of r/R, {sim.wall_s:.0f} s"
+    )
+    return ReproductionResult(
+        name, f"Mogul & Minshall {'table 4 (Ethernet)' if link == 'ethernet10' else 'table 5 (FDDI)'}: naglemark worst scores",
+        rows, verdict.passed, text,
+        {"wall_s": sim.wall_s, "tau": verdict.tau, "cells_within": verdict.cells_within, "trials": sim.trials_run},
+    )
+
+
+# Defaults for the CLI: a subsample that keeps one table to minutes (see the module docstring).
+DEFAULT_RESPONSES = 200
+DEFAULT_RANDOM_REPETITIONS = 2
+
+
+def table4(responses: int = DEFAULT_RESPONSES, random_repetitions: int = DEFAULT_RANDOM_REPETITIONS,
+           workers: int = 2, seed: int = 0):
+    return _table_result("mogul-table4", "ethernet10", responses, random_repetitions, workers, seed)
+
+
+def table5(responses: int = DEFAULT_RESPONSES, random_repetitions: int = DEFAULT_RANDOM_REPETITIONS,
+           workers: int = 2, seed: int = 0):
+    return _table_result("mogul-table5", "fddi", responses, random_repetitions, workers, seed)
+
+
+# Mogul §9: "On an FDDI network, using 8192-byte buffers, this scenario can result in a TCP
+# throughput of 21,560 bytes/sec" (one 4312-byte segment per 200 ms delayed-ACK tick).
+FDDI_8192_PAPER_BYTES_S = 21_560
+FDDI_RAW_BYTES_S = 12_500_000
+FDDI_8192_TRANSFER = 200_000
+
+
+def fddi_8192(nbytes: int = FDDI_8192_TRANSFER):
+    """Bulk Tru64 transfer over FDDI with an 8192-byte send buffer (< 2 * MSS), traditional delayed
+    ACK (inference off). Held to: throughput below 1 % of the raw rate and within a factor of 2 of
+    the paper's 21,560 bytes/s; data moves once per 200 ms tick."""
+    from . import ReproductionResult
+    from ..run_bulk import BulkConfig, run_bulk
+
+    rows = []
+    for nagle in ("NAGLE", "OFF"):
+        r = run_bulk(BulkConfig(personality="tru64", link="fddi", sndbuf=8192, bytes=nbytes, nagle=nagle,
+                                receiver_inference=False, write=8192, read=8192))
+        bytes_s = nbytes / r.duration_s
+        rows.append({"nagle": nagle, "sndbuf": 8192, "sim_bytes_s": round(bytes_s), "paper_bytes_s": FDDI_8192_PAPER_BYTES_S,
+                     "sim_bytes_per_200ms": round(bytes_s / 5), "share_of_raw_pct": round(100 * bytes_s / FDDI_RAW_BYTES_S, 3)})
+    ok = all(r["share_of_raw_pct"] < 1.0 and 0.5 <= r["sim_bytes_s"] / FDDI_8192_PAPER_BYTES_S <= 2.0 for r in rows)
+    verdict = (f"bytes/s below 1 % of 12.5 MB/s and within 2x of 21,560: "
+               + ", ".join(f"{r['nagle']} {r['sim_bytes_s']:,} B/s ({r['sim_bytes_per_200ms']:,} B per tick)" for r in rows))
+    return ReproductionResult("mogul-fddi-8192", "Mogul §9: FDDI with 8192-byte buffers, traditional delayed ACK",
+                              rows, ok, verdict)
+
+
+def of_sfs_table1(samples: int = 200_000, seed: int = 1):
+    """Mogul §3.3 / table 1 for the synthetic Web distribution (the DEC trace is not available):
+    shown beside the paper; held to the table's structure, which holds for any distribution."""
+    from . import ReproductionResult
+    from .. import of_sfs
+
+    rows = of_sfs.table1(of_sfs.surge_lengths(samples, seed))
+    t = {(r["mss"], r["mclbytes"]): r["share_pct"] for r in rows}
+    ok = t[(4312, "ignored")] == t[(4312, 4096)] == t[(4312, 8192)] and t[(1460, "ignored")] == t[(1460, 4096)] >= t[(1460, 8192)]
+    verdict = ("structure as in the paper (MSS 4312 row constant; MSS 1460: ignored == 4096 >= 8192); "
+               "shares depend on the length distribution (SURGE model here, DEC trace in the paper)")
+    return ReproductionResult("mogul-of-sfs", "Mogul §3.3 table 1: share of responses vulnerable to OF+SFS",
+                              rows, ok, verdict)
