@@ -1,5 +1,6 @@
 """The connection table and the tracker's per-packet numbers against tshark 4.0, run in the test,
-on every public fixture (/work/shared/fixtures/public).
+on every public fixture (/work/shared/fixtures/public) and, for the per-direction counts,
+on every capture this project recorded (fixtures/*.pcap).
 
 Deliberate divergences (each checked below rather than skipped):
 - retransmissions: we count every payload segment that starts below the highest sequence sent;
@@ -30,6 +31,8 @@ from stallscope.capture.schema import ANOMALY_BITS
 
 PUBLIC = Path("/work/shared/fixtures/public")
 CAPTURES = sorted(p for p in PUBLIC.glob("*/*") if p.suffix in (".pcap", ".pcapng")) if PUBLIC.is_dir() else []
+# The project's own captures (real kernel stacks in namespaces, with loss), in the per-direction test.
+OWN = sorted((Path(__file__).resolve().parent.parent / "fixtures").glob("*.pcap"))
 
 pytestmark = [
     pytest.mark.peer,
@@ -60,7 +63,7 @@ def _flagged_retransmissions(path: Path) -> Counter:
     return c
 
 
-@pytest.mark.parametrize("path", CAPTURES, ids=_ids)
+@pytest.mark.parametrize("path", CAPTURES + OWN, ids=_ids)
 def test_per_direction_counts_match_tshark(path: Path) -> None:
     table, summary = _table_or_skip(path)
     streams = oracle.streams(path)
