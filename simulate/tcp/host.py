@@ -133,6 +133,7 @@ class Host:
         self._slow_ticks = 0
         self._tick_count: dict[TimerKind, int] = {}
         self._handles: dict[TimerKind, EventHandle] = {}
+        self._deadline: dict[TimerKind, int] = {}
         self._persist_shift = 0
         self._sent_uids: dict[int, int] = {}  # seq -> uid of its latest transmission
         # CPU model.
@@ -178,6 +179,7 @@ class Host:
         for h in self._handles.values():
             h.cancel()
         self._handles.clear()
+        self._deadline.clear()
 
     def _next_uid(self) -> int:
         self._uid += 1
@@ -218,26 +220,40 @@ class Host:
         return self.p.slow_tick_ns is not None and kind in (TimerKind.REXMT, TimerKind.PERSIST)
 
     def _set_timer(self, kind: TimerKind, delay_ns: int) -> None:
-        self._cancel_timer(kind)
+        """Exact timers keep one pending event per kind and move only its deadline: re-arming
+        on every ACK would otherwise leave a cancelled event per ACK in the engine's heap."""
         if self._tick_based(kind):
             self._tick_count[kind] = rules.ticks_for(delay_ns, self.p.slow_tick_ns)
-        elif not self.stopped:
-            self._handles[kind] = self.sim.after(delay_ns, lambda t, k=kind: self._timer_fired(t, k))
+            return
+        if self.stopped:
+            return
+        deadline = self.sim.now + delay_ns
+        self._deadline[kind] = deadline
+        h = self._handles.get(kind)
+        if h is None or not h.pending or h.at > deadline:
+            if h is not None:
+                h.cancel()
+            self._handles[kind] = self.sim.schedule(deadline, lambda t, k=kind: self._timer_event(t, k))
 
     def _cancel_timer(self, kind: TimerKind) -> None:
         self._tick_count.pop(kind, None)
-        h = self._handles.pop(kind, None)
-        if h is not None:
-            h.cancel()
+        self._deadline.pop(kind, None)  # a pending event finds no deadline and does nothing
 
     def _timer_running(self, kind: TimerKind) -> bool:
-        if kind in self._tick_count:
-            return True
-        h = self._handles.get(kind)
-        return h is not None and h.pending
+        return kind in self._tick_count or kind in self._deadline
+
+    def _timer_event(self, now: int, kind: TimerKind) -> None:
+        self._handles.pop(kind, None)
+        deadline = self._deadline.get(kind)
+        if deadline is None:
+            return
+        if deadline > now:  # re-armed later since this event was scheduled
+            self._handles[kind] = self.sim.schedule(deadline, lambda t, k=kind: self._timer_event(t, k))
+            return
+        del self._deadline[kind]
+        self._timer_fired(now, kind)
 
     def _timer_fired(self, now: int, kind: TimerKind) -> None:
-        self._handles.pop(kind, None)
         if self.stopped:
             return
         if kind is TimerKind.REXMT:
