@@ -6,7 +6,7 @@ mod containers_common;
 
 use std::sync::Arc;
 
-use containers_common::{public_files, read_prefix, Outcome};
+use containers_common::{project_files, public_files, read_prefix, Outcome};
 
 /// Files up to this size are cut at every offset in the default (debug) run; larger ones at
 /// their first and last 2 KiB and around every record boundary, and at every offset in the
@@ -29,8 +29,8 @@ fn sample_cuts(len: usize, full: &Outcome) -> Vec<usize> {
     cuts
 }
 
-fn check_cuts(all_offsets: bool) {
-    for path in public_files() {
+fn check_cuts(files: Vec<std::path::PathBuf>, all_offsets: bool) {
+    for path in files {
         let data = Arc::new(std::fs::read(&path).unwrap());
         let name = path.display();
         let full = read_prefix(&data, data.len());
@@ -71,11 +71,19 @@ fn check_cuts(all_offsets: bool) {
 
 #[test]
 fn public_fixtures_cut_at_every_offset_or_every_boundary() {
-    check_cuts(false);
+    check_cuts(public_files(), false);
 }
 
 #[test]
 #[ignore = "slow in debug builds: cargo test --release --test containers_cut -- --ignored"]
 fn public_fixtures_cut_at_every_offset() {
-    check_cuts(true);
+    check_cuts(public_files(), true);
+}
+
+/// The project's own captures (fixtures/) change when they are regenerated, so they are cut
+/// at record boundaries only, and only on request (about two minutes in release).
+#[test]
+#[ignore = "slow: cargo test --release --test containers_cut -- --ignored"]
+fn project_fixtures_cut_around_every_record() {
+    check_cuts(project_files(), false);
 }

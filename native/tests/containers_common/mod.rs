@@ -115,3 +115,19 @@ pub fn public_files() -> Vec<std::path::PathBuf> {
     out.sort();
     out
 }
+
+/// Captures this project made itself (/work/main/fixtures), if any.
+pub fn project_files() -> Vec<std::path::PathBuf> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut out: Vec<_> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let n = p.to_string_lossy();
+            n.ends_with(".pcap") || n.ends_with(".pcapng") || n.ends_with(".pcap.gz") || n.ends_with(".pcapng.gz")
+        })
+        .collect();
+    out.sort();
+    out
+}
