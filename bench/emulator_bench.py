@@ -35,6 +35,7 @@ def bench(mtu: int, seconds: float, delay_ms: float = 0.0) -> dict:
         client = subprocess.run(["ip", "netns", "exec", topo.sender, "iperf3", "-c", topo.receiver_ip, "-t",
                                  str(seconds), "-J"], capture_output=True, text=True, timeout=seconds + 30)
         server.wait(10)
+        interface_drops = topo.interface_drops()
         emu.terminate()
         emu.wait(10)
         result = json.loads(client.stdout)
@@ -46,6 +47,7 @@ def bench(mtu: int, seconds: float, delay_ms: float = 0.0) -> dict:
             "mbit_s": round(end["sum_received"]["bits_per_second"] / 1e6, 1),
             "retransmits": end["sum_sent"].get("retransmits"),
             "emulator": json.loads(stats.read_text()),
+            "interface_drops": interface_drops,
         }
 
 

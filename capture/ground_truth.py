@@ -26,6 +26,7 @@ def truth_document(
     workload: dict[str, Any],
     files: dict[str, str],
     observed: dict[str, Any] | None = None,
+    interfaces: dict[str, dict[str, int]] | None = None,
 ) -> dict[str, Any]:
     fwd, rev = emulator.get("forward", {}), emulator.get("reverse", {})
     drops: dict[str, int] = {}
@@ -43,6 +44,8 @@ def truth_document(
         "drops": dict(sorted(drops.items())),
         "emulator": emulator,
         "tcpdump": tcpdump,
+        # Kernel drop counters of the veth ends (s0, l0, l1, r0).
+        "interfaces": interfaces or {},
         "workload": workload,
         "files": files,
         # What the captures show, read with dpkt (segment sizes, timeouts, zero windows...).

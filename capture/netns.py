@@ -152,6 +152,17 @@ class Topology:
         run(["ip", "addr", "add", f"{self.receiver_ip}/{PREFIX_LEN}", "dev", self.receiver_if],
             netns=self.receiver)
 
+    def interface_drops(self) -> dict[str, dict[str, int]]:
+        """Kernel drop counters of every veth end: a loss here is neither the emulator's nor TCP's."""
+        out = {}
+        ends = [(self.sender, self.sender_if), (self.link, self.link_ifs[0]), (self.link, self.link_ifs[1]),
+                (self.receiver, self.receiver_if)]
+        for ns, dev in ends:
+            stats = run(["cat", f"/sys/class/net/{dev}/statistics/rx_dropped",
+                         f"/sys/class/net/{dev}/statistics/tx_dropped"], netns=ns).stdout.split()
+            out[dev] = {"rx_dropped": int(stats[0]), "tx_dropped": int(stats[1])}
+        return out
+
     def destroy(self) -> None:
         for name in self.namespaces:
             destroy_namespace(name)

@@ -188,6 +188,10 @@ def test_every_scenario_records_tcpdump_and_emulator_counts(runs):
         for side in ("sender", "receiver"):
             assert {"captured", "dropped_by_kernel"} <= set(doc["tcpdump"][side]), (name, side)
         assert doc["observed"]["sender"]["packets"] == doc["_sender"].packets
+        # Losses nobody asked for: the emulator's own sockets overflowing, or failing to send.
+        assert doc["emulator"]["socket_drops"] == [0, 0] and doc["emulator"]["tx_errors"] == 0, name
+        assert set(doc["interfaces"]) == {"s0", "l0", "l1", "r0"}
+        assert all(v == 0 for dev in doc["interfaces"].values() for v in dev.values()), (name, doc["interfaces"])
         # Emulator counts agree with the capture: what was dropped on the link never reached the receiver.
         fwd = doc["emulator"]["forward"]
         assert fwd["delivered"] >= doc["_receiver"].data_segments, name

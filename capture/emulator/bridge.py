@@ -6,6 +6,7 @@ from __future__ import annotations
 import heapq
 import select
 import socket
+import struct
 import time
 from dataclasses import dataclass, field
 
@@ -20,6 +21,7 @@ SO_RCVBUFFORCE = 33
 SOL_PACKET = 263
 PACKET_IGNORE_OUTGOING = 23
 PACKET_OUTGOING = 4
+PACKET_STATISTICS = 6
 # Line-rate bursts of jumbo frames must not overflow the socket: that would be a loss nobody asked for.
 SOCKET_BUFFER = 64 * 1024 * 1024
 DRAIN_BATCH = 64
@@ -52,13 +54,27 @@ class Bridge:
     def __post_init__(self) -> None:
         self.models = (DirectionModel(self.config.forward), DirectionModel(self.config.reverse))
         self.ports: tuple[socket.socket, socket.socket] | None = None
+        self._socket_drops: list[int] | None = None
 
     def open(self) -> None:
         self.ports = (open_port(self.ifs[0]), open_port(self.ifs[1]))
 
     def close(self) -> None:
+        self._socket_drops = self.socket_drops()
         for p in self.ports or ():
             p.close()
+
+    def socket_drops(self) -> list[int]:
+        """Frames the kernel dropped because a port's receive buffer was full: losses the
+        experiment did not ask for, so they are reported beside the emulator's own drops.
+        (Reading the counters resets them, so this is read once, at close.)"""
+        if self._socket_drops is not None:
+            return self._socket_drops
+        drops = []
+        for p in self.ports or ():
+            _, dropped = struct.unpack("II", p.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8))
+            drops.append(dropped)
+        return drops
 
     def _handle(self, direction: int, frame: bytes, now_ns: int) -> None:
         ethertype = int.from_bytes(frame[12:14], "big") if len(frame) >= 14 else 0
@@ -114,4 +130,5 @@ class Bridge:
     def stats(self) -> dict:
         fwd, rev = (m.stats() for m in self.models)
         return {"forward": fwd, "reverse": rev, "tx_errors": self.tx_errors, "icmp_sent": self.icmp_sent,
+                "socket_drops": self.socket_drops(),
                 "undelivered_at_stop": len(self._heap)}

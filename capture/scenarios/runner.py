@@ -94,6 +94,7 @@ def run_scenario(scn: Scenario, out_dir: Path, *, seconds: float | None = None,
             time.sleep(0.2)  # let the last ACKs and FINs reach both taps
         finally:
             tcpdump_stats = {side: tap.stop() for side, tap in taps.items()}
+            interface_drops = topo.interface_drops()
             if emulator.poll() is None:
                 emulator.terminate()
             try:
@@ -111,6 +112,7 @@ def run_scenario(scn: Scenario, out_dir: Path, *, seconds: float | None = None,
         tcpdump=tcpdump_stats,
         workload=workload,
         files={"sender": sender_pcap.name, "receiver": receiver_pcap.name},
+        interfaces=interface_drops,
         observed={side: observe(path, topo.sender_ip, topo.receiver_ip).to_json()
                   for side, path in (("sender", sender_pcap), ("receiver", receiver_pcap))},
     )
