@@ -436,9 +436,8 @@ class Host:
             unsent = self.sb_cc - off
             if length < 0:
                 length = 0
-            sendalot = False
             if length > self.maxseg:
-                length, sendalot = self.maxseg, True
+                length = self.maxseg
             reason = None
             hold = None
             if length > 0:
@@ -492,8 +491,10 @@ class Host:
             sent_any = True
             if self.snd_max > new_before and length > 0:
                 self.stalls.progress(now, trigger, self.snd_max - new_before)
-            if not (sendalot and reason is not None):
+            if reason is None:
                 break
+            # BSD loops only on sendalot; evaluating once more sends nothing else (the window or
+            # the buffer bounded this segment) but records why the rest is held.
         if not sent_any:
             if self.sb_cc > self.snd_nxt - self.snd_una and not self._timer_running(TimerKind.REXMT) and not self._timer_running(TimerKind.PERSIST) and self.snd_wnd == 0:
                 self._persist_shift = 0
