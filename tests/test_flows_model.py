@@ -93,7 +93,9 @@ def test_rtt_idle_handshake_and_window_follow_the_timeline(tmp_path: Path) -> No
     r = connections(path)[0].row(0, named=True)
     assert r["start_captured"] and r["wscale_known"]
     assert r["handshake_rtt_ns"] == 40 * MS  # SYN at 0, handshake ACK at 40 ms
-    assert (r["resp_rtt_samples"], r["resp_rtt_min_ns"], r["resp_rtt_median_ns"]) == (5, 10 * MS, 10 * MS)
+    # 5 data segments and the FIN, each acked 10 ms later, and the SYN/ACK (20 ms -> 40 ms).
+    assert (r["resp_rtt_samples"], r["resp_rtt_min_ns"], r["resp_rtt_median_ns"]) == (7, 10 * MS, 10 * MS)
+    assert (r["orig_rtt_samples"], r["orig_rtt_min_ns"]) == (1, 20 * MS)  # SYN -> SYN/ACK
     assert r["max_idle_ns"] == 20 * MS  # the handshake's gaps; data and ACKs alternate every 10 ms
     # The client's pure ACKs advertise 100 << 7 once both SYNs carried window scale.
     assert r["orig_min_window"] == 100 << 7
@@ -107,8 +109,8 @@ def test_retransmission_is_counted_and_gives_no_rtt_sample(tmp_path: Path) -> No
     assert (r["resp_retrans_packets"], r["resp_retrans_bytes"]) == (1, 700)
     assert r["resp_payload_bytes"] == r["resp_unique_bytes"] + r["resp_retrans_bytes"] == 7 * 700
     # Segment 2 is resent after its ACK (a spurious resend) while segment 3 is outstanding, so
-    # segment 3's ACK is ambiguous and gives no sample (Karn): 6 segments, 5 samples.
-    assert r["resp_rtt_samples"] == 5
+    # segment 3's ACK is ambiguous and gives no sample (Karn): 6 segments + SYN/ACK + FIN, 7 samples.
+    assert r["resp_rtt_samples"] == 7
 
 
 def test_port_reuse_after_fin_is_a_new_stream(tmp_path: Path) -> None:

@@ -11,8 +11,9 @@
 //!   out_of_order (arrived below `high` soon after it) or keep_alive (one byte at high - 1), and
 //!   also flags SYN/FIN-only retransmissions, which carry no payload and are not counted here.
 //! - in flight: `high` minus the highest ACK the peer has sent so far (its first seq before any ACK).
-//! - RTT: from a first transmission to the first ACK covering it (Karn: segments overlapped by a
-//!   retransmission give no sample); one sample per advancing ACK, from the highest segment it covers.
+//! - RTT: from a first transmission (data, SYN or FIN) to the first ACK covering it (Karn: segments
+//!   overlapped by a resend give no sample); one sample per advancing ACK, from the highest segment
+//!   it covers. Same count as tcptrace's "RTT samples" on captures taken at the sender.
 //! - duplicate ACK: no payload, no SYN/FIN/RST, same ACK and same raw window as this side's previous
 //!   segment (as tshark's tcp.analysis.duplicate_ack).
 
@@ -48,7 +49,7 @@ pub struct DirStats {
     pub pure_acks: u64,
     pub dup_acks: u64,
     pub zero_windows: u64,
-    /// Advertised window (scaled when known), over segments other than RST.
+    /// Advertised window (scaled when known), over segments other than SYN and RST.
     pub min_window: Option<i64>,
     pub max_window: Option<i64>,
     pub max_in_flight: i64,
@@ -66,6 +67,8 @@ pub struct DirStats {
     peer_acked: Option<i64>,
     last_ack: Option<i64>,
     last_window: Option<u16>,
+    /// Highest sequence number sent counting SYN and FIN (the RTT bookkeeping's space).
+    rtt_high: Option<i64>,
     /// (end_seq, ts_ns, ambiguous) of first transmissions not yet acked, ascending end.
     outstanding: VecDeque<(i64, i64, bool)>,
     rtt_samples: Vec<i64>,
@@ -215,6 +218,7 @@ impl ConnTable {
         let (me, peer) = c.dir_mut(fi.dir);
         count_packet(me, p, fi);
         sequence(me, p, fi);
+        rtt_send(me, p, fi);
         acks(me, peer, p, fi);
     }
 
@@ -272,8 +276,9 @@ fn count_packet(me: &mut DirStats, p: &TcpPacket, fi: &FlowInfo) {
     }
     if f & flags::RST != 0 {
         me.rst += 1;
-    } else {
-        if p.window == 0 && f & flags::SYN == 0 {
+    } else if f & flags::SYN == 0 {
+        // SYN windows are never scaled, so they would mix units with the rest (as tcptrace).
+        if p.window == 0 {
             me.zero_windows += 1;
         }
         me.min_window = Some(me.min_window.map_or(fi.win_scaled, |m| m.min(fi.win_scaled)));
@@ -297,19 +302,6 @@ fn sequence(me: &mut DirStats, p: &TcpPacket, fi: &FlowInfo) {
         if start < high {
             me.retrans_packets += 1;
             me.retrans_bytes += (len - unique) as u64;
-            // Karn: anything this overlaps is now ambiguous.
-            for o in me.outstanding.iter_mut().rev() {
-                if o.0 <= start {
-                    break;
-                }
-                o.2 = true;
-            }
-        }
-        if end > high {
-            if me.outstanding.len() == MAX_OUTSTANDING {
-                me.outstanding.pop_front();
-            }
-            me.outstanding.push_back((end, p.ts_ns, start < high));
         }
     }
     let fin = i64::from(p.flags & flags::FIN != 0);
@@ -317,6 +309,34 @@ fn sequence(me: &mut DirStats, p: &TcpPacket, fi: &FlowInfo) {
     me.high = Some(new_high);
     let floor = me.first_seq.unwrap_or(start);
     me.max_in_flight = me.max_in_flight.max(new_high - fin - me.peer_acked.unwrap_or(floor));
+}
+
+/// Remembers first transmissions for RTT samples. SYN and FIN take a sequence number each, so
+/// they are timed like data (as tcptrace does); anything a resend overlaps becomes ambiguous (Karn).
+fn rtt_send(me: &mut DirStats, p: &TcpPacket, fi: &FlowInfo) {
+    let f = p.flags;
+    let start = fi.seq_rel;
+    let end = start + i64::from(f & flags::SYN != 0) + p.payload_len as i64 + i64::from(f & flags::FIN != 0);
+    if end == start || f & flags::RST != 0 {
+        return;
+    }
+    let high = *me.rtt_high.get_or_insert(start);
+    let resent = start < high;
+    if resent {
+        for o in me.outstanding.iter_mut().rev() {
+            if o.0 <= start {
+                break;
+            }
+            o.2 = true;
+        }
+    }
+    if end > high {
+        if me.outstanding.len() == MAX_OUTSTANDING {
+            me.outstanding.pop_front();
+        }
+        me.outstanding.push_back((end, p.ts_ns, resent));
+        me.rtt_high = Some(end);
+    }
 }
 
 /// ACK-side effects: duplicate ACKs, the peer's in-flight floor and RTT samples.
@@ -472,10 +492,14 @@ mod tests {
         let s = &r.table.conns[0].resp;
         // Before any ACK, 2000 bytes (1..2001) were out.
         assert_eq!(s.max_in_flight, 2000);
-        // The ACK at 40 ms covers the segment sent at 30 ms: 10 ms. The ACK at 60 ms covers
-        // 1001..2001, which the retransmission made ambiguous: no sample (Karn).
-        assert_eq!(s.rtt_count, 1);
+        // The SYN/ACK (10 ms) is acked at 20 ms: 10 ms. The ACK at 40 ms covers the segment sent
+        // at 30 ms: 10 ms. The ACK at 60 ms covers 1001..2001, which the retransmission made
+        // ambiguous: no sample (Karn). The FIN is never acked.
+        assert_eq!(s.rtt_count, 2);
         assert_eq!((s.rtt_min_ns, s.rtt_median_ns()), (Some(10 * MS), Some(10 * MS)));
+        // The client's SYN (0 ms) is acked by the SYN/ACK at 10 ms.
+        let o = &r.table.conns[0].orig;
+        assert_eq!((o.rtt_count, o.rtt_min_ns), (1, Some(10 * MS)));
     }
 
     #[test]
