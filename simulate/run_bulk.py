@@ -78,6 +78,7 @@ class BulkResult:
     events: int
     ground_truth: GroundTruth
     records: list[tuple[int, Segment]] = field(repr=False, default_factory=list)
+    path_inputs: tuple[Any, Any] | None = field(repr=False, default=None)
 
     def to_json(self) -> dict[str, Any]:
         truth = self.ground_truth.to_json()
@@ -119,7 +120,9 @@ def path_parameters(cfg: BulkConfig) -> dict[str, Any]:
     }
 
 
-def run_bulk(cfg: BulkConfig, pcap: Path | None = None) -> BulkResult:
+def run_bulk(cfg: BulkConfig, pcap: Path | None = None, *, impairments: dict[str, Any] | None = None) -> BulkResult:
+    """Run one transfer. `impairments` go to make_path (loss, atm_switch, jumbo_slots, pmtu_mtu...);
+    the built path inputs are kept on the result as `path_inputs` for their counters."""
     sim = Simulator(cfg.seed)
     send_p = get_personality(cfg.personality)
     recv_p = get_personality(cfg.receiver_personality or cfg.personality)
@@ -148,7 +151,7 @@ def run_bulk(cfg: BulkConfig, pcap: Path | None = None) -> BulkResult:
     receiver.on_rx_drop = drop_log.callback("receiver-rx-fifo")
     fwd_in, rev_in = make_path(
         sim, cfg.link, rate_bps=path["rate_bps"], delay_ns=path["delay_ns"], mtu=path["mtu"],
-        queue_bytes=cfg.queue_bytes, drop_log=drop_log,
+        queue_bytes=cfg.queue_bytes, drop_log=drop_log, **(impairments or {}),
     )
     out_tap = Tap("sender-out", fwd_in)
     in_tap = Tap("sender-in", sender)
@@ -206,7 +209,7 @@ def run_bulk(cfg: BulkConfig, pcap: Path | None = None) -> BulkResult:
         config=cfg, goodput_mbit_s=goodput, duration_s=duration / NS_PER_S, duration_ns=duration,
         bytes=reader.received, completed=completed, stalls=sorted(gt.stalls, key=lambda s: (s.start_ns, s.end_ns)),
         packets=len(records), retransmits=sender.retransmits, timeouts=sender.timeouts, events=sim.events_run,
-        ground_truth=gt, records=records,
+        ground_truth=gt, records=records, path_inputs=(fwd_in, rev_in),
     )
     if pcap is not None:
         write_outputs(result, Path(pcap), path)
