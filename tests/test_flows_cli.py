@@ -135,3 +135,12 @@ def test_rejected_outranks_damaged(tmp_path: Path) -> None:
 def test_parquet_without_output_is_a_usage_error() -> None:
     r = run(str(GOOD), "-f", "parquet")
     assert r.returncode == ExitCode.USAGE and "-o" in r.stderr
+
+
+def test_standard_input_gives_the_same_connections() -> None:
+    exe = shutil.which("stallscope")
+    piped = subprocess.run([exe, "flows", "-", "-f", "json"], input=GOOD.read_bytes(), capture_output=True, timeout=120)
+    assert piped.returncode == 0
+    from_stdin = json.loads(piped.stdout)["files"][0]
+    from_file = json.loads(run(str(GOOD), "-f", "json").stdout)["files"][0]
+    assert from_stdin["path"] == "-" and from_stdin["connections"] == from_file["connections"]
