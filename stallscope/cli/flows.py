@@ -21,7 +21,7 @@ from stallscope.analyzers.connections import FileSummary, connections
 from stallscope.capture.errors import CaptureRejected
 from stallscope.cli.options import CaptureFiles, DebugOption, FormatOption, OutputOption
 from stallscope.exit_codes import ExitCode
-from stallscope.output import OutputFormat, dumps_json, render_frame
+from stallscope.output import OutputFormat, render_frame
 
 SCHEMA = "stallscope.flows"
 SCHEMA_VERSION = 1
