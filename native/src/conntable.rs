@@ -93,14 +93,14 @@ impl DirStats {
         if self.rtt_stride == 0 {
             self.rtt_stride = 1;
         }
-        if (self.rtt_count - 1) % self.rtt_stride != 0 {
+        if !(self.rtt_count - 1).is_multiple_of(self.rtt_stride) {
             return;
         }
         if self.rtt_samples.len() >= RTT_KEEP {
             let kept: Vec<i64> = self.rtt_samples.iter().copied().step_by(2).collect();
             self.rtt_samples = kept;
             self.rtt_stride *= 2;
-            if (self.rtt_count - 1) % self.rtt_stride != 0 {
+            if !(self.rtt_count - 1).is_multiple_of(self.rtt_stride) {
                 return;
             }
         }
@@ -356,7 +356,7 @@ fn acks(me: &mut DirStats, peer: &mut DirStats, p: &TcpPacket, fi: &FlowInfo) {
     }
     me.last_ack = Some(fi.ack_rel);
     me.last_window = Some(p.window);
-    let advanced = me.high_ack.map_or(true, |h| fi.ack_rel > h);
+    let advanced = me.high_ack.is_none_or(|h| fi.ack_rel > h);
     if !advanced {
         return;
     }
