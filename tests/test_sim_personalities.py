@@ -81,3 +81,44 @@ def test_salamon_tail_held_with_nodelay_and_hidden_by_fast_acks():
     result = salamon()
     assert result.passed, result.verdict
     assert 2.0 <= result.details["drop"] <= 6.0  # paper: 11 -> 3.5 MB/s, a 3.1x drop
+
+
+@pytest.mark.parametrize("personality", ["sunos41", "bsd44", "freebsd4", "linux"])
+def test_isolated_losses_repaired_by_fast_retransmit(personality):
+    """Tahoe, Reno and NewReno (notes 4): a lone loss in a wide window costs no timeout."""
+    r = run_bulk(BulkConfig(personality=personality, link="ethernet10", sndbuf=65536, rcvbuf=65536,
+                            bytes=3_000_000, seed=2), impairments={"loss": 0.003})
+    assert r.completed and r.bytes == 3_000_000
+    assert r.ground_truth.drops["random_loss"] == r.retransmits > 0
+    assert r.timeouts == 0
+
+
+def test_zero_window_is_probed_by_the_persist_timer():
+    """A receiver that never reads closes its window; the sender probes on the persist timer,
+    backing off from 5 s to the 60 s ceiling (notes 1.3), on the 500 ms slow tick."""
+    sim = Simulator(1)
+    a = Host(sim, "a", "10.0.0.1", 1000, SUNOS41, mtu=1500, sndbuf=16384, tick_phase_ns=0)
+    b = Host(sim, "b", "10.0.0.2", 2000, SUNOS41, mtu=1500, rcvbuf=8192, tick_phase_ns=0)
+    sent = []
+
+    class Wire:
+        def receive(self, now, seg):
+            sent.append((now, seg))
+            b.receive(now, seg)
+
+    a.attach(Wire())
+    b.attach(a)
+    b.listen()
+    a.on_established = lambda now: a.write(now, 100_000, lambda t: None)
+    sim.schedule(0, lambda now: a.connect(now, "10.0.0.2", 2000))
+    sim.run(until=400 * NS_PER_S)
+    a.stop()
+    b.stop()
+    probes = [t for t, s in sent if "persist_probe" in s.tags]
+    assert len(probes) >= 5
+    gaps = [y - x for x, y in zip(probes, probes[1:])]
+    assert all(5 * NS_PER_S <= g <= 60 * NS_PER_S + 500 * NS_PER_MS for g in gaps)
+    assert gaps == sorted(gaps) and gaps[0] == 5 * NS_PER_S  # backs off from the 5 s floor
+    assert gaps[-1] > 50 * NS_PER_S  # (srtt + 2 rttvar) x 64, under the 60 s ceiling
+    assert {t % (500 * NS_PER_MS) for t in probes} == {0}
+    assert b.rcv_cc == 8192  # the window stayed shut: no probe's byte was accepted past the buffer

@@ -87,3 +87,35 @@ def test_rto_backoff_grid_and_slow_tick():
     assert rules.ticks_for(1_000_000_000, 500_000_000) == 2
     assert rules.ticks_for(1_000_000_001, 500_000_000) == 3
     assert rules.ticks_for(1, 500_000_000) == 1
+
+
+from stallscope.simulate.tcp import delack  # noqa: E402
+from stallscope.simulate.tcp.personality import TRU64  # noqa: E402
+
+MS = 1_000_000
+
+
+def _feed(p, segments, rcvbuf=32768, mss=1460, infer=False):
+    st = delack.new_state(p, rcvbuf, mss)
+    out, unacked = [], 0
+    for i, length in enumerate(segments):
+        unacked += length
+        d = delack.on_data(p, st, i * MS, True, unacked, mss, infer, 1000 * MS)
+        out.append(d.value)
+        if d is delack.AckNow.NOW:
+            delack.on_ack_sent(st)
+            unacked = 0
+    return out
+
+
+def test_delayed_ack_policies_as_transition_table():
+    # BSD: every in-order segment waits for the global tick.
+    assert _feed(SUNOS41, [1460] * 4) == ["delay"] * 4
+    # FreeBSD 4: ACK every second in-order segment.
+    assert _feed(FREEBSD4, [1460] * 4) == ["delay", "now", "delay", "now"]
+    # Linux: quick-ACK mode first (clamp(32768 / 2920, 2, 16) = 11 segments), then > 1 full frame.
+    assert _feed(LINUX, [1460] * 14)[:11] == ["now"] * 11
+    assert _feed(LINUX, [1460] * 14)[11:] == ["delay", "now", "delay"]
+    # Tru64 inference: once 1 MSS was seen outstanding, ACK when half of the largest is unacked.
+    assert _feed(TRU64, [1460, 1460], infer=True) == ["now", "now"]
+    assert _feed(TRU64, [1460, 1460], infer=False) == ["delay", "delay"]

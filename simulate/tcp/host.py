@@ -436,6 +436,13 @@ class Host:
             unsent = self.sb_cc - off
             if length < 0:
                 length = 0
+                if win == 0:
+                    # 4.4BSD: the window shut on data already sent (a probe): pull snd_nxt back and
+                    # let the persist timer, not the retransmission timer, take over.
+                    self._cancel_timer(TimerKind.REXMT)
+                    self.snd_nxt = self.snd_una
+                    off = 0
+                    unsent = self.sb_cc
             if length > self.maxseg:
                 length = self.maxseg
             reason = None
@@ -496,7 +503,10 @@ class Host:
             # BSD loops only on sendalot; evaluating once more sends nothing else (the window or
             # the buffer bounded this segment) but records why the rest is held.
         if not sent_any:
-            if self.sb_cc > self.snd_nxt - self.snd_una and not self._timer_running(TimerKind.REXMT) and not self._timer_running(TimerKind.PERSIST) and self.snd_wnd == 0:
+            # Data queued and no timer running: persist (notes 1.3), whatever the window; a
+            # forced send then breaks a sender-SWS hold or probes a zero window.
+            if (self.sb_cc > self.snd_nxt - self.snd_una and not self._timer_running(TimerKind.REXMT)
+                    and not self._timer_running(TimerKind.PERSIST)):
                 self._persist_shift = 0
                 self._set_persist()
             if self.sb_cc == 0 and self._w_cb is None and not self._closing:
@@ -631,7 +641,7 @@ class Host:
         self._tcp_output(now, "persist")
         self._force = False
         self._persist_shift = min(self._persist_shift + 1, rules.MAX_RXTSHIFT)
-        if self.sb_cc > self.snd_nxt - self.snd_una and self.snd_wnd == 0:
+        if self.sb_cc > self.snd_nxt - self.snd_una and not self._timer_running(TimerKind.REXMT):
             self._set_persist()
 
     def _rto_base(self) -> int:
@@ -842,6 +852,11 @@ class Host:
             return
         in_order = start <= self.rcv_nxt
         unacked_before = self.rcv_nxt - self.last_ack_sent
+        space = max(self.rcvbuf - self.rcv_cc, 0)
+        if in_order and end - self.rcv_nxt > space:
+            end = self.rcv_nxt + space  # beyond the window: trimmed (a zero-window probe's byte)
+            fin = False
+            self.acknow = True
         if in_order:
             added = end - self.rcv_nxt
             self.rcv_nxt = end
