@@ -122,3 +122,19 @@ def test_zero_window_is_probed_by_the_persist_timer():
     assert gaps[-1] > 50 * NS_PER_S  # (srtt + 2 rttvar) x 64, under the 60 s ceiling
     assert {t % (500 * NS_PER_MS) for t in probes} == {0}
     assert b.rcv_cc == 8192  # the window stayed shut: no probe's byte was accepted past the buffer
+
+
+def _request_stalls(personality):
+    r = run_bulk(BulkConfig(personality=personality, link="ethernet10", sndbuf=16384, rcvbuf=16384, write=3000,
+                            read=3000, bytes=30000, think_ns=500 * NS_PER_MS))
+    return [s for s in r.stalls if s.cause is Cause.NAGLE_DELAYED_ACK]
+
+
+def test_per_cluster_send_tears_writes_and_moretocome_does_not():
+    """notes 1.1/1.3: 4.4BSD calls tcp_output per 2 KB cluster, so a 3000-byte write goes out as
+    1448 + 600 and the last 952 bytes wait for the delayed ACK; FreeBSD's MORETOCOME carries
+    idleness to the last chunk and sends the write whole."""
+    torn = _request_stalls("bsd44")
+    assert len(torn) >= 8 and {s.detail for s in torn} == {"buffer_tearing"}
+    assert all(s.duration_ns <= 200 * NS_PER_MS for s in torn)  # released by the 200 ms tick
+    assert _request_stalls("freebsd4") == []

@@ -337,8 +337,10 @@ class Host:
         self._reader_try(now)
 
     def idle_app(self) -> None:
-        """The writer has nothing to send right now (think time): a stall now is application idle."""
-        self.stalls.hold(HOLD_APP_IDLE, "app")
+        """The writer has nothing to send right now (think time): a stall now is application idle,
+        unless data it wrote is still held back (then that hold explains the stall)."""
+        if self.sb_cc <= self.snd_nxt - self.snd_una:
+            self.stalls.hold(HOLD_APP_IDLE, "app")
 
     # ------------------------------------------------------------------ socket layer
     def _sosend_step(self, now: int) -> None:
