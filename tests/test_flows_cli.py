@@ -144,3 +144,22 @@ def test_standard_input_gives_the_same_connections() -> None:
     from_stdin = json.loads(piped.stdout)["files"][0]
     from_file = json.loads(run(str(GOOD), "-f", "json").stdout)["files"][0]
     assert from_stdin["path"] == "-" and from_stdin["connections"] == from_file["connections"]
+
+
+def test_many_connections_print_as_aligned_text(tmp_path: Path, monkeypatch) -> None:
+    """Above RICH_MAX_ROWS the table is plain aligned columns: one header line, one per row."""
+    from typer.testing import CliRunner
+
+    from stallscope.cli import flows as flows_cli
+    from stallscope.cli.app import app
+
+    monkeypatch.setattr(flows_cli, "RICH_MAX_ROWS", 0)
+    out = tmp_path / "t.txt"
+    r = CliRunner().invoke(app, ["flows", str(GOOD), str(IPV6), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    lines = out.read_text().splitlines()
+    assert lines[0].split()[:3] == ["file", "stream", "initiator"]
+    assert len(lines) == 3 and "10.0.88.85:50368" in lines[1]
+    # Columns line up: every row has the responder at the header's offset.
+    col = lines[0].index("responder")
+    assert lines[1][col:].startswith("192.168.0.27:80")

@@ -1,6 +1,6 @@
 """`stallscope flows FILE...`: the connection table of each capture (one row per TCP connection).
 
-JSON output is a documented interface (docs/flows-json.md, schema_version below); table, csv and
+JSON output is a documented interface (docs/flows-json.md, built by analyzers/flows_document.py); table, csv and
 parquet give the flat table with a `file` column. Exit status: INPUT_REJECTED if any file could not
 be read at all, else INPUT_DAMAGED if any was read only in part, else OK.
 """
@@ -16,17 +16,18 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 
-from stallscope.analyzers.connection_schema import CONNECTION_COLUMNS, DIRECTION_COLUMNS, DIRECTIONS, table_schema
+from stallscope.analyzers.connection_schema import table_schema
 from stallscope.analyzers.connections import FileSummary, connections
+from stallscope.analyzers.flows_document import FileResult, write_document
 from stallscope.capture.errors import CaptureRejected
 from stallscope.cli.options import CaptureFiles, DebugOption, FormatOption, OutputOption
 from stallscope.exit_codes import ExitCode
 from stallscope.output import OutputFormat, render_frame
 
-SCHEMA = "stallscope.flows"
-SCHEMA_VERSION = 1
 # Files at least this large get a progress bar (when standard error is a terminal).
 PROGRESS_MIN_BYTES = 64 << 20
+# Above this many connections the table is printed as plain aligned text instead of a Rich table.
+RICH_MAX_ROWS = 1000
 
 
 def _read(path: Path, err: Console) -> tuple[pl.DataFrame, FileSummary]:
@@ -38,50 +39,6 @@ def _read(path: Path, err: Console) -> tuple[pl.DataFrame, FileSummary]:
         task = bar.add_task(path.name, total=size)
         # bytes_read counts decompressed bytes, so a .gz file may run past its size.
         return connections(path, progress=lambda n: bar.update(task, completed=min(n, size)))
-
-
-def _accounting(s: FileSummary) -> dict:
-    return {
-        "bytes_read": s.bytes_read,
-        "records": s.records,
-        "tcp_packets": s.tcp_packets,
-        "not_tcp": s.not_tcp,
-        "not_decoded": s.not_decoded,
-        "capture_drops": {"if_drop": s.if_drop, "os_drop": s.os_drop, "epb_dropcount": s.epb_dropcount},
-        "anomalies": s.anomalies,
-        "truncation": {
-            "payload_cut_packets": s.anomalies.get("payload_truncated", 0),
-            "trailing_offset": s.trailing_truncation,
-        },
-    }
-
-
-def _connection_objects(table: pl.DataFrame) -> list[dict]:
-    out = []
-    for row in table.iter_rows(named=True):
-        obj = {name: row[name] for name in CONNECTION_COLUMNS}
-        for side in DIRECTIONS:
-            obj[side] = {name: row[f"{side}_{name}"] for name in DIRECTION_COLUMNS}
-        out.append(obj)
-    return out
-
-
-def json_document(results: list[dict]) -> dict:
-    """The documented JSON document (docs/flows-json.md) from per-file results."""
-    files = []
-    for r in results:
-        s: FileSummary | None = r["summary"]
-        files.append(
-            {
-                "path": r["path"],
-                "status": r["status"],
-                "format": s.format if s else None,
-                "error": r["error"],
-                "accounting": _accounting(s) if s else None,
-                "connections": _connection_objects(r["table"]) if r["table"] is not None else [],
-            }
-        )
-    return {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "files": files}
 
 
 def _ms(ns: int | None) -> str:
@@ -146,16 +103,17 @@ def flows(
         raise typer.Exit(int(code))
 
 
-def _read_all(files: list[Path], err: Console) -> tuple[list[dict], ExitCode]:
+def _read_all(files: list[Path], err: Console) -> tuple[list[FileResult], ExitCode]:
     """Every file in turn; a rejected file outranks a damaged one in the exit code."""
-    results: list[dict] = []
+    results: list[FileResult] = []
     code = ExitCode.OK
     for path in files:
         try:
             table, summary = _read(path, err)
         except CaptureRejected as e:
             err.print(f"stallscope flows: {e}", markup=False, highlight=False, soft_wrap=True)
-            results.append({"path": str(path), "status": "rejected", "error": _error_of(e), "summary": None, "table": None})
+            error = {"kind": e.kind, "message": e.reason, "offset": e.offset, "rejected": True}
+            results.append(FileResult(str(path), "rejected", error, None, None))
             code = ExitCode.INPUT_REJECTED
             continue
         if summary.error is not None:
@@ -163,13 +121,17 @@ def _read_all(files: list[Path], err: Console) -> tuple[list[dict], ExitCode]:
             if code is ExitCode.OK:
                 code = ExitCode.INPUT_DAMAGED
         error = asdict(summary.error) if summary.error else None
-        results.append({"path": str(path), "status": summary.status, "error": error, "summary": summary, "table": table})
+        results.append(FileResult(str(path), summary.status, error, summary, table))
     return results, code
 
 
-def _render(results: list[dict], fmt: OutputFormat, output: Path | None) -> None:
+def _render(results: list[FileResult], fmt: OutputFormat, output: Path | None) -> None:
     if fmt is OutputFormat.json:
-        render_frame(pl.DataFrame(), fmt, output=output, json_document=json_document(results))
+        if output is None:
+            write_document(results, sys.stdout)
+        else:
+            with open(output, "w", encoding="utf-8") as out:
+                write_document(results, out)
         return
     flat = _flat(results)
     if fmt is OutputFormat.table:
@@ -179,9 +141,12 @@ def _render(results: list[dict], fmt: OutputFormat, output: Path | None) -> None
 
 
 def _render_table(df: pl.DataFrame, output: Path | None) -> None:
-    # Off a terminal Rich assumes 80 columns, which folds addresses; a pipe or file gets wide rows.
     out = sys.stdout if output is None else open(output, "w")
     try:
+        if df.height > RICH_MAX_ROWS:
+            out.write(_aligned(df))
+            return
+        # Off a terminal Rich assumes 80 columns, which folds addresses; a pipe or file gets wide rows.
         console = Console(file=out, width=None if out.isatty() else 200)
         render_frame(df, OutputFormat.table, title="TCP connections", console=console)
     finally:
@@ -189,12 +154,15 @@ def _render_table(df: pl.DataFrame, output: Path | None) -> None:
             out.close()
 
 
-def _error_of(e: CaptureRejected) -> dict:
-    return {"kind": e.kind, "message": e.reason, "offset": e.offset, "rejected": True}
+def _aligned(df: pl.DataFrame) -> str:
+    """Plain space-aligned columns: Rich needs about half a millisecond per row."""
+    cells = [df.columns] + [["" if v is None else str(v) for v in row] for row in df.iter_rows()]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(df.columns))]
+    return "".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() + "\n" for r in cells)
 
 
-def _flat(results: list[dict]) -> pl.DataFrame:
-    frames = [r["table"].with_columns(pl.lit(r["path"]).alias("file")) for r in results if r["table"] is not None]
+def _flat(results: list[FileResult]) -> pl.DataFrame:
+    frames = [r.table.with_columns(pl.lit(r.path).alias("file")) for r in results if r.table is not None]
     schema = {"file": pl.String(), **table_schema()}
     if not frames:
         return pl.DataFrame(schema=schema)
