@@ -8,11 +8,10 @@ like a blocking read() (on_data(now, n), n == 0 at end of stream).
 
 from __future__ import annotations
 
-from collections import deque
 from typing import Callable
 
 from .. import nagle as nagle_mod
-from ..engine import NS_PER_MS, EventHandle, Simulator
+from ..engine import NS_PER_MS, Simulator
 from ..ground_truth import GroundTruth
 from ..nagle import NagleVariant, SendContext
 from ..segment import ACK, FIN, PSH, SYN, Receiver, Segment
@@ -20,8 +19,10 @@ from . import congestion as cc_mod
 from . import delack as delack_mod
 from . import rules
 from .costs import FREE, HostCost
+from .cpu import HostCpu
 from .personality import CopyRule, DelAckPolicy, Family, Personality, Recovery
 from .state import TcpState, TimerKind
+from .timers import Timers
 from .stalls import (
     HOLD_APP_IDLE,
     HOLD_BUFFER_FULL,
@@ -131,17 +132,10 @@ class Host:
         self._rtt_start = 0
         self._rtt_start_tick = 0
         self._slow_ticks = 0
-        self._tick_count: dict[TimerKind, int] = {}
-        self._handles: dict[TimerKind, EventHandle] = {}
-        self._deadline: dict[TimerKind, int] = {}
+        self.timers = Timers(sim, p.slow_tick_ns, self._timer_fired)
         self._persist_shift = 0
         self._sent_uids: dict[int, int] = {}  # seq -> uid of its latest transmission
-        # CPU model.
-        self._kfree = 0
-        self._pfree = 0
-        self._stolen = 0
-        self._rx_backlog: deque[tuple[int, int]] = deque()
-        self._rx_backlog_bytes = 0
+        self.cpu = HostCpu(sim, cost)
         self.rx_drops: list[tuple[int, int]] = []  # (now, uid) dropped at the receive interface
         self.on_rx_drop: Callable[[int, Segment, str], None] | None = None
         # Applications.
@@ -176,10 +170,7 @@ class Host:
     def stop(self) -> None:
         """Stop the free-running ticks and timers so the event queue can drain."""
         self.stopped = True
-        for h in self._handles.values():
-            h.cancel()
-        self._handles.clear()
-        self._deadline.clear()
+        self.timers.stop()
 
     def _next_uid(self) -> int:
         self._uid += 1
@@ -208,50 +199,16 @@ class Host:
             return
         self.sim.schedule(now + self.p.slow_tick_ns, self._slow_tick)
         self._slow_ticks += 1
-        for kind in list(self._tick_count):
-            left = self._tick_count[kind] - 1
-            if left <= 0:
-                del self._tick_count[kind]
-                self._timer_fired(now, kind)
-            else:
-                self._tick_count[kind] = left
-
-    def _tick_based(self, kind: TimerKind) -> bool:
-        return self.p.slow_tick_ns is not None and kind in (TimerKind.REXMT, TimerKind.PERSIST)
+        self.timers.slow_tick(now)
 
     def _set_timer(self, kind: TimerKind, delay_ns: int) -> None:
-        """Exact timers keep one pending event per kind and move only its deadline: re-arming
-        on every ACK would otherwise leave a cancelled event per ACK in the engine's heap."""
-        if self._tick_based(kind):
-            self._tick_count[kind] = rules.ticks_for(delay_ns, self.p.slow_tick_ns)
-            return
-        if self.stopped:
-            return
-        deadline = self.sim.now + delay_ns
-        self._deadline[kind] = deadline
-        h = self._handles.get(kind)
-        if h is None or not h.pending or h.at > deadline:
-            if h is not None:
-                h.cancel()
-            self._handles[kind] = self.sim.schedule(deadline, lambda t, k=kind: self._timer_event(t, k))
+        self.timers.set(kind, delay_ns)
 
     def _cancel_timer(self, kind: TimerKind) -> None:
-        self._tick_count.pop(kind, None)
-        self._deadline.pop(kind, None)  # a pending event finds no deadline and does nothing
+        self.timers.cancel(kind)
 
     def _timer_running(self, kind: TimerKind) -> bool:
-        return kind in self._tick_count or kind in self._deadline
-
-    def _timer_event(self, now: int, kind: TimerKind) -> None:
-        self._handles.pop(kind, None)
-        deadline = self._deadline.get(kind)
-        if deadline is None:
-            return
-        if deadline > now:  # re-armed later since this event was scheduled
-            self._handles[kind] = self.sim.schedule(deadline, lambda t, k=kind: self._timer_event(t, k))
-            return
-        del self._deadline[kind]
-        self._timer_fired(now, kind)
+        return self.timers.running(kind)
 
     def _timer_fired(self, now: int, kind: TimerKind) -> None:
         if self.stopped:
@@ -270,34 +227,11 @@ class Host:
                 self._linux20_partial = False
                 self._tcp_output(now, "partial_timer", flush_partial=True)
 
-    # ------------------------------------------------------------------ CPU model
-    def _kwork(self, now: int, cost: int) -> int:
-        """Kernel work runs in order on its own timeline and pre-empts the application."""
-        done = max(now, self._kfree) + cost
-        self._kfree = done
-        self._stolen += cost
-        return done
-
-    def _proc(self, now: int, cost: int, fn: Callable[[int], None]) -> None:
-        """Application-level CPU work (copies); delayed by any kernel work that runs meanwhile."""
-        start = max(now, self._pfree, self._kfree)
-        done = start + cost
-        self._pfree = done
-        snap = self._stolen
-        self.sim.schedule(done, lambda t: self._proc_fire(t, snap, fn))
-
-    def _proc_fire(self, now: int, snap: int, fn: Callable[[int], None]) -> None:
-        extra = self._stolen - snap
-        if extra > 0:
-            self._pfree = max(self._pfree, now + extra)
-            self.sim.schedule(now + extra, lambda t: self._proc_fire(t, snap + extra, fn))
-            return
-        fn(now)
-
+    # ------------------------------------------------------------------ CPU and wire
     def _emit(self, now: int, seg: Segment) -> None:
         if self.out is None:
             raise RuntimeError(f"{self.name}: sending uid {seg.uid} but no output is attached")
-        done = self._kwork(now, self.cost.output_ns(seg.payload_len))
+        done = self.cpu.kernel(now, self.cost.output_ns(seg.payload_len))
         if done == now:
             self.out.receive(now, seg)
         else:
@@ -353,7 +287,7 @@ class Host:
                 self._tcp_output(now, "block")
             return
         self._w_blocked = False
-        self._proc(now, self.cost.write_ns(n), lambda t: self._copied(t, n))
+        self.cpu.process(now, self.cost.write_ns(n), lambda t: self._copied(t, n))
 
     def _copied(self, now: int, n: int) -> None:
         self.sb_cc += n
@@ -385,7 +319,7 @@ class Host:
             return
         n = min(self.rcv_cc, self._r_want)
         self._r_busy = True
-        self._proc(now, self.cost.read_ns(n), lambda t: self._read_done(t, n))
+        self.cpu.process(now, self.cost.read_ns(n), lambda t: self._read_done(t, n))
 
     def _read_done(self, now: int, n: int) -> None:
         self._r_busy = False
@@ -672,23 +606,13 @@ class Host:
         """The network interface: frames wait in the receive FIFO for kernel input processing."""
         if self.stopped:
             return
-        fifo = self.cost.rx_fifo_bytes
-        if fifo is not None:
-            bl = self._rx_backlog
-            while bl and bl[0][0] <= now:
-                self._rx_backlog_bytes -= bl.popleft()[1]
-            if self._rx_backlog_bytes + seg.ip_len > fifo:
-                self.rx_drops.append((now, seg.uid))
-                if self.on_rx_drop is not None:
-                    self.on_rx_drop(now, seg, "queue_overflow")  # the interface's receive buffer
-                return
-        cost = self.cost.input_ns(seg.payload_len)
-        if self.cost.input_jitter_ns:
-            cost += self.sim.rng.randrange(self.cost.input_jitter_ns + 1)
-        done = self._kwork(now, cost)
-        if fifo is not None:
-            self._rx_backlog.append((done, seg.ip_len))
-            self._rx_backlog_bytes += seg.ip_len
+        if not self.cpu.rx_admit(now, seg.ip_len):
+            self.rx_drops.append((now, seg.uid))
+            if self.on_rx_drop is not None:
+                self.on_rx_drop(now, seg, "queue_overflow")  # the interface's receive buffer
+            return
+        done = self.cpu.kernel(now, self.cpu.input_cost(seg.payload_len))
+        self.cpu.rx_hold(done, seg.ip_len)
         if done == now:
             self._tcp_input(now, seg)
         else:
