@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -37,9 +37,9 @@ def _version(value: bool) -> None:
 @app.callback()
 def _root(
     version: Annotated[
-        Optional[bool],
+        bool,
         typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit."),
-    ] = None,
+    ] = False,
 ) -> None:
     """stallscope: TCP stall diagnosis from packet captures."""
 
