@@ -91,13 +91,18 @@ def test_msmv_holds_after_a_short_packet_but_not_after_a_full_one():
 
 
 def test_msmv_forgives_a_short_packet_torn_at_a_cluster_boundary():
-    """Mogul §5.2: a short packet ending a buffer that holds a multiple of MCLBYTES does not set SMALL_PREV."""
+    """Mogul §5.2: a short packet that sosend's per-MCLBYTES tear caused (the write has more to copy)
+    does not set SMALL_PREV; the same packet at the real end of a write does."""
     st = nagle.new_state(V.MSMV)
     off = 5 * MSS  # 7300 sent, 892 left of an 8192-byte cluster
-    c = ctx(length=892, off=off, sb_cc=8192, una=0, nxt=off, idle=True)
+    c = ctx(length=892, off=off, sb_cc=8192, una=0, nxt=off, idle=True, more=True)
     assert nagle.may_send_short(V.MSMV, st, c)
     nagle.on_segment_sent(st, 0, off, 892, MSS)
     assert not st.small_prev
+    c = ctx(length=892, off=off, sb_cc=8192, una=0, nxt=off, idle=True, more=False)
+    assert nagle.may_send_short(V.MSMV, st, c)
+    nagle.on_segment_sent(st, 0, off, 892, MSS)
+    assert st.small_prev
 
 
 def test_unacked_mss_needs_strictly_more_than_one_mss_outstanding():

@@ -1,0 +1,62 @@
+"""naglemark on the reference TCP hosts: the delays Mogul & Minshall §3 predict, and where they vanish."""
+
+from __future__ import annotations
+
+import pytest
+
+from stallscope.simulate.apps import naglemark as nm
+from stallscope.simulate.apps.naglemark_net import make_network
+from stallscope.simulate.engine import NS_PER_MS
+from stallscope.simulate.nagle import NagleVariant as V
+
+
+def run(variant, lengths, *, link="ethernet10", trial="S", app_buf=131072, sockbuf=131072, seed=0):
+    net, rate = make_network(personality="tru64", link=link, variant=variant, sockbuf=sockbuf,
+                             receiver_inference=False, seed=seed)
+    res = nm.run_trial(net, trial=nm.TrialType(trial), app_buf=app_buf, sockbuf=sockbuf, raw_rate_bps=rate,
+                       lengths=lengths)
+    return {s.length: s.elapsed_ns for s in res.samples}, net
+
+
+def test_messages_below_mclbytes_are_never_delayed_on_an_idle_connection():
+    """Mogul §3: tcp_output tests idleness once per call and sosend calls it per MCLBYTES (8192),
+    so a message shorter than MCLBYTES leaves in one call, short tail included."""
+    lengths = [1460 * k + 100 for k in range(1, 5)]  # OF+SFS-shaped but < 8192
+    elapsed, _ = run(V.NAGLE, lengths)
+    for n in lengths:
+        assert elapsed[n] < 10 * NS_PER_MS
+
+
+@pytest.mark.parametrize(
+    "variant, delayed",
+    [(V.NAGLE, True), (V.MINSHALL, True), (V.OFF, False), (V.DLDET, False), (V.E_M, False), (V.MIN_MORE, False)],
+)
+def test_a_torn_tail_waits_for_the_delayed_ack_tick_unless_more_or_dldet_prevent_it(variant, delayed):
+    """9000 bytes: the first 8192-byte cluster goes at once (idle) ending in an 892-byte segment;
+    the 808-byte rest waits for an ACK the receiver delays to its 200 ms tick (buffer tearing,
+    Mogul §3.1). MINSHALL holds it too (a short segment is unacked, §5.1); MORE keeps the cluster
+    tail back until the write is complete (§5.4); DLDET releases it when the server blocks (§5.6)."""
+    elapsed, _ = run(variant, [9000])
+    cutoff = nm.cutoff_ns(9000, 10_000_000)
+    assert (elapsed[9000] > cutoff) is delayed
+    if not delayed:
+        assert elapsed[9000] < 15 * NS_PER_MS
+
+
+def test_one_connection_per_request_opens_a_host_pair_each_and_keeps_the_tick_grid():
+    elapsed, net = run(V.NAGLE, [9000, 9100, 9200], trial="s")
+    assert net.connections == 3
+    # every connection's delayed ACK fires on the same 200 ms grid as the first host's
+    assert all(nm.cutoff_ns(n, 10_000_000) < e <= 200 * NS_PER_MS + 15 * NS_PER_MS for n, e in elapsed.items())
+
+
+def test_same_seed_same_samples_other_seed_other_phase():
+    a, _ = run(V.NAGLE, [9000, 20000, 45000], seed=3)
+    b, _ = run(V.NAGLE, [9000, 20000, 45000], seed=3)
+    c, _ = run(V.NAGLE, [9000, 20000, 45000], seed=4)
+    assert a == b and a != c
+
+
+def test_unknown_link_is_rejected():
+    with pytest.raises(KeyError, match="unknown link preset"):
+        make_network(personality="tru64", link="token-ring", variant=V.NAGLE, sockbuf=1, receiver_inference=False, seed=0)
