@@ -1,0 +1,65 @@
+"""`stallscope simulate naglemark` and the Mogul entries of `stallscope reproduce`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from stallscope.cli.app import app
+from stallscope.exit_codes import ExitCode
+from stallscope.simulate.apps import naglemark as nm
+
+ARGS = ["simulate", "naglemark", "--link", "ethernet10", "--app-buf", "131072", "--sockbuf", "131072",
+        "--trial", "S", "--responses", "20"]
+
+
+def _json(args):
+    result = CliRunner().invoke(app, args + ["--format", "json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def test_json_carries_the_score_and_every_response():
+    doc = _json(ARGS + ["--nagle", "NAGLE"])
+    assert doc["parameters"]["nagle"] == "NAGLE" and doc["parameters"]["raw_rate_bps"] == 10_000_000
+    lengths = [r["length"] for r in doc["responses"]]
+    assert lengths == list(range(2600, 100_000, 5000))  # every 50th sequential length, mid-stride
+    delayed = sum(r["elapsed_ns"] > nm.cutoff_ns(r["length"], 10_000_000) for r in doc["responses"])
+    assert doc["score_pct"] == 100.0 * delayed / 20
+    assert doc["score_pct"] > 0  # traditional Nagle delays some of these lengths
+
+
+def test_dldet_scores_zero_where_nagle_does_not_and_runs_are_reproducible():
+    nagle = _json(ARGS + ["--nagle", "NAGLE", "--seed", "5"])
+    dldet = _json(ARGS + ["--nagle", "dldet", "--seed", "5"])
+    assert dldet["score_pct"] == 0.0 < nagle["score_pct"]
+    assert _json(ARGS + ["--nagle", "NAGLE", "--seed", "5"]) == nagle
+
+
+def test_bad_variant_and_trial_are_usage_errors():
+    r = CliRunner().invoke(app, ARGS + ["--nagle", "NAGEL"])
+    assert r.exit_code == ExitCode.USAGE and "unknown Nagle variant" in r.output
+    r = CliRunner().invoke(app, ["simulate", "naglemark", "--trial", "x"])
+    assert r.exit_code == ExitCode.USAGE and "--trial" in r.output
+
+
+def test_reproduce_lists_the_mogul_entries():
+    r = CliRunner().invoke(app, ["reproduce", "--list"])
+    assert r.exit_code == 0
+    for name in ("mogul-table4", "mogul-table5", "mogul-fddi-8192", "mogul-of-sfs"):
+        assert name in r.output
+
+
+@pytest.mark.paper
+def test_reproduce_fddi_8192_collapses_to_tick_paced_transfer():
+    """Mogul §9 (paper): 8192-byte buffers on FDDI give 21,560 bytes/s; the simulator must stay
+    below 1 % of the raw 12.5 MB/s and within a factor of two of the paper."""
+    r = CliRunner().invoke(app, ["reproduce", "mogul-fddi-8192", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output)
+    rows = doc["rows"] if "rows" in doc else doc["result"]["rows"]
+    for row in rows:
+        assert row["share_of_raw_pct"] < 1.0
+        assert 0.5 <= row["sim_bytes_s"] / 21_560 <= 2.0
