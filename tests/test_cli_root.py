@@ -10,3 +10,25 @@ def test_version_prints_package_version():
     result = CliRunner().invoke(app, ["--version"])
     assert result.exit_code == 0
     assert result.output.strip() == f"stallscope {__version__}"
+
+
+def test_help_lists_every_command_and_an_unknown_one_is_a_usage_error():
+    runner = CliRunner()
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0
+    for name in ("flows", "decode", "simulate", "reproduce", "capture"):
+        assert name in result.output
+    assert runner.invoke(app, ["no-such-command"]).exit_code == 2
+
+
+def test_a_command_is_imported_only_when_invoked():
+    """`stallscope flows` must not pay for the parquet writer or the simulator (start-up time)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from stallscope.cli.app import load_command; load_command('flows'); "
+        "print(sorted(m for m in ('pyarrow', 'stallscope.simulate.tcp', 'stallscope.capture.emulator') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd="/")
+    assert out.stdout.strip() == "[]"

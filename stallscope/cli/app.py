@@ -1,31 +1,60 @@
-"""The one Typer app. Commands are registered explicitly from the table below (one module each)."""
+"""The one Typer app. Commands are registered explicitly from the table below (one module each) and
+imported only when invoked, so `stallscope flows` does not pay for the simulator's or the parquet
+writer's imports (start-up time counts: the tool runs as a CI gate on many small files)."""
 
 from __future__ import annotations
 
 import importlib
 from typing import Annotated
 
+import click
 import typer
+from typer.core import TyperGroup
 
 from stallscope import __version__
 
+# name -> (module under stallscope.cli, attribute). A Typer attribute becomes a command group,
+# a function becomes a command. Order here is the order `--help` lists them.
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "flows": ("flows", "flows"),
+    "decode": ("decode", "decode"),
+    "simulate": ("simulate", "app"),
+    "reproduce": ("reproduce", "reproduce"),
+    "capture": ("capture", "app"),
+}
+
+
+def load_command(name: str) -> click.Command:
+    """Import one command's module and build its Click command."""
+    module, attr = _COMMANDS[name]
+    target = getattr(importlib.import_module(f"stallscope.cli.{module}"), attr)
+    if not isinstance(target, typer.Typer):
+        single = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+        single.command(name)(target)
+        target = single
+    command = typer.main.get_command(target)
+    command.name = name
+    return command
+
+
+class _LazyGroup(TyperGroup):
+    """Lists every command from `_COMMANDS` but imports one only when it is looked up."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return load_command(cmd_name) if cmd_name in _COMMANDS else None
+
+
 app = typer.Typer(
     name="stallscope",
+    cls=_LazyGroup,
     help="Why was this TCP connection slow? Reads pcap/pcapng captures and names the cause of each stall.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-
-# name -> (module under stallscope.cli, attribute). A Typer attribute becomes a command group,
-# a function becomes a command.
-_COMMANDS: dict[str, tuple[str, str]] = {
-    "flows": ("flows", "flows"),
-    "capture": ("capture", "app"),
-    "decode": ("decode", "decode"),
-    "simulate": ("simulate", "app"),
-    "reproduce": ("reproduce", "reproduce"),
-}
 
 
 def _version(value: bool) -> None:
@@ -42,18 +71,6 @@ def _root(
     ] = False,
 ) -> None:
     """stallscope: TCP stall diagnosis from packet captures."""
-
-
-def _register() -> None:
-    for name, (module, attr) in _COMMANDS.items():
-        target = getattr(importlib.import_module(f"stallscope.cli.{module}"), attr)
-        if isinstance(target, typer.Typer):
-            app.add_typer(target, name=name)
-        else:
-            app.command(name)(target)
-
-
-_register()
 
 
 def main() -> None:
