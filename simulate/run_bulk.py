@@ -20,6 +20,7 @@ from .nagle import NagleVariant
 from .segment import Segment
 from .apps.bulk import BulkReader, BulkWriter
 from .tcp.costs import COST_MODELS, HostCost
+from .tcp import rules
 from .tcp.host import Host
 from .tcp.personality import get_personality
 
@@ -149,6 +150,7 @@ def run_bulk(cfg: BulkConfig, pcap: Path | None = None, *, impairments: dict[str
         stall_threshold_ns=threshold, tick_phase_ns=sim.rng.randrange(NS_PER_S), uid_base=1 << 40,
     )
     receiver.on_rx_drop = drop_log.callback("receiver-rx-fifo")
+    sender.on_established_hooks.append(lambda now: _mark_predictable(sender, receiver))
     fwd_in, rev_in = make_path(
         sim, cfg.link, rate_bps=path["rate_bps"], delay_ns=path["delay_ns"], mtu=path["mtu"],
         queue_bytes=cfg.queue_bytes, drop_log=drop_log, **(impairments or {}),
@@ -214,6 +216,14 @@ def run_bulk(cfg: BulkConfig, pcap: Path | None = None, *, impairments: dict[str
     if pcap is not None:
         write_outputs(result, Path(pcap), path)
     return result
+
+
+def _mark_predictable(sender: Host, receiver: Host) -> None:
+    """Tell the sender's stall tracker when its whole buffer cannot trigger the receiver's window
+    update (Moldeklev (1)): such deadlocks are the window-update rule's, not Nagle's."""
+    s, r = sender.sndbuf, receiver.rcvbuf
+    sender.stalls.update_unreachable = s < r and not rules.window_update_due(
+        receiver.p.window_update, s, 0, r, sender.maxseg, r - s)  # the receiver is not up yet
 
 
 def write_outputs(result: BulkResult, pcap: Path, path: dict[str, Any]) -> None:

@@ -35,6 +35,20 @@ def test_table2_nagle_off_within_tolerance(table2):
 
 
 @pytest.mark.paper
+@pytest.mark.slow
+def test_deadlock_classes_match_the_papers_shading(table2):
+    """Paper: Moldeklev table 1's three deadlock classes, as the ground truth names them."""
+    rows = {(r["sndbuf"], r["rcvbuf"]): r for r in table2.rows}
+    assert rows[(4096, 24576)]["cause_on"] == "window_update_deadlock"  # (1) predictable
+    assert rows[(8192, 24576)]["cause_on"] == "window_update_deadlock"
+    assert rows[(16384, 49152)]["cause_on"] == "window_update_deadlock"
+    assert rows[(8192, 16384)]["cause_on"] == "nagle_delayed_ack/copy_rule"  # copy rule + Nagle
+    assert rows[(16384, 40960)]["cause_on"] == "nagle_delayed_ack/copy_rule"
+    assert rows[(16384, 24576)]["cause_on"] == "nagle_delayed_ack/timer_phase"  # timer ACK + Nagle
+    assert rows[(16384, 32768)]["cause_on"] == "nagle_delayed_ack/timer_phase"
+
+
+@pytest.mark.paper
 def test_appendix_a_settles_into_8192_bytes_per_tick():
     """Paper: Moldeklev appendix A, S=16k R=32k."""
     result = mk.appendix_a()

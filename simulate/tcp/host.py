@@ -91,6 +91,7 @@ class Host:
         self._uid = uid_base
         self.stopped = False
         self.on_established: Callable[[int], None] | None = None
+        self.on_established_hooks: list[Callable[[int], None]] = []  # run before on_established
         # Sequence space (unbounded ints from the ISN).
         self.iss = sim.rng.randrange(1 << 32)
         self.snd_una = self.snd_nxt = self.snd_max = self.iss
@@ -413,7 +414,8 @@ class Host:
             if reason is None and not (wupdate or self.acknow or fin):
                 if hold is not None:
                     self.stalls.hold(hold, context, b_sent=self.snd_max - self.snd_una, s_byte=self.sb_cc,
-                                     held=length, snd_wnd=self.snd_wnd)
+                                     held=length, snd_wnd=self.snd_wnd,
+                                     writing=self._w_resid > 0 or self._w_blocked)
                 break
             if reason is None and not fin and p.family is not Family.BSD:
                 length = 0  # Linux sends a pure ACK; BSD's ACK carries whatever len allowed (notes 1.3)
@@ -689,6 +691,8 @@ class Host:
         self.dack = delack_mod.new_state(p, self.rcvbuf, self.maxseg)
         self.state = TcpState.ESTABLISHED
         self.stalls.start(now)
+        for hook in self.on_established_hooks:
+            hook(now)
         if self.on_established is not None:
             self.on_established(now)
 
