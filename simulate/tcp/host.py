@@ -691,6 +691,7 @@ class Host:
         self.dack = delack_mod.new_state(p, self.rcvbuf, self.maxseg)
         self.state = TcpState.ESTABLISHED
         self.stalls.start(now)
+        self.stalls.direction = f"{self.addr}:{self.port} -> {self.peer[0]}:{self.peer[1]}"
         for hook in self.on_established_hooks:
             hook(now)
         if self.on_established is not None:

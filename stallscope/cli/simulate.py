@@ -30,6 +30,7 @@ class TableOrJson(str, Enum):
 @app.command("bulk")
 def bulk(
     personality: Annotated[str, typer.Option("--personality", help="sunos41, bsd44, freebsd4, tru64, linux20 or linux.")] = "sunos41",
+    receiver_personality: Annotated[Optional[str], typer.Option("--receiver-personality", help="Receiver's stack (default: --personality).")] = None,
     link: Annotated[str, typer.Option("--link", help="Link preset: atm140, oc3, ethernet10, fddi, fastethernet, gige, custom.")] = "atm140",
     mtu: Annotated[Optional[int], typer.Option("--mtu", min=68, help="Interface MTU (default: the link's).")] = None,
     mss: Annotated[Optional[int], typer.Option("--mss", min=1, help="Force this MSS (default: from the MTU and personality).")] = None,
@@ -56,7 +57,7 @@ def bulk(
         if nagle is not None:
             nagle = NagleVariant.parse(nagle).value
         cfg = BulkConfig(
-            personality=personality, link=link, mtu=mtu, mss=mss, sndbuf=sndbuf, rcvbuf=rcvbuf, write=write,
+            personality=personality, receiver_personality=receiver_personality, link=link, mtu=mtu, mss=mss, sndbuf=sndbuf, rcvbuf=rcvbuf, write=write,
             read=read, bytes=nbytes, nagle=nagle, seed=seed, rate_bps=rate, delay_ns=delay, cost=cost,
             receiver_inference=None if receiver_inference is OnOff.default else receiver_inference is OnOff.on,
         )
