@@ -33,3 +33,15 @@ def test_rows_pair_each_cell_with_the_paper():
     assert len(rows) == 99 and rows[0]["variant"] == "NAGLE"
     off = [r for r in rows if not r["within_8"]]
     assert [(r["variant"], r["app_buf"], r["sockbuf"]) for r in off] == [("NAGLE", 4096, 16384)]
+
+
+def test_reproduction_result_has_every_cell_and_a_worst_row_per_variant():
+    """A tiny FDDI run (10 responses per trial) through the `reproduce` entry: shape and verdict text."""
+    r = mogul.table5(responses=10, random_repetitions=1, workers=1)
+    assert r.name == "mogul-table5"
+    assert len(r.rows) == 99 + 11
+    worst = [row for row in r.rows if row["app_buf"] == "worst"]
+    assert {row["variant"] for row in worst} == {v.value for v in mogul.TABLE_VARIANTS}
+    assert "cells within 8 points" in r.verdict and f"{r.details['cells_within']}/99" in r.verdict
+    # DLDET never waits for a tick, whatever the sample size
+    assert all(row["sim_pct"] == 0.0 for row in r.rows if row["variant"] == "DLDET")
