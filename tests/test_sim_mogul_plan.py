@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from stallscope.simulate.apps import naglemark as nm
 from stallscope.simulate.reproductions import mogul
 from stallscope.simulate.reproductions import mogul_compare as mc
@@ -35,6 +37,7 @@ def test_rows_pair_each_cell_with_the_paper():
     assert [(r["variant"], r["app_buf"], r["sockbuf"]) for r in off] == [("NAGLE", 4096, 16384)]
 
 
+@pytest.mark.slow
 def test_reproduction_result_has_every_cell_and_a_worst_row_per_variant():
     """A tiny FDDI run (10 responses per trial) through the `reproduce` entry: shape and verdict text."""
     r = mogul.table5(responses=10, random_repetitions=1, workers=1)
