@@ -60,3 +60,21 @@ def test_same_seed_same_samples_other_seed_other_phase():
 def test_unknown_link_is_rejected():
     with pytest.raises(KeyError, match="unknown link preset"):
         make_network(personality="tru64", link="token-ring", variant=V.NAGLE, sockbuf=1, receiver_inference=False, seed=0)
+
+
+@pytest.mark.paper
+@pytest.mark.parametrize("trial", ["s", "S"])
+def test_receiver_inference_delays_msmv_on_the_papers_12289_byte_example(trial):
+    """Mogul §9: FDDI, app_buf 4096, a 12289-byte message under MSMV. Without the inference the
+    receiver ACKs the third packet at once; with it, it ACKs the full segment, delays the ACK of the
+    short one, and the final 1-byte segment waits for the tick."""
+    def elapsed(inference):
+        net, rate = make_network(personality="tru64", link="fddi", variant=V.MSMV, sockbuf=65536,
+                                 receiver_inference=inference, seed=0)
+        res = nm.run_trial(net, trial=nm.TrialType(trial), app_buf=4096, sockbuf=65536, raw_rate_bps=rate,
+                           lengths=[12289])
+        return res.samples[0].elapsed_ns
+
+    cutoff = nm.cutoff_ns(12289, 100_000_000)
+    assert elapsed(False) < 5 * NS_PER_MS
+    assert elapsed(True) > cutoff
