@@ -26,6 +26,7 @@ class SocketKnobs:
     nodelay: bool = False
     cork: bool = False
     quickack: bool = False
+    congestion: str | None = None  # TCP_CONGESTION, e.g. "reno" (no HyStart, unlike the default cubic)
 
     def apply(self, sock: socket.socket) -> None:
         """Set before connect()/listen(): buffer sizes fix the window scale at the handshake."""
@@ -39,6 +40,8 @@ class SocketKnobs:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1)
         if self.quickack:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
+        if self.congestion is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, self.congestion.encode())
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

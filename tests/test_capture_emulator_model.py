@@ -5,7 +5,9 @@ from __future__ import annotations
 import dpkt
 import pytest
 
+from stallscope.capture.emulator.bursts import BURST_LOSS, BURST_REPAIR_LOSS, tcp_segment_key
 from stallscope.capture.emulator.config import (
+    BurstLossConfig,
     DirectionConfig,
     GilbertConfig,
     LinkConfig,
@@ -103,6 +105,55 @@ def test_gilbert_losses_come_in_bursts():
     assert sum(runs) / len(runs) > 5  # mean burst 1/p_bg = 10 packets
 
 
+def _tcp_frame(seq: int, payload: int, sport: int = 40000) -> bytes:
+    tcp = dpkt.tcp.TCP(sport=sport, dport=5001, seq=seq, flags=dpkt.tcp.TH_ACK, data=b"x" * payload)
+    ip = dpkt.ip.IP(src=bytes([10, 77, 0, 1]), dst=bytes([10, 77, 0, 2]), p=6, data=tcp)
+    ip.len = len(ip)
+    return bytes(dpkt.ethernet.Ethernet(src=b"\x02" * 6, dst=b"\x04" * 6, data=ip, type=0x0800))
+
+
+def _offer_tcp(m: DirectionModel, seq: int, payload: int = 1448):
+    frame = _tcp_frame(seq, payload)
+    return m.offer(0, len(frame), segment=tcp_segment_key(frame))
+
+
+def test_scheduled_bursts_drop_exactly_the_listed_data_frames_and_spare_small_ones():
+    cfg = BurstLossConfig(length=3, every=10, warmup=5, count=2)
+    assert cfg.indices() == (6, 7, 8, 16, 17, 18)
+    m = DirectionModel(DirectionConfig(bursts=cfg))
+    lost = []
+    for i in range(1, 31):
+        assert m.offer(0, 66).delivered  # an ACK between every data frame neither counts nor drops
+        if not _offer_tcp(m, i * 1448).delivered:
+            lost.append(i)
+    assert lost == [6, 7, 8, 16, 17, 18]
+    assert m.stats()["drops"] == {BURST_LOSS: 6}
+
+
+def test_scheduled_burst_can_also_take_the_first_repair_of_its_first_segment_only():
+    m = DirectionModel(DirectionConfig(bursts=BurstLossConfig(length=2, every=10, warmup=1, lose_first_repair=True)))
+    assert [_offer_tcp(m, seq).delivered for seq in (0, 100, 200, 300)] == [True, False, False, True]
+    assert _offer_tcp(m, 200).delivered  # the second hole's repair passes; only the first's is lost
+    v = _offer_tcp(m, 100)
+    assert not v.delivered and v.reason == BURST_REPAIR_LOSS
+    assert _offer_tcp(m, 100).delivered  # the second repair gets through
+    assert m.stats()["drops"] == {BURST_LOSS: 2, BURST_REPAIR_LOSS: 1}
+
+
+def test_tcp_segment_key_names_addresses_ports_and_sequence():
+    a, b = _tcp_frame(7, 100), _tcp_frame(7, 1448)
+    assert tcp_segment_key(a) == tcp_segment_key(b) != tcp_segment_key(_tcp_frame(8, 100))
+    assert tcp_segment_key(_tcp_frame(7, 100, sport=40001)) != tcp_segment_key(a)
+    assert tcp_segment_key(bytes(dpkt.ethernet.Ethernet(type=0x0806, data=b"\x00" * 28))) is None
+
+
+@pytest.mark.parametrize("bad", [dict(length=0, every=10), dict(length=5, every=5, count=2),
+                                 dict(length=1, every=10, warmup=-1)])
+def test_bad_burst_schedule_is_rejected(bad):
+    with pytest.raises(ValueError):
+        BurstLossConfig(**bad)
+
+
 def test_jumbo_slot_pool_drops_jumbo_frames_beyond_its_slots_but_passes_small_ones():
     m = DirectionModel(DirectionConfig(slot_pool=SlotPoolConfig(slots=8, min_frame_len=2048, replenish_ns=1_000_000)))
     jumbo = [m.offer(0, 9014) for _ in range(10)]
@@ -138,6 +189,7 @@ def test_epd_loses_fewer_pdus_than_no_discard_for_the_same_overload():
 def test_config_round_trips_through_json():
     cfg = LinkConfig(
         DirectionConfig(rate_bps=1, switch=SwitchConfig(10, "epd", 5), gilbert=GilbertConfig(0.1, 0.2),
+                        bursts=BurstLossConfig(12, 600, warmup=100, count=3, lose_first_repair=True),
                         slot_pool=SlotPoolConfig(4, 2000, 10), pmtu=1500, pmtu_mode="icmp", seed=9),
         DirectionConfig(delay_ns=7),
     )

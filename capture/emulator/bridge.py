@@ -10,6 +10,7 @@ import struct
 import time
 from dataclasses import dataclass, field
 
+from stallscope.capture.emulator.bursts import tcp_segment_key
 from stallscope.capture.emulator.config import LinkConfig
 from stallscope.capture.emulator.icmp import frag_needed
 from stallscope.capture.emulator.model import DirectionModel
@@ -78,7 +79,9 @@ class Bridge:
 
     def _handle(self, direction: int, frame: bytes, now_ns: int) -> None:
         ethertype = int.from_bytes(frame[12:14], "big") if len(frame) >= 14 else 0
-        verdict = self.models[direction].offer(now_ns, len(frame), impair=ethertype == ETH_P_IP)
+        ip = ethertype == ETH_P_IP
+        verdict = self.models[direction].offer(now_ns, len(frame), impair=ip,
+                                               segment=tcp_segment_key(frame) if ip else None)
         if verdict.delivered:
             self._seq += 1
             heapq.heappush(self._heap, (verdict.deliver_ns, self._seq, 1 - direction, frame))

@@ -26,6 +26,32 @@ class GilbertConfig:
 
 
 @dataclass(frozen=True)
+class BurstLossConfig:
+    """Deterministic bursts: after `warmup` data-sized frames, drop `length` consecutive ones, and a
+    burst starts again every `every` frames, `count` bursts in all. Only frames of at least `min_frame_len` bytes count
+    (and can be dropped), so ACKs, SYNs and FINs neither shift the pattern nor vanish."""
+
+    length: int
+    every: int
+    warmup: int = 0
+    count: int = 1
+    min_frame_len: int = 1000
+    # Also drop the first retransmission of each burst's first segment (see emulator.bursts).
+    lose_first_repair: bool = False
+
+    def __post_init__(self) -> None:
+        if self.length < 1 or self.count < 1 or self.warmup < 0 or self.min_frame_len < 0:
+            raise ValueError("burst length and count must be >= 1, warmup and min_frame_len >= 0")
+        if self.count > 1 and self.every <= self.length:
+            raise ValueError(f"bursts every {self.every} frames would overlap bursts of {self.length}")
+
+    def indices(self) -> tuple[int, ...]:
+        """1-based counts of data-sized frames that are dropped."""
+        return tuple(self.warmup + k * self.every + j
+                     for k in range(self.count) for j in range(1, self.length + 1))
+
+
+@dataclass(frozen=True)
 class SlotPoolConfig:
     """The receiving NIC's pool of jumbo receive buffers."""
 
@@ -44,6 +70,7 @@ class DirectionConfig:
     switch: SwitchConfig | None = None
     loss: float = 0.0
     gilbert: GilbertConfig | None = None
+    bursts: BurstLossConfig | None = None
     slot_pool: SlotPoolConfig | None = None
     pmtu: int | None = None  # largest IP packet that passes
     pmtu_mode: Literal["blackhole", "icmp"] = "blackhole"  # silent drop, or ICMP "fragmentation needed"
@@ -65,7 +92,8 @@ class DirectionConfig:
     @classmethod
     def from_json(cls, d: dict[str, Any] | None) -> "DirectionConfig":
         d = dict(d or {})
-        for key, typ in (("switch", SwitchConfig), ("gilbert", GilbertConfig), ("slot_pool", SlotPoolConfig)):
+        for key, typ in (("switch", SwitchConfig), ("gilbert", GilbertConfig), ("bursts", BurstLossConfig),
+                          ("slot_pool", SlotPoolConfig)):
             if d.get(key) is not None:
                 d[key] = typ(**d[key])
         return cls(**d)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from stallscope.capture.emulator.bursts import ScheduledBursts
 from stallscope.capture.emulator.config import DirectionConfig
 from stallscope.simulate.links.atm import CellSwitchBuffer, aal5_cells
 from stallscope.simulate.links.loss import GilbertElliott, RandomLoss
@@ -21,7 +22,7 @@ ETH_HEADER = 14
 
 # Drop reasons (the keys of the emulator's drop counts, written to the ground truth); the ATM
 # and PMTU ones come from the decision classes themselves (atm_cell_loss, atm_ppd, atm_epd,
-# pmtu_blackhole, pmtu_frag_needed).
+# pmtu_blackhole, pmtu_frag_needed), the scheduled bursts' from emulator.bursts.
 RANDOM_LOSS = "random_loss"
 GILBERT_LOSS = "gilbert_loss"
 QUEUE_OVERFLOW = "queue_overflow"
@@ -69,6 +70,7 @@ class DirectionModel:
         rng = random.Random(c.seed)
         self._random = None
         self._gilbert = None
+        self._bursts = None
         self._switch = None
         self._slots = None
         self._pmtu = None
@@ -79,6 +81,8 @@ class DirectionModel:
         if c.gilbert is not None:
             g = c.gilbert
             self._gilbert = GilbertElliott(g.p_gb, g.p_bg, g.loss_good, g.loss_bad, random.Random(rng.getrandbits(64)))
+        if c.bursts is not None:
+            self._bursts = ScheduledBursts(c.bursts)
         if c.switch is not None:
             s = c.switch
             self._switch = CellSwitchBuffer(s.capacity_cells, c.rate_bps, s.policy, s.epd_threshold_cells)
@@ -99,8 +103,9 @@ class DirectionModel:
             return self.cells(frame_len - ETH_HEADER) * CELL_WIRE_BYTES
         return frame_len
 
-    def offer(self, now_ns: int, frame_len: int, *, impair: bool = True) -> Verdict:
-        """Frame of `frame_len` bytes (Ethernet header included) arrives at `now_ns`.
+    def offer(self, now_ns: int, frame_len: int, *, impair: bool = True, segment: bytes | None = None) -> Verdict:
+        """Frame of `frame_len` bytes (Ethernet header included) arrives at `now_ns`; `segment` is
+        its TCP identity (emulator.bursts.tcp_segment_key), used to recognise retransmissions.
 
         `impair=False` (ARP and other non-IP frames) only queues and delays, so the path
         keeps working whatever the experiment does to TCP.
@@ -117,6 +122,10 @@ class DirectionModel:
             self._advance_gilbert(now_ns)
             if self._gilbert.lose():
                 return self._drop(GILBERT_LOSS)
+        if impair and self._bursts is not None:
+            reason = self._bursts.decide(frame_len, segment)
+            if reason is not None:
+                return self._drop(reason)
 
         if self._switch is not None:
             deliver = self._through_switch(now_ns, ip_len, impair)

@@ -4,8 +4,8 @@ knob that removes the fault, which must show none of it."""
 from __future__ import annotations
 
 from stallscope.capture.emulator.config import (
+    BurstLossConfig,
     DirectionConfig,
-    GilbertConfig,
     LinkConfig,
     SlotPoolConfig,
     SwitchConfig,
@@ -17,7 +17,7 @@ from stallscope.simulate.ground_truth import Cause
 MS = 1_000_000
 # Bulk paths are rate-limited so a second of capture stays small enough for a committed fixture.
 PATH_RATE = 50_000_000
-LOSSY_RATE = 20_000_000
+LOSSY_RATE = 10_000_000
 # One-way delay of the ordinary test path: a LAN-like 2 ms round trip.
 LAN = DirectionConfig(delay_ns=1 * MS)
 LAN_LINK = LinkConfig(LAN, LAN)
@@ -63,6 +63,19 @@ def _atm(name: str, description: str, switch: SwitchConfig | None, expected=(), 
         detail=detail,
     )
 
+
+# Scheduled bursts (deterministic, unlike a Gilbert-Elliott chain): 12 consecutive full-size frames
+# every 600, after 600 frames of warm-up, each burst also losing the first retransmission of its
+# first segment. Linux NewReno (SACK off) repairs a plain burst one hole per round trip without a
+# timeout; with the repair lost it has only the retransmission timer. SACK's RACK resends it.
+BURST_SCHEDULE = BurstLossConfig(length=12, every=400, warmup=400, count=20, lose_first_repair=True)
+BURST_LINK = LinkConfig(DirectionConfig(rate_bps=LOSSY_RATE, delay_ns=1 * MS, bursts=BURST_SCHEDULE), LAN)
+# A fixed receive buffer (no autotuning) keeps the sender window-limited: after the lost repair
+# it has nothing new to send, so the capture shows the whole timeout as silence.
+BURST_RCVBUF = 32 * 1024
+# Reno: slow start runs on to the receive window (cubic's HyStart may stop it short, and a
+# cwnd-limited sender keeps sending new data after the lost repair, shortening the silence).
+BURST_SENDER = SocketKnobs(congestion="reno")
 
 # A switch buffer smaller than a window: about three 9180-byte PDUs (192 cells each).
 SMALL_SWITCH_CELLS = 600
@@ -166,21 +179,21 @@ def _scenarios() -> list[Scenario]:
         ),
         Scenario(
             name="burst_loss",
-            description="Gilbert-Elliott bursts (mean 10 packets) on a 20 Mbit/s path, SACK off: "
-                        "bursts end in retransmission timeouts",
+            description="bursts of 12 consecutive full-size frames every 600, each also taking the first "
+                        "repair, on a 20 Mbit/s path, SACK off: every burst ends in a retransmission timeout",
             workload="bulk",
-            sender=HostKnobs(sysctls=NO_SACK),
-            receiver=HostKnobs(sysctls=NO_SACK),
-            link=LinkConfig(DirectionConfig(rate_bps=LOSSY_RATE, delay_ns=1 * MS,
-                                            gilbert=GilbertConfig(p_gb=0.003, p_bg=0.1), seed=11), LAN),
+            sender=HostKnobs(sysctls=NO_SACK, socket=BURST_SENDER),
+            receiver=HostKnobs(sysctls=NO_SACK, socket=SocketKnobs(rcvbuf=BURST_RCVBUF)),
+            link=BURST_LINK,
             expected=(Cause.BURST_LOSS_TIMEOUT,),
         ),
         Scenario(
             name="burst_loss_sack",
-            description="negative control: the same bursts with SACK on, repaired within a round trip",
+            description="negative control: the same bursts with SACK on, repaired without a timeout",
             workload="bulk",
-            link=LinkConfig(DirectionConfig(rate_bps=LOSSY_RATE, delay_ns=1 * MS,
-                                            gilbert=GilbertConfig(p_gb=0.003, p_bg=0.1), seed=11), LAN),
+            sender=HostKnobs(socket=BURST_SENDER),
+            receiver=HostKnobs(socket=SocketKnobs(rcvbuf=BURST_RCVBUF)),
+            link=BURST_LINK,
         ),
         Scenario(
             name="idle_app",
