@@ -22,6 +22,15 @@ def test_socket_knobs_are_set_on_the_socket():
         s.close()
 
 
+def test_congestion_control_knob_is_set_on_the_socket():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        SocketKnobs(congestion="reno").apply(s)
+        assert s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).rstrip(b"\0") == b"reno"
+    finally:
+        s.close()
+
+
 def test_default_socket_knobs_leave_the_socket_alone():
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
