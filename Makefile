@@ -18,8 +18,13 @@ native:
 	cp native/target/release/lib_native.so stallscope/.native.so.tmp
 	mv -f stallscope/.native.so.tmp stallscope/_native$$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
 
+DEMO_CAPTURES := $(addprefix fixtures/,nagle_4k_jumbo.pcap nagle_4k_jumbo_nodelay.pcap atm_small_buffer.pcap atm_epd.pcap jumbo_slots.pcap slow_reader.pcap)
+
+# The main job on bundled captures (recorded by `make fixtures` between network namespaces):
+# the connection table, then one paper reproduction from the reference simulator.
 demo: setup
-	stallscope flows fixtures/*.pcap ../shared/fixtures/public/zeek/tcp_retransmit-fast009.pcap 2>/dev/null || stallscope flows fixtures/*.pcap*
+	stallscope flows $(DEMO_CAPTURES)
+	stallscope reproduce moldeklev-appendix-a
 
 # Run pytest as an executable (not `python -m pytest`) so the repo root is not on sys.path.
 test: setup
