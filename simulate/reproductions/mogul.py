@@ -16,6 +16,7 @@ measured ~44 % and ~9 %. The 64 KB and 128 KB columns hold (>= 85 % of cells, ta
 
 from __future__ import annotations
 
+import random
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -61,8 +62,13 @@ def trial_lengths(spec: TrialSpec) -> list[int]:
     if spec.trial.sequential:
         full = nm.response_lengths(spec.trial, nm.RESPONSES_PER_TRIAL)
         step = max(1, nm.RESPONSES_PER_TRIAL // spec.responses)
-        # the middle of each stride, so a subsample does not sit on round multiples of 100 * step
-        return full[step // 2 :: step][: spec.responses]
+        if step == 1:
+            return full[: spec.responses]
+        # One seeded pick per stride (stratified sampling): stalls recur with a period in the
+        # length (MSS, app_buf), so a fixed offset would bias the score; this estimates the full
+        # trial's score without bias, in increasing order as the sequential trial sends them.
+        rng = random.Random(spec.seed)
+        return [full[i + rng.randrange(step)] for i in range(0, step * spec.responses, step)]
     return nm.response_lengths(spec.trial, spec.responses, seed=spec.seed)
 
 
