@@ -17,6 +17,8 @@ from stallscope.simulate.ground_truth import Cause
 MS = 1_000_000
 # Bulk paths are rate-limited so a second of capture stays small enough for a committed fixture.
 PATH_RATE = 50_000_000
+# The burst scenarios' path: at 10 Mbit/s their ~27-segment window queues ~35 ms, the margin by
+# which the silence before each timeout (RTO >= srtt + 200 ms) clears the 200 ms observe() asks for.
 LOSSY_RATE = 10_000_000
 # One-way delay of the ordinary test path: a LAN-like 2 ms round trip.
 LAN = DirectionConfig(delay_ns=1 * MS)
@@ -65,7 +67,7 @@ def _atm(name: str, description: str, switch: SwitchConfig | None, expected=(), 
 
 
 # Scheduled bursts (deterministic, unlike a Gilbert-Elliott chain): 12 consecutive full-size frames
-# every 600, after 600 frames of warm-up, each burst also losing the first retransmission of its
+# every 400, after 400 frames of warm-up, each burst also losing the first retransmission of its
 # first segment. Linux NewReno (SACK off) repairs a plain burst one hole per round trip without a
 # timeout; with the repair lost it has only the retransmission timer. SACK's RACK resends it.
 BURST_SCHEDULE = BurstLossConfig(length=12, every=400, warmup=400, count=20, lose_first_repair=True)
@@ -179,8 +181,9 @@ def _scenarios() -> list[Scenario]:
         ),
         Scenario(
             name="burst_loss",
-            description="bursts of 12 consecutive full-size frames every 600, each also taking the first "
-                        "repair, on a 20 Mbit/s path, SACK off: every burst ends in a retransmission timeout",
+            description=f"bursts of {BURST_SCHEDULE.length} consecutive full-size frames every "
+                        f"{BURST_SCHEDULE.every}, each also losing its first repair, on a "
+                        f"{LOSSY_RATE // 1_000_000} Mbit/s path, SACK off: every burst ends in a retransmission timeout",
             workload="bulk",
             sender=HostKnobs(sysctls=NO_SACK, socket=BURST_SENDER),
             receiver=HostKnobs(sysctls=NO_SACK, socket=SocketKnobs(rcvbuf=BURST_RCVBUF)),
