@@ -38,6 +38,15 @@ def dumps_json(document: Any) -> str:
     return json.dumps(_jsonable(document), indent=2, ensure_ascii=False)
 
 
+def write_json(document: Any, output: Path | None = None) -> None:
+    """Write one JSON document to `output`, or standard output when None."""
+    text = dumps_json(document) + "\n"
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        Path(output).write_text(text)
+
+
 def render_frame(
     df: pl.DataFrame,
     fmt: OutputFormat,
@@ -57,8 +66,8 @@ def render_frame(
     if fmt is OutputFormat.csv:
         text = df.write_csv()
     elif fmt is OutputFormat.json:
-        doc = json_document if json_document is not None else {"rows": df.to_dicts()}
-        text = dumps_json(doc) + "\n"
+        write_json(json_document if json_document is not None else {"rows": df.to_dicts()}, output)
+        return
     else:
         console = console or Console(file=sys.stdout if output is None else open(output, "w"))
         table = Table(title=title, show_lines=False)

@@ -10,7 +10,7 @@ import typer
 
 from stallscope.cli.options import OutputOption
 from stallscope.exit_codes import ExitCode
-from stallscope.output import OutputFormat, dumps_json, render_frame
+from stallscope.output import OutputFormat, render_frame, write_json
 
 
 class TableOrJson(str, Enum):
@@ -30,7 +30,7 @@ def reproduce(
     if list_ or name is None:
         rows = [{"name": r.name, "title": r.title} for r in REPRODUCTIONS.values()]
         if fmt is TableOrJson.json:
-            typer.echo(dumps_json({"reproductions": rows}))
+            write_json({"reproductions": rows})
         else:
             render_frame(pl.DataFrame(rows), OutputFormat.table, title="reproductions")
         if name is None and not list_:
@@ -42,12 +42,8 @@ def reproduce(
         raise typer.Exit(ExitCode.USAGE)
     result = entry.run()
     if fmt is TableOrJson.json:
-        text = dumps_json({"name": result.name, "title": result.title, "passed": result.passed,
-                           "verdict": result.verdict, "rows": result.rows}) + "\n"
-        if output is None:
-            typer.echo(text, nl=False)
-        else:
-            output.write_text(text)
+        write_json({"name": result.name, "title": result.title, "passed": result.passed,
+                    "verdict": result.verdict, "rows": result.rows}, output)
     else:
         frame = pl.DataFrame([{k: (v if isinstance(v, (int, float, bool)) or v is None else str(v)) for k, v in row.items()}
                               for row in result.rows])

@@ -11,7 +11,7 @@ import typer
 
 from stallscope.cli.options import OutputOption, SeedOption
 from stallscope.exit_codes import ExitCode
-from stallscope.output import OutputFormat, dumps_json, render_frame
+from stallscope.output import OutputFormat, render_frame, write_json
 
 app = typer.Typer(help="Run the deterministic reference TCP simulator.", no_args_is_help=True)
 
@@ -67,11 +67,7 @@ def bulk(
         raise typer.Exit(ExitCode.USAGE) from None
     doc = result.to_json()
     if fmt is TableOrJson.json:
-        text = dumps_json(doc) + "\n"
-        if output is None:
-            typer.echo(text, nl=False)
-        else:
-            output.write_text(text)
+        write_json(doc, output)
         return
     summary = pl.DataFrame([{
         "goodput_mbit_s": doc["goodput_mbit_s"], "duration_s": doc["duration_s"], "bytes": doc["bytes"],
