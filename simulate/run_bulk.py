@@ -54,6 +54,9 @@ class BulkConfig:
     reply: int = 0  # > 0: request/response; each write is a message answered by `reply` bytes
     route_mtu: int | None = None
     advertised_mss: int | None = None
+    # Interface MTU of both hosts when larger than the path's: each advertises its MSS from it
+    # (tcp_mssopt), so a sender trusting the offer sends segments the path cannot carry.
+    host_mtu: int | None = None
 
     def host_cost(self) -> HostCost:
         if isinstance(self.cost, HostCost):
@@ -80,6 +83,9 @@ class BulkResult:
     ground_truth: GroundTruth
     records: list[tuple[int, Segment]] = field(repr=False, default_factory=list)
     path_inputs: tuple[Any, Any] | None = field(repr=False, default=None)
+    # The sender gave up after its maximum number of retransmissions and reset the connection.
+    aborted: bool = False
+    aborted_at_ns: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         truth = self.ground_truth.to_json()
@@ -88,6 +94,7 @@ class BulkResult:
             "duration_s": round(self.duration_s, 6),
             "bytes": self.bytes,
             "completed": self.completed,
+            "aborted": self.aborted,
             "packets": self.packets,
             "retransmits": self.retransmits,
             "timeouts": self.timeouts,
@@ -137,23 +144,27 @@ def run_bulk(cfg: BulkConfig, pcap: Path | None = None, *, impairments: dict[str
     rtt_ns = 2 * path["delay_ns"]
     threshold = max(10 * NS_PER_MS, 2 * rtt_ns)
     nagle = NagleVariant.parse(cfg.nagle) if cfg.nagle else None
+    host_mtu = cfg.host_mtu if cfg.host_mtu is not None else path["mtu"]
     sender = Host(
-        sim, "sender", SENDER_ADDR, SENDER_PORT, send_p, mtu=path["mtu"], sndbuf=cfg.sndbuf, rcvbuf=cfg.rcvbuf,
+        sim, "sender", SENDER_ADDR, SENDER_PORT, send_p, mtu=host_mtu, sndbuf=cfg.sndbuf, rcvbuf=cfg.rcvbuf,
         mss=cfg.mss, nagle=nagle, cost=cost, ground_truth=gt, loss_classifier=classify,
         stall_threshold_ns=threshold, tick_phase_ns=sim.rng.randrange(NS_PER_S), uid_base=0,
         route_mtu=cfg.route_mtu, advertised_mss=cfg.advertised_mss,
     )
     receiver = Host(
-        sim, "receiver", RECEIVER_ADDR, RECEIVER_PORT, recv_p, mtu=path["mtu"], sndbuf=cfg.sndbuf,
+        sim, "receiver", RECEIVER_ADDR, RECEIVER_PORT, recv_p, mtu=host_mtu, sndbuf=cfg.sndbuf,
         rcvbuf=cfg.rcvbuf, mss=cfg.mss, nagle=NagleVariant.parse(cfg.receiver_nagle) if cfg.receiver_nagle else None,
         receiver_inference=cfg.receiver_inference, cost=cost, ground_truth=None,
         stall_threshold_ns=threshold, tick_phase_ns=sim.rng.randrange(NS_PER_S), uid_base=1 << 40,
     )
     receiver.on_rx_drop = drop_log.callback("receiver-rx-fifo")
     sender.on_established_hooks.append(lambda now: _mark_predictable(sender, receiver))
+    impairments = dict(impairments or {})
+    if impairments.get("pmtu_mtu") and impairments.get("pmtu_mode", "icmp") == "icmp":
+        impairments.setdefault("icmp_sink", sender.on_icmp_frag_needed)  # the hop's ICMP reaches the sender
     fwd_in, rev_in = make_path(
         sim, cfg.link, rate_bps=path["rate_bps"], delay_ns=path["delay_ns"], mtu=path["mtu"],
-        queue_bytes=cfg.queue_bytes, drop_log=drop_log, **(impairments or {}),
+        queue_bytes=cfg.queue_bytes, drop_log=drop_log, **impairments,
     )
     out_tap = Tap("sender-out", fwd_in)
     in_tap = Tap("sender-in", sender)
@@ -205,13 +216,15 @@ def run_bulk(cfg: BulkConfig, pcap: Path | None = None, *, impairments: dict[str
         "goodput_mbit_s": round(goodput, 4), "duration_ns": duration, "completed": completed,
         "maxseg": sender.maxseg, "sndbuf": sender.sndbuf, "rcvbuf": receiver.rcvbuf,
         "segments_sent": sender.segments_sent, "retransmits": sender.retransmits, "timeouts": sender.timeouts,
-        "rx_fifo_drops": len(receiver.rx_drops),
+        "rx_fifo_drops": len(receiver.rx_drops), "aborted": sender.aborted_at is not None,
+        "icmp_mss_changes": sender.icmp_mss_changes,
     }
     result = BulkResult(
         config=cfg, goodput_mbit_s=goodput, duration_s=duration / NS_PER_S, duration_ns=duration,
         bytes=reader.received, completed=completed, stalls=sorted(gt.stalls, key=lambda s: (s.start_ns, s.end_ns)),
         packets=len(records), retransmits=sender.retransmits, timeouts=sender.timeouts, events=sim.events_run,
         ground_truth=gt, records=records, path_inputs=(fwd_in, rev_in),
+        aborted=sender.aborted_at is not None, aborted_at_ns=sender.aborted_at,
     )
     if pcap is not None:
         write_outputs(result, Path(pcap), path)

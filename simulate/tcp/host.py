@@ -14,7 +14,7 @@ from .. import nagle as nagle_mod
 from ..engine import NS_PER_MS, Simulator
 from ..ground_truth import GroundTruth
 from ..nagle import NagleVariant, SendContext
-from ..segment import ACK, FIN, PSH, SYN, Receiver, Segment
+from ..segment import ACK, FIN, PSH, RST, SYN, Receiver, Segment
 from . import congestion as cc_mod
 from . import delack as delack_mod
 from . import rules
@@ -162,6 +162,9 @@ class Host:
         self.bytes_sent = 0
         self.retransmits = 0
         self.timeouts = 0
+        self.icmp_mss_changes = 0  # "fragmentation needed" messages that lowered the MSS
+        self.aborted_at: int | None = None  # when we gave up and sent a RST
+        self.reset_by_peer_at: int | None = None  # when the peer's RST closed us
         self._start_ticks(tick_phase_ns)
 
     # ------------------------------------------------------------------ wiring and clocks
@@ -558,9 +561,8 @@ class Host:
             return
         self.rxtshift += 1
         self.timeouts += 1
-        if self.rxtshift > rules.MAX_RXTSHIFT:
-            self.state = TcpState.CLOSED  # tcp_drop: too many retransmissions
-            self.stop()
+        if self.rxtshift > self.p.max_retransmits:
+            self._abort(now)
             return
         base = self._rto_base()
         self.rxtcur = rules.backed_off_rto(self.p, base, self.rxtshift)
@@ -573,6 +575,40 @@ class Host:
             self._fin_seq = None
         self._set_timer(TimerKind.REXMT, self.rxtcur)
         self._tcp_output(now, "rto")
+
+    def _abort(self, now: int) -> None:
+        """tcp_drop after too many retransmissions: a RST to the peer, the connection closed, and
+        the stall up to here recorded with the cause of its losses."""
+        self.stalls.abort(now)
+        seg = Segment(
+            src=self.addr, dst=self.peer[0], sport=self.port, dport=self.peer[1], seq=self.snd_nxt,
+            ack=self.rcv_nxt, flags=RST | ACK, window=0, uid=self._next_uid(), tags=("abort",),
+        )
+        self.segments_sent += 1
+        self._emit(now, seg)
+        self.state = TcpState.CLOSED
+        self.aborted_at = now
+        self.stop()
+
+    def on_icmp_frag_needed(self, now: int, mtu: int) -> None:
+        """ICMP "fragmentation needed" with the next-hop MTU (RFC 1191). As 4.4BSD tcp_mtudisc and
+        Linux tcp_v4_mtu_reduced: lower the MSS the connection uses and resend what was sent at the
+        old size at once (snd_nxt back to snd_una), without waiting for the retransmission timer
+        and without a congestion response. A larger or equal MTU changes nothing."""
+        if self.stopped:
+            return
+        self.route_mtu = min(self.route_mtu or self.mtu, mtu)
+        if self.state in (TcpState.CLOSED, TcpState.LISTEN, TcpState.SYN_SENT, TcpState.SYN_RECEIVED):
+            return  # the MSS is chosen from the route MTU when the connection is established
+        mss = rules.select_mss(self.p, mtu, self.peer_mss)
+        if mss >= self.maxseg:
+            return
+        self.maxseg = mss
+        self.cc.mss = min(self.cc.mss, mss)
+        self.icmp_mss_changes += 1
+        self.snd_nxt = self.snd_una
+        self._rtt_seq = None  # Karn: the resent data gives no RTT sample
+        self._tcp_output(now, "icmp")
 
     def _persist_timeout(self, now: int) -> None:
         self._force = True
@@ -650,6 +686,13 @@ class Host:
                 self._established(now, seg)
             else:
                 return
+        if seg.flags & RST:
+            # RFC 793: a reset in the window closes the connection (the peer gave up).
+            if self.rcv_nxt <= seg.seq <= self.rcv_nxt + max(self.rcvbuf, 1):
+                self.state = TcpState.CLOSED
+                self.reset_by_peer_at = now
+                self.stop()
+            return
         if seg.flags & SYN:
             self.acknow = True  # a retransmitted SYN-ACK: our ACK was lost
             self._tcp_output(now, "input")

@@ -73,6 +73,9 @@ class Personality:
     max_window: int = 65535  # largest window advertised; Linux 2.0's MAX_WINDOW is 32767 (notes 1.5)
     sndbuf_multiplier: int = 1  # Linux doubles SO_SNDBUF for its bookkeeping (socket(7))
     linux20_max_unacked: int = 8192  # Linux 2.0 ACKs once this many bytes are unacked (Salamon: 6-7 segments)
+    # Retransmissions before the connection is dropped with a RST: BSD TCP_MAXRXTSHIFT = 12
+    # (tcp_timer.c); Linux net.ipv4.tcp_retries2 = 15 (ip-sysctl.txt).
+    max_retransmits: int = 12
 
     def with_(self, **changes) -> "Personality":
         return replace(self, **changes)
@@ -175,6 +178,7 @@ LINUX = Personality(
     initial_cwnd_segments=10,
     nagle=NagleVariant.MINSHALL,
     sndbuf_multiplier=2,
+    max_retransmits=15,
     default_sndbuf=65536,
     default_rcvbuf=65536,
 )

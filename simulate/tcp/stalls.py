@@ -34,6 +34,7 @@ TRIGGER_RTO = "rto"
 TRIGGER_PERSIST = "persist"
 TRIGGER_PARTIAL_TIMER = "partial_timer"
 TRIGGER_WRITE = "write"
+TRIGGER_ABORT = "abort"  # the connection gave up: the stall never ended
 
 
 def default_loss_classifier(uids: list[int]) -> tuple[Cause, str | None]:
@@ -114,6 +115,17 @@ class StallTracker:
         evidence = {**evidence, "trigger": trigger}
         self.gt.add(Stall(last, now, cause, detail, self.direction, evidence))
         self._bytes_since_stall = nbytes
+
+    def abort(self, now: int) -> None:
+        """The connection was dropped after too many retransmissions: the time since the last new
+        data is a stall that ended only with the abort, attributed like any other."""
+        last, self.last_progress = self.last_progress, None
+        holds, self._holds = self._holds, []
+        uids, self._timeout_uids = self._timeout_uids, None
+        if last is None or now - last < self.threshold_ns or self.gt is None:
+            return
+        cause, detail, evidence = self._attribute(holds, TRIGGER_ABORT, uids)
+        self.gt.add(Stall(last, now, cause, detail, self.direction, {**evidence, "trigger": TRIGGER_ABORT}))
 
     def _attribute(
         self, holds: list[_Hold], trigger: str, uids: list[int] | None

@@ -1,0 +1,98 @@
+"""Path MTU, the MSS mismatch and giving up, each as a full simulated bulk run checked against its
+ground truth: an ICMP "fragmentation needed" lowers the sender's MSS at once, a black hole ends in
+back-offs and a RST, an advertised MSS the path cannot carry ends the same way."""
+
+from __future__ import annotations
+
+import pytest
+
+from stallscope.simulate.ground_truth import Cause
+from stallscope.simulate.run_bulk import SENDER_ADDR, BulkConfig, run_bulk
+from stallscope.simulate.segment import RST, SYN
+from stallscope.simulate.tcp.personality import get_personality
+
+HOP_MTU = 1500
+
+
+def _linux_jumbo(**kw) -> BulkConfig:
+    return BulkConfig(personality="linux", link="gige", mtu=9000, sndbuf=1 << 20, rcvbuf=1 << 20,
+                      write=65536, read=65536, bytes=4 << 20, **kw)
+
+
+def _sent(result):
+    return [(t, s) for t, s in result.records if s.src == SENDER_ADDR]
+
+
+def test_icmp_frag_needed_lowers_mss_without_timeout():
+    result = run_bulk(_linux_jumbo(), impairments={"pmtu_mtu": HOP_MTU, "pmtu_mode": "icmp"})
+    assert result.completed and not result.aborted
+    assert result.timeouts == 0
+    assert result.ground_truth.summary["maxseg"] == HOP_MTU - 40
+    assert result.ground_truth.summary["icmp_mss_changes"] == 1
+    assert result.ground_truth.drops.get("pmtu_frag_needed", 0) >= 1
+    assert not any(s.cause in (Cause.PMTU_BLACKHOLE, Cause.SINGLE_LOSS_TIMEOUT, Cause.BURST_LOSS_TIMEOUT)
+                   for s in result.stalls)
+    data = [(t, s) for t, s in _sent(result) if s.payload_len]
+    big = [t for t, s in data if s.ip_len > HOP_MTU]
+    assert big, "the first flight goes out at the interface MSS"
+    # Everything after the last oversize segment fits the hop: the ICMP took effect once.
+    assert all(s.ip_len <= HOP_MTU for t, s in data if t > max(big))
+    assert result.bytes == 4 << 20
+
+
+def test_blackhole_ends_in_timeouts_abort_and_pmtu_blackhole_stall():
+    result = run_bulk(_linux_jumbo(), impairments={"pmtu_mtu": HOP_MTU, "pmtu_mode": "blackhole"})
+    limit = get_personality("linux").max_retransmits
+    assert not result.completed and result.aborted
+    assert result.timeouts == limit + 1  # the last timer gives up instead of retransmitting
+    assert result.ground_truth.summary["icmp_mss_changes"] == 0
+    assert result.ground_truth.drops["pmtu_blackhole"] >= limit
+    last = result.stalls[-1]
+    assert last.cause is Cause.PMTU_BLACKHOLE
+    assert last.end_ns == result.aborted_at_ns
+    assert last.evidence["trigger"] == "abort"
+    assert all(s.cause is Cause.PMTU_BLACKHOLE for s in result.stalls)
+    t_rst, rst = _sent(result)[-1]
+    assert rst.flags & RST and t_rst == result.aborted_at_ns
+
+
+@pytest.mark.parametrize("personality", ["bsd44", "linux"])
+def test_give_up_after_the_personality_maximum(personality):
+    """BSD drops after TCP_MAXRXTSHIFT = 12 retransmissions, Linux after tcp_retries2 = 15."""
+    cfg = BulkConfig(personality=personality, link="ethernet10", mtu=4352, sndbuf=32768, rcvbuf=32768,
+                     bytes=1 << 20)
+    result = run_bulk(cfg, impairments={"pmtu_mtu": HOP_MTU, "pmtu_mode": "blackhole"})
+    want = {"bsd44": 12, "linux": 15}[personality]
+    assert result.aborted and result.retransmits == want
+    assert result.to_json()["aborted"] is True
+    rsts = [s for _, s in _sent(result) if s.flags & RST]
+    assert len(rsts) == 1
+    # The stall runs from the last new data to the abort, named from the drop log.
+    assert result.stalls[-1].end_ns == result.aborted_at_ns
+    assert result.stalls[-1].cause is Cause.PMTU_BLACKHOLE
+    assert result.stalls[-1].duration_ns > 60 * 10**9  # the back-off ladder, not one RTO
+
+
+def test_advertised_mss_larger_than_path_is_mss_mismatch():
+    """Both hosts advertise 4430 from a 4470-byte interface; the path carries 1500 bytes and no
+    hop says so: the sender's 4096-byte segments die until it gives up."""
+    cfg = BulkConfig(personality="freebsd4", link="gige", mtu=HOP_MTU, host_mtu=4470, sndbuf=1 << 20,
+                     rcvbuf=1 << 20, write=65536, read=65536, bytes=4 << 20)
+    result = run_bulk(cfg)
+    syn = next(s for _, s in _sent(result) if s.flags & SYN)
+    assert syn.mss == 4430
+    assert result.ground_truth.summary["maxseg"] == 4096
+    assert result.aborted and not result.completed
+    assert result.stalls and all(s.cause is Cause.MSS_MISMATCH for s in result.stalls)
+    assert result.stalls[-1].end_ns == result.aborted_at_ns
+
+
+def test_cloned_route_mss_differs_from_advertised_but_costs_no_stall():
+    """GigaTCP's FreeBSD bug: the SYN offers 4430 while a cloned route's 1500 bytes size the data."""
+    cfg = BulkConfig(personality="freebsd4", link="gige", mtu=HOP_MTU, host_mtu=4470, route_mtu=1500,
+                     sndbuf=1 << 20, rcvbuf=1 << 20, write=65536, read=65536, bytes=4 << 20)
+    result = run_bulk(cfg)
+    syn = next(s for _, s in _sent(result) if s.flags & SYN)
+    assert syn.mss == 4430
+    assert max(s.payload_len for _, s in _sent(result)) == 1448
+    assert result.completed and result.timeouts == 0 and not result.stalls
