@@ -63,13 +63,19 @@ class DecodeSummary:
 
 
 def _column(name: str, kind: str, length: int, nulls: int, validity, values, offsets, child) -> pa.Array:
+    # Strings arrive as Utf8View (16-byte views + the texts) and lists as LargeList (i64 offsets):
+    # polars' own layouts, so it adopts them without converting.
     vbuf = pa.py_buffer(validity) if validity is not None and nulls else None
     if kind == "str":
-        return pa.Array.from_buffers(pa.string(), length, [vbuf, pa.py_buffer(offsets), pa.py_buffer(values)], nulls)
+        return pa.Array.from_buffers(
+            pa.string_view(), length, [vbuf, pa.py_buffer(offsets), pa.py_buffer(values)], nulls
+        )
     if kind == "list_i64":
         child_buf = pa.py_buffer(child)
         items = pa.Array.from_buffers(pa.int64(), child_buf.size // 8, [None, child_buf])
-        return pa.Array.from_buffers(pa.list_(pa.int64()), length, [vbuf, pa.py_buffer(offsets)], nulls, children=[items])
+        return pa.Array.from_buffers(
+            pa.large_list(pa.int64()), length, [vbuf, pa.py_buffer(offsets)], nulls, children=[items]
+        )
     return pa.Array.from_buffers(_ARROW_TYPES[kind], length, [vbuf, pa.py_buffer(values)], nulls)
 
 

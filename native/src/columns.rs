@@ -1,6 +1,6 @@
 //! The packet table's columns: their one Rust declaration (kept equal to capture/schema.py by a
 //! test) and Arrow-layout builders. Buffers are little-endian Arrow buffers (values, validity
-//! bitmap, i32 offsets for strings and lists) that Python wraps without copying.
+//! bitmap, string views, i64 list offsets) that Python wraps without copying.
 
 use std::io::Write;
 use std::net::Ipv6Addr;
@@ -101,10 +101,11 @@ pub fn column_by_name(name: &str) -> Option<Col> {
     SCHEMA.iter().find(|c| c.1 == name).map(|c| c.0)
 }
 
-/// Arrow buffers of one column. `values` holds fixed-width values (or the bit-packed values of a
-/// Bool column, or a Str column's bytes); `offsets` the i32 offsets of Str/List columns;
-/// `child` the List's Int64 values.
-#[derive(Debug, Default)]
+/// Arrow buffers of one column. `values` holds fixed-width values, the bit-packed values of a
+/// Bool column, or a Str column's character data; `offsets` holds a Str column's 16-byte string
+/// views (Arrow Utf8View, which polars adopts without converting) or a List column's i64 offsets
+/// (Arrow LargeList, polars' own layout); `child` the List's Int64 values.
+#[derive(Debug, Default, Clone)]
 pub struct ColumnBuilder {
     pub kind: Option<Kind>,
     pub len: usize,
@@ -113,105 +114,104 @@ pub struct ColumnBuilder {
     pub values: Vec<u8>,
     pub offsets: Vec<u8>,
     pub child: Vec<u8>,
-}
-
-#[inline]
-fn push_bit(bitmap: &mut Vec<u8>, index: usize, set: bool) {
-    if index.is_multiple_of(8) {
-        bitmap.push(0);
-    }
-    if set {
-        // The byte for `index` was pushed above or by an earlier call.
-        if let Some(b) = bitmap.last_mut() {
-            *b |= 1 << (index % 8);
-        }
-    }
+    /// Bits of the current 64-row group not yet appended to `values` (Bool) / `validity`.
+    bits: u64,
+    valid_bits: u64,
 }
 
 impl ColumnBuilder {
     pub fn new(kind: Kind, nullable: bool, capacity: usize) -> Self {
-        let width = match kind {
-            Kind::Bool => 0,
-            Kind::U8 => 1,
-            Kind::U16 => 2,
-            Kind::U32 => 4,
-            Kind::U64 | Kind::I64 => 8,
-            Kind::Str => 24, // a typical IPv6 text; grows if needed
-            Kind::ListI64 => 0,
+        let bitmap = capacity / 8 + 8;
+        let (values, offsets) = match kind {
+            Kind::Bool => (bitmap, 0),
+            Kind::U8 => (capacity, 0),
+            Kind::U16 => (capacity * 2, 0),
+            Kind::U32 => (capacity * 4, 0),
+            Kind::U64 | Kind::I64 => (capacity * 8, 0),
+            // Texts are stored once per distinct address; the views are per row.
+            Kind::Str => (256, capacity * 16),
+            Kind::ListI64 => (0, (capacity + 1) * 8),
         };
         let mut b = ColumnBuilder {
             kind: Some(kind),
-            validity: nullable.then(|| Vec::with_capacity(capacity / 8 + 1)),
-            values: Vec::with_capacity(if kind == Kind::Bool { capacity / 8 + 1 } else { capacity * width }),
+            validity: nullable.then(|| Vec::with_capacity(bitmap)),
+            values: Vec::with_capacity(values),
+            offsets: Vec::with_capacity(offsets),
             ..Default::default()
         };
-        if matches!(kind, Kind::Str | Kind::ListI64) {
-            b.offsets.reserve((capacity + 1) * 4);
-            b.offsets.extend_from_slice(&0i32.to_le_bytes());
+        if kind == Kind::ListI64 {
+            b.offsets.extend_from_slice(&0i64.to_le_bytes());
         }
         b
     }
 
-    #[inline]
-    fn valid(&mut self, is_valid: bool) {
+    /// Moves the first `n` (1..=64) pending bits into the bitmaps.
+    fn flush_bits(&mut self, n: usize) {
+        let bytes = n.div_ceil(8);
+        if self.kind == Some(Kind::Bool) {
+            self.values.extend_from_slice(&self.bits.to_le_bytes()[..bytes]);
+            self.bits = 0;
+        }
         if let Some(v) = self.validity.as_mut() {
-            push_bit(v, self.len, is_valid);
+            v.extend_from_slice(&self.valid_bits.to_le_bytes()[..bytes]);
+            self.valid_bits = 0;
         }
-        if !is_valid {
-            self.null_count += 1;
-        }
-    }
-
-    #[inline]
-    fn end_offset(&mut self, end: usize) {
-        self.offsets.extend_from_slice(&(end as i32).to_le_bytes());
-        self.valid(true);
-        self.len += 1;
-    }
-
-    fn list(&mut self, items: impl Iterator<Item = i64>) {
-        for v in items {
-            self.child.extend_from_slice(&v.to_le_bytes());
-        }
-        self.end_offset(self.child.len() / 8);
     }
 }
 
-/// Rows are buffered in chunks of this many packets (~28 KB, about L1-sized) and then written
-/// column by column: tight per-column loops instead of one 45-way match per packet.
-const CHUNK: usize = 128;
-/// Direct-mapped cache of address texts (captures repeat a handful of addresses).
+/// Direct-mapped cache of address views (captures repeat a handful of addresses).
 const ADDR_CACHE: usize = 256;
 
 #[derive(Clone, Copy)]
-struct AddrText {
+struct AddrSlot {
     key: [u8; 16],
     version: u8,
-    len: u8,
-    text: [u8; 40],
+    used: bool,
+    view: [u8; 16],
 }
 
-/// Formats addresses into a column without allocating, reusing the text of recent addresses.
+/// Turns addresses into Utf8View entries of one column: each distinct address's text is
+/// written to the column's data once, and every row that repeats it gets the same 16-byte view.
+/// One cache per column and batch (a view's offset points into that batch's data).
 struct AddrCache {
-    slots: Vec<AddrText>,
+    slots: Vec<AddrSlot>,
 }
 
 impl AddrCache {
     fn new() -> Self {
-        AddrCache { slots: vec![AddrText { key: [0; 16], version: 0, len: 0, text: [0; 40] }; ADDR_CACHE] }
+        AddrCache { slots: vec![AddrSlot { key: [0; 16], version: 0, used: false, view: [0; 16] }; ADDR_CACHE] }
     }
 
-    fn text(&mut self, a: &[u8; 16], version: u8) -> &[u8] {
+    #[inline]
+    fn view(&mut self, a: &[u8; 16], version: u8, data: &mut Vec<u8>) -> [u8; 16] {
         let h = u64::from_le_bytes([a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]])
             ^ u64::from_le_bytes([a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15]]).rotate_left(29);
         let slot = &mut self.slots[(h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize % ADDR_CACHE];
-        if slot.len == 0 || slot.version != version || slot.key != *a {
+        if !slot.used || slot.version != version || slot.key != *a {
+            let mut text = [0u8; 40];
+            let n = format_addr(a, version, &mut text);
+            slot.view = string_view(&text[..n], data.len());
+            data.extend_from_slice(&text[..n]);
             slot.key = *a;
             slot.version = version;
-            slot.len = format_addr(a, version, &mut slot.text) as u8;
+            slot.used = true;
         }
-        &slot.text[..usize::from(slot.len)]
+        slot.view
     }
+}
+
+/// The Arrow Utf8View entry of `text` stored at `offset` of data buffer 0: length, then the
+/// text itself when it fits in 12 bytes, else its first 4 bytes, buffer index and offset.
+fn string_view(text: &[u8], offset: usize) -> [u8; 16] {
+    let mut v = [0u8; 16];
+    v[..4].copy_from_slice(&(text.len() as u32).to_le_bytes());
+    if text.len() <= 12 {
+        v[4..4 + text.len()].copy_from_slice(text);
+    } else {
+        v[4..8].copy_from_slice(&text[..4]);
+        v[12..].copy_from_slice(&(offset as u32).to_le_bytes());
+    }
+    v
 }
 
 /// Writes the address text into `out` (IPv4 dotted quad from the mapped form, IPv6 RFC 5952).
@@ -243,184 +243,179 @@ fn format_addr(a: &[u8; 16], version: u8, out: &mut [u8; 40]) -> usize {
     }
 }
 
-fn fixed_col<const N: usize>(b: &mut ColumnBuilder, rows: &[(TcpPacket, FlowInfo)], get: impl Fn(&TcpPacket, &FlowInfo) -> [u8; N]) {
-    // Grow once, then fill in place: no capacity check per value.
-    let start = b.values.len();
-    b.values.resize(start + rows.len() * N, 0);
-    for (dst, (p, f)) in b.values[start..].chunks_exact_mut(N).zip(rows) {
-        dst.copy_from_slice(&get(p, f));
-    }
-    if let Some(v) = b.validity.as_mut() {
-        push_bits(v, b.len, rows.iter().map(|_| true));
-    }
-    b.len += rows.len();
-}
-
-fn opt_col<const N: usize>(b: &mut ColumnBuilder, rows: &[(TcpPacket, FlowInfo)], get: impl Fn(&TcpPacket, &FlowInfo) -> Option<[u8; N]>) {
-    let start = b.values.len();
-    b.values.resize(start + rows.len() * N, 0);
-    for (dst, (p, f)) in b.values[start..].chunks_exact_mut(N).zip(rows) {
-        if let Some(v) = get(p, f) {
-            dst.copy_from_slice(&v);
-        }
-    }
-    let valid = rows.iter().map(|(p, f)| get(p, f).is_some());
-    b.null_count += rows.len() - valid.clone().filter(|v| *v).count();
-    if let Some(v) = b.validity.as_mut() {
-        push_bits(v, b.len, valid);
-    }
-    b.len += rows.len();
-}
-
-fn bool_col(b: &mut ColumnBuilder, rows: &[(TcpPacket, FlowInfo)], get: impl Fn(&TcpPacket, &FlowInfo) -> bool) {
-    if let Some(v) = b.validity.as_mut() {
-        push_bits(v, b.len, rows.iter().map(|_| true));
-    }
-    push_bits(&mut b.values, b.len, rows.iter().map(|(p, f)| get(p, f)));
-    b.len += rows.len();
-}
-
-/// Append bits to a bitmap that holds `len` bits, a whole byte at a time when aligned.
-fn push_bits(bitmap: &mut Vec<u8>, len: usize, bits: impl Iterator<Item = bool>) {
-    let mut i = len;
-    let mut bits = bits.peekable();
-    while i % 8 != 0 {
-        let Some(bit) = bits.next() else { return };
-        push_bit(bitmap, i, bit);
-        i += 1;
-    }
-    while bits.peek().is_some() {
-        let mut byte = 0u8;
-        for k in 0..8 {
-            match bits.next() {
-                Some(bit) => byte |= u8::from(bit) << k,
-                None => break,
-            }
-        }
-        bitmap.push(byte);
-    }
-}
-
 /// Relative SACK edges exist only on segments with ACK set (the tracker's base is the ack's).
+#[inline]
 fn sack_rel<'a>(p: &TcpPacket, f: &'a FlowInfo) -> &'a [(i64, i64)] {
     let n = if p.flags & flags::ACK != 0 { usize::from(p.options.sack_count) } else { 0 };
     &f.sack_rel[..n.min(f.sack_rel.len())]
 }
 
-/// Builders for the selected columns. Packets are appended one at a time into a fixed chunk
-/// and written to the columns when it fills (or at `finish`).
+const NCOLS: usize = SCHEMA.len();
+
+/// Builders for the selected columns, filled row by row: each packet's values are written
+/// once, straight into the column buffers (sized for the batch up front), by straight-line code
+/// whose per-column "is it selected" branches always go the same way. Bool values and validity
+/// bits collect in a 64-bit word per column and are appended every 64 rows.
 pub struct PacketColumns {
     pub cols: Vec<Col>,
-    builders: Vec<ColumnBuilder>,
-    pending: Vec<(TcpPacket, FlowInfo)>,
-    addrs: AddrCache,
+    /// Indexed by `Col`; None = not selected.
+    slots: [Option<ColumnBuilder>; NCOLS],
+    /// Slots with bit-packed buffers (Bool values or a validity bitmap).
+    bitmapped: Vec<usize>,
+    rows: usize,
+    src_addrs: AddrCache,
+    dst_addrs: AddrCache,
 }
 
 impl PacketColumns {
     pub fn new(cols: &[Col], capacity: usize) -> Self {
-        let builders = cols
-            .iter()
-            .map(|c| {
-                let (_, _, kind, nullable) = SCHEMA[*c as usize];
-                ColumnBuilder::new(kind, nullable, capacity)
-            })
-            .collect();
-        PacketColumns {
-            cols: cols.to_vec(),
-            builders,
-            pending: Vec::with_capacity(CHUNK.min(capacity.max(1))),
-            addrs: AddrCache::new(),
+        let mut slots: [Option<ColumnBuilder>; NCOLS] = std::array::from_fn(|_| None);
+        let mut bitmapped = Vec::new();
+        for c in cols {
+            let (_, _, kind, nullable) = SCHEMA[*c as usize];
+            let slot = &mut slots[*c as usize];
+            if slot.is_none() {
+                *slot = Some(ColumnBuilder::new(kind, nullable, capacity));
+                if kind == Kind::Bool || nullable {
+                    bitmapped.push(*c as usize);
+                }
+            }
         }
+        PacketColumns { cols: cols.to_vec(), slots, bitmapped, rows: 0, src_addrs: AddrCache::new(), dst_addrs: AddrCache::new() }
     }
 
     pub fn len(&self) -> usize {
-        self.builders.first().map_or(0, |b| b.len) + self.pending.len()
+        self.rows
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.rows == 0
     }
 
     #[inline]
     pub fn append(&mut self, p: &TcpPacket, f: &FlowInfo) {
-        self.pending.push((p.clone(), *f));
-        if self.pending.len() == CHUNK {
-            self.flush();
+        let shift = (self.rows % 64) as u32;
+        let PacketColumns { slots: s, src_addrs, dst_addrs, .. } = self;
+        macro_rules! fixed {
+            ($col:ident, $v:expr) => {
+                if let Some(b) = &mut s[Col::$col as usize] {
+                    b.values.extend_from_slice(&$v.to_le_bytes());
+                }
+            };
+        }
+        macro_rules! bit {
+            ($col:ident, $v:expr) => {
+                if let Some(b) = &mut s[Col::$col as usize] {
+                    b.bits |= u64::from($v) << shift;
+                }
+            };
+        }
+        macro_rules! opt {
+            ($col:ident, $v:expr) => {
+                if let Some(b) = &mut s[Col::$col as usize] {
+                    let v = $v;
+                    b.values.extend_from_slice(&v.unwrap_or_default().to_le_bytes());
+                    b.valid_bits |= u64::from(v.is_some()) << shift;
+                    b.null_count += usize::from(v.is_none());
+                }
+            };
+        }
+        macro_rules! addr {
+            ($col:ident, $cache:ident, $a:expr) => {
+                if let Some(b) = &mut s[Col::$col as usize] {
+                    let v = $cache.view($a, p.ip_version, &mut b.values);
+                    b.offsets.extend_from_slice(&v);
+                }
+            };
+        }
+        macro_rules! sack {
+            ($col:ident, $edge:tt) => {
+                if let Some(b) = &mut s[Col::$col as usize] {
+                    for e in sack_rel(p, f) {
+                        b.child.extend_from_slice(&e.$edge.to_le_bytes());
+                    }
+                    b.offsets.extend_from_slice(&((b.child.len() / 8) as i64).to_le_bytes());
+                }
+            };
+        }
+        fixed!(Frame, p.frame);
+        fixed!(TsNs, p.ts_ns);
+        bit!(TsValid, p.anomalies & anomaly::TS_INVALID == 0);
+        fixed!(Interface, p.interface);
+        fixed!(Linktype, p.linktype);
+        fixed!(Stream, f.stream);
+        fixed!(Dir, f.dir);
+        fixed!(IpVersion, p.ip_version);
+        addr!(SrcAddr, src_addrs, &p.src);
+        addr!(DstAddr, dst_addrs, &p.dst);
+        fixed!(SrcPort, p.src_port);
+        fixed!(DstPort, p.dst_port);
+        fixed!(SeqRaw, p.seq);
+        fixed!(AckRaw, p.ack);
+        fixed!(SeqRel, f.seq_rel);
+        fixed!(AckRel, f.ack_rel);
+        fixed!(Flags, p.flags);
+        bit!(FlagFin, p.flags & flags::FIN != 0);
+        bit!(FlagSyn, p.flags & flags::SYN != 0);
+        bit!(FlagRst, p.flags & flags::RST != 0);
+        bit!(FlagPsh, p.flags & flags::PSH != 0);
+        bit!(FlagAck, p.flags & flags::ACK != 0);
+        bit!(FlagUrg, p.flags & flags::URG != 0);
+        bit!(FlagEce, p.flags & flags::ECE != 0);
+        bit!(FlagCwr, p.flags & flags::CWR != 0);
+        fixed!(WinRaw, p.window);
+        fixed!(WinScaled, f.win_scaled);
+        bit!(WscaleKnown, f.wscale_known);
+        fixed!(PayloadLen, p.payload_len);
+        fixed!(PayloadCaptured, p.payload_captured);
+        fixed!(TcpHdrLen, p.tcp_hdr_len);
+        fixed!(IpLen, p.ip_len);
+        opt!(IpId, (p.ip_version == 4).then_some(p.ip_id));
+        fixed!(Ttl, p.ttl);
+        opt!(OptMss, p.options.mss);
+        opt!(OptWscale, p.options.wscale);
+        bit!(OptSackPerm, p.options.sack_permitted);
+        opt!(OptTsVal, p.options.timestamp.map(|t| t.0));
+        opt!(OptTsEcr, p.options.timestamp.map(|t| t.1));
+        sack!(SackLeft, 0);
+        sack!(SackRight, 1);
+        fixed!(FrameLen, p.origlen);
+        fixed!(CapLen, p.caplen);
+        bit!(Superframe, p.anomalies & anomaly::SUPERFRAME != 0);
+        fixed!(Anomalies, p.anomalies);
+        self.rows += 1;
+        if self.rows.is_multiple_of(64) {
+            self.flush_bits(64);
+        }
+    }
+
+    fn flush_bits(&mut self, n: usize) {
+        for &i in &self.bitmapped {
+            if let Some(b) = &mut self.slots[i] {
+                b.flush_bits(n);
+            }
         }
     }
 
     /// The finished columns, in the order asked for.
     pub fn finish(mut self) -> Vec<ColumnBuilder> {
-        self.flush();
-        self.builders
-    }
-
-    fn flush(&mut self) {
-        let rows = &self.pending[..];
-        for (c, b) in self.cols.iter().zip(self.builders.iter_mut()) {
-            match c {
-                Col::Frame => fixed_col(b, rows, |p, _| p.frame.to_le_bytes()),
-                Col::TsNs => fixed_col(b, rows, |p, _| p.ts_ns.to_le_bytes()),
-                Col::TsValid => bool_col(b, rows, |p, _| p.anomalies & anomaly::TS_INVALID == 0),
-                Col::Interface => fixed_col(b, rows, |p, _| p.interface.to_le_bytes()),
-                Col::Linktype => fixed_col(b, rows, |p, _| p.linktype.to_le_bytes()),
-                Col::Stream => fixed_col(b, rows, |_, f| f.stream.to_le_bytes()),
-                Col::Dir => fixed_col(b, rows, |_, f| [f.dir]),
-                Col::IpVersion => fixed_col(b, rows, |p, _| [p.ip_version]),
-                Col::SrcAddr | Col::DstAddr => {
-                    let src = *c == Col::SrcAddr;
-                    for (p, _) in rows {
-                        let t = self.addrs.text(if src { &p.src } else { &p.dst }, p.ip_version);
-                        b.values.extend_from_slice(t);
-                        b.end_offset(b.values.len());
-                    }
-                }
-                Col::SrcPort => fixed_col(b, rows, |p, _| p.src_port.to_le_bytes()),
-                Col::DstPort => fixed_col(b, rows, |p, _| p.dst_port.to_le_bytes()),
-                Col::SeqRaw => fixed_col(b, rows, |p, _| p.seq.to_le_bytes()),
-                Col::AckRaw => fixed_col(b, rows, |p, _| p.ack.to_le_bytes()),
-                Col::SeqRel => fixed_col(b, rows, |_, f| f.seq_rel.to_le_bytes()),
-                Col::AckRel => fixed_col(b, rows, |_, f| f.ack_rel.to_le_bytes()),
-                Col::Flags => fixed_col(b, rows, |p, _| p.flags.to_le_bytes()),
-                Col::FlagFin => bool_col(b, rows, |p, _| p.flags & flags::FIN != 0),
-                Col::FlagSyn => bool_col(b, rows, |p, _| p.flags & flags::SYN != 0),
-                Col::FlagRst => bool_col(b, rows, |p, _| p.flags & flags::RST != 0),
-                Col::FlagPsh => bool_col(b, rows, |p, _| p.flags & flags::PSH != 0),
-                Col::FlagAck => bool_col(b, rows, |p, _| p.flags & flags::ACK != 0),
-                Col::FlagUrg => bool_col(b, rows, |p, _| p.flags & flags::URG != 0),
-                Col::FlagEce => bool_col(b, rows, |p, _| p.flags & flags::ECE != 0),
-                Col::FlagCwr => bool_col(b, rows, |p, _| p.flags & flags::CWR != 0),
-                Col::WinRaw => fixed_col(b, rows, |p, _| p.window.to_le_bytes()),
-                Col::WinScaled => fixed_col(b, rows, |_, f| f.win_scaled.to_le_bytes()),
-                Col::WscaleKnown => bool_col(b, rows, |_, f| f.wscale_known),
-                Col::PayloadLen => fixed_col(b, rows, |p, _| p.payload_len.to_le_bytes()),
-                Col::PayloadCaptured => fixed_col(b, rows, |p, _| p.payload_captured.to_le_bytes()),
-                Col::TcpHdrLen => fixed_col(b, rows, |p, _| [p.tcp_hdr_len]),
-                Col::IpLen => fixed_col(b, rows, |p, _| p.ip_len.to_le_bytes()),
-                Col::IpId => opt_col(b, rows, |p, _| (p.ip_version == 4).then(|| p.ip_id.to_le_bytes())),
-                Col::Ttl => fixed_col(b, rows, |p, _| [p.ttl]),
-                Col::OptMss => opt_col(b, rows, |p, _| p.options.mss.map(u16::to_le_bytes)),
-                Col::OptWscale => opt_col(b, rows, |p, _| p.options.wscale.map(|w| [w])),
-                Col::OptSackPerm => bool_col(b, rows, |p, _| p.options.sack_permitted),
-                Col::OptTsVal => opt_col(b, rows, |p, _| p.options.timestamp.map(|t| t.0.to_le_bytes())),
-                Col::OptTsEcr => opt_col(b, rows, |p, _| p.options.timestamp.map(|t| t.1.to_le_bytes())),
-                Col::SackLeft => {
-                    for (p, f) in rows {
-                        b.list(sack_rel(p, f).iter().map(|s| s.0));
-                    }
-                }
-                Col::SackRight => {
-                    for (p, f) in rows {
-                        b.list(sack_rel(p, f).iter().map(|s| s.1));
-                    }
-                }
-                Col::FrameLen => fixed_col(b, rows, |p, _| p.origlen.to_le_bytes()),
-                Col::CapLen => fixed_col(b, rows, |p, _| p.caplen.to_le_bytes()),
-                Col::Superframe => bool_col(b, rows, |p, _| p.anomalies & anomaly::SUPERFRAME != 0),
-                Col::Anomalies => fixed_col(b, rows, |p, _| p.anomalies.to_le_bytes()),
-            }
+        let partial = self.rows % 64;
+        if partial != 0 {
+            self.flush_bits(partial);
         }
-        self.pending.clear();
+        let mut out: Vec<ColumnBuilder> = Vec::with_capacity(self.cols.len());
+        for (i, c) in self.cols.iter().enumerate() {
+            let b = match self.slots[*c as usize].take() {
+                Some(mut b) => {
+                    b.len = self.rows;
+                    b
+                }
+                // Asked for twice: the same column again.
+                None => self.cols[..i].iter().position(|d| d == c).map(|j| out[j].clone()).unwrap_or_default(),
+            };
+            out.push(b);
+        }
+        out
     }
 }
 
@@ -437,9 +432,23 @@ mod tests {
         TcpPacket { frame: 3, ip_version: 4, src, flags: flags::SYN | flags::ACK, options: opts, ..TcpPacket::default() }
     }
 
+    /// The text a 16-byte view stands for (inline, or at its offset in `data`).
+    fn text_of(v: &[u8; 16], data: &[u8]) -> Vec<u8> {
+        let n = u32::from_le_bytes(v[..4].try_into().unwrap()) as usize;
+        if n <= 12 {
+            assert!(v[4 + n..].iter().all(|&b| b == 0), "inline views are zero-padded");
+            v[4..4 + n].to_vec()
+        } else {
+            let at = u32::from_le_bytes(v[12..16].try_into().unwrap()) as usize;
+            assert_eq!((&v[4..8], &v[8..12]), (&data[at..at + 4], &[0u8; 4][..]), "prefix, buffer 0");
+            data[at..at + n].to_vec()
+        }
+    }
+
     #[test]
     fn addresses_formatted_and_cached() {
         let mut c = AddrCache::new();
+        let mut data = Vec::new();
         let mut out = [0u8; 40];
         for v4 in [[0u8, 0, 0, 0], [255, 255, 255, 255], [10, 0, 100, 9], [1, 22, 133, 4]] {
             let mut a = [0u8; 16];
@@ -447,12 +456,17 @@ mod tests {
             let want = std::net::Ipv4Addr::from(v4).to_string();
             let n = format_addr(&a, 4, &mut out);
             assert_eq!(&out[..n], want.as_bytes());
-            assert_eq!(c.text(&a, 4), want.as_bytes());
-            assert_eq!(c.text(&a, 4), want.as_bytes()); // from the cache
-            assert_eq!(c.text(&a, 6), Ipv6Addr::from(a).to_string().as_bytes()); // same bytes, other version
+            let before = data.len();
+            let v = c.view(&a, 4, &mut data);
+            assert_eq!(text_of(&v, &data), want.as_bytes());
+            assert_eq!(c.view(&a, 4, &mut data), v); // from the cache: no new text
+            assert_eq!(data.len(), before + want.len());
+            let v6 = c.view(&a, 6, &mut data); // same bytes, other version
+            assert_eq!(text_of(&v6, &data), Ipv6Addr::from(a).to_string().as_bytes());
         }
         let a = [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff];
-        assert_eq!(c.text(&a, 6), b"2001:db8::ffff:ffff");
+        let v = c.view(&a, 6, &mut data);
+        assert_eq!(text_of(&v, &data), b"2001:db8::ffff:ffff");
     }
 
     #[test]
@@ -471,15 +485,28 @@ mod tests {
     }
 
     #[test]
-    fn bitmaps_unaligned_and_aligned() {
-        let mut v = Vec::new();
-        push_bits(&mut v, 0, [true, false, true].into_iter());
-        push_bits(&mut v, 3, [true; 7].into_iter());
-        push_bits(&mut v, 10, [false, true].into_iter());
-        assert_eq!(v, vec![0b1111_1101, 0b0000_1011]);
-        let mut w = Vec::new();
-        push_bits(&mut w, 0, (0..20).map(|i| i % 3 == 0));
-        assert_eq!(w, vec![0b0100_1001, 0b1001_0010, 0b0000_0100]);
+    fn bitmaps_at_every_length() {
+        // Lengths around the 64-row groups and byte edges: the bitmap has ceil(len / 8) bytes and
+        // bit i set exactly where row i's value is true / present.
+        for len in [1usize, 7, 8, 9, 63, 64, 65, 127, 128, 200] {
+            let mut pc = PacketColumns::new(&[Col::FlagSyn, Col::OptMss], len);
+            for i in 0..len {
+                let mut p = TcpPacket { flags: if i % 3 == 0 { flags::SYN } else { 0 }, ..TcpPacket::default() };
+                p.options.mss = (i % 5 == 1).then_some(i as u16);
+                pc.append(&p, &FlowInfo::default());
+            }
+            let b = pc.finish();
+            let validity = b[1].validity.as_ref().unwrap();
+            assert_eq!((b[0].values.len(), validity.len()), (len.div_ceil(8), len.div_ceil(8)), "len {len}");
+            for i in 0..len {
+                assert_eq!(b[0].values[i / 8] >> (i % 8) & 1 == 1, i % 3 == 0, "len {len} row {i}");
+                assert_eq!(validity[i / 8] >> (i % 8) & 1 == 1, i % 5 == 1, "len {len} row {i}");
+            }
+            assert_eq!(b[1].null_count, (0..len).filter(|i| i % 5 != 1).count());
+            if len > 1 {
+                assert_eq!(&b[1].values[2..4], &1u16.to_le_bytes(), "row 1 keeps its MSS");
+            }
+        }
     }
 
     #[test]
@@ -509,11 +536,29 @@ mod tests {
         let b = &pc.finish();
         assert_eq!(b[0].values, [3u64.to_le_bytes(), 3u64.to_le_bytes()].concat());
         assert_eq!(b[1].values, b"192.168.1.2::1");
-        assert_eq!(b[1].offsets, [0i32, 11, 14].iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>());
+        let views: Vec<[u8; 16]> = b[1].offsets.chunks_exact(16).map(|v| v.try_into().unwrap()).collect();
+        let texts: Vec<Vec<u8>> = views.iter().map(|v| text_of(v, &b[1].values)).collect();
+        assert_eq!(texts, vec![b"192.168.1.2".to_vec(), b"::1".to_vec()]);
         assert_eq!((b[2].values.clone(), b[3].values.clone()), (vec![0b11], vec![0]));
         assert_eq!((b[4].validity.clone(), b[4].null_count), (Some(vec![0b01]), 1));
         assert_eq!(b[5].null_count, 2);
         assert_eq!(b[6].child, [100i64, 300].iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>());
-        assert_eq!(b[6].offsets, [0i32, 2, 2].iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>());
+        assert_eq!(b[6].offsets, [0i64, 2, 2].iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn long_addresses_share_their_text_and_columns_may_repeat() {
+        let mut pc = PacketColumns::new(&[Col::DstAddr, Col::Frame, Col::DstAddr], 3);
+        let mut p = packet();
+        p.dst[12..].copy_from_slice(&[192, 168, 100, 200]);
+        for _ in 0..3 {
+            pc.append(&p, &FlowInfo::default());
+        }
+        let b = pc.finish();
+        assert_eq!(b[0].values, b"192.168.100.200", "one copy of the text for three rows");
+        let views: Vec<[u8; 16]> = b[0].offsets.chunks_exact(16).map(|v| v.try_into().unwrap()).collect();
+        assert_eq!(views.len(), 3);
+        assert!(views.iter().all(|v| text_of(v, &b[0].values) == b"192.168.100.200"));
+        assert_eq!((b[2].len, &b[2].values, &b[2].offsets), (3, &b[0].values, &b[0].offsets));
     }
 }

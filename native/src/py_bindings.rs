@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::accounting::Accounting;
-use crate::columns::{column_by_name, Col, ColumnBuilder, PacketColumns, SCHEMA};
+use crate::columns::{column_by_name, Col, ColumnBuilder, Kind, PacketColumns, SCHEMA};
 use crate::decode::{drive, DriveStatus};
 use crate::error::ReadError;
 use crate::flows::FlowTracker;
@@ -74,21 +74,23 @@ fn format_name(f: &CaptureFormat) -> &'static str {
     }
 }
 
+/// (name, kind, length, null_count, validity, values, offsets, child). For "str" columns
+/// `values` is the character data and `offsets` the 16-byte Utf8View entries; for "list_i64"
+/// `offsets` are i64 (LargeList) and `child` the Int64 values.
 type ColumnOut = (String, &'static str, usize, usize, Option<NativeBuffer>, NativeBuffer, Option<NativeBuffer>, Option<NativeBuffer>);
 
 fn column_out(name: &str, b: ColumnBuilder) -> ColumnOut {
-    let kind = b.kind.map_or("u8", |k| k.name());
-    let has_offsets = !b.offsets.is_empty();
-    let has_child = kind == "list_i64";
+    let kind = b.kind.unwrap_or(Kind::U8);
+    let has_offsets = matches!(kind, Kind::Str | Kind::ListI64);
     (
         name.to_string(),
-        kind,
+        kind.name(),
         b.len,
         b.null_count,
         b.validity.map(|data| NativeBuffer { data }),
         NativeBuffer { data: b.values },
         has_offsets.then_some(NativeBuffer { data: b.offsets }),
-        has_child.then_some(NativeBuffer { data: b.child }),
+        (kind == Kind::ListI64).then_some(NativeBuffer { data: b.child }),
     )
 }
 
