@@ -16,8 +16,11 @@ IP_HEADER = 20
 TCP_HEADER = 20
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class Segment:
+    """Immutable once built (a retransmission is a new Segment), so taps and drop logs may keep
+    the object itself."""
+
     src: str
     dst: str
     sport: int

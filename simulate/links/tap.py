@@ -1,14 +1,14 @@
-"""A capture point: records every segment that passes (as a copy, so later mutation cannot
-rewrite history) and forwards it unchanged."""
+"""A capture point: records every segment that passes and forwards it unchanged. Segments are
+frozen, so the record shares the object: nothing downstream can rewrite history."""
 
 from __future__ import annotations
-
-from dataclasses import replace
 
 from ..segment import Receiver, Segment
 
 
 class Tap:
+    __slots__ = ("name", "sink", "records")
+
     def __init__(self, name: str, sink: Receiver | None = None) -> None:
         self.name = name
         self.sink = sink
@@ -18,6 +18,6 @@ class Tap:
         self.sink = sink
 
     def receive(self, now: int, segment: Segment) -> None:
-        self.records.append((now, replace(segment)))
+        self.records.append((now, segment))
         if self.sink is not None:
             self.sink.receive(now, segment)

@@ -37,6 +37,10 @@ class TimerKind(Enum):
     DELACK = "delack"
     PARTIAL = "partial"  # Linux 2.0's 1 s timer for a held partial segment (notes 1.5)
 
+    # Members are singletons: identity hashing skips Enum's Python-level __hash__ on the timer
+    # dicts' hot path (dict order is insertion order, so nothing observable changes).
+    __hash__ = object.__hash__
+
 
 @dataclass(frozen=True, slots=True)
 class TimerFired:
