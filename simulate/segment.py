@@ -58,6 +58,9 @@ class Segment:
 
     @property
     def ip_len(self) -> int:
+        if (self.mss is None and self.timestamp is None and self.wscale is None and not self.sack
+                and not self.sack_permitted):
+            return IP_HEADER + TCP_HEADER + self.payload_len  # most segments carry no options
         return IP_HEADER + TCP_HEADER + self.options_len + self.payload_len
 
     @property

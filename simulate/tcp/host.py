@@ -205,15 +205,6 @@ class Host:
         self._slow_ticks += 1
         self.timers.slow_tick(now)
 
-    def _set_timer(self, kind: TimerKind, delay_ns: int) -> None:
-        self.timers.set(kind, delay_ns)
-
-    def _cancel_timer(self, kind: TimerKind) -> None:
-        self.timers.cancel(kind)
-
-    def _timer_running(self, kind: TimerKind) -> bool:
-        return self.timers.running(kind)
-
     def _timer_fired(self, now: int, kind: TimerKind) -> None:
         if self.stopped:
             return
@@ -379,7 +370,7 @@ class Host:
                 if win == 0:
                     # 4.4BSD: the window shut on data already sent (a probe): pull snd_nxt back and
                     # let the persist timer, not the retransmission timer, take over.
-                    self._cancel_timer(TimerKind.REXMT)
+                    self.timers.cancel(TimerKind.REXMT)
                     self.snd_nxt = self.snd_una
                     off = 0
                     unsent = self.sb_cc
@@ -446,8 +437,8 @@ class Host:
         if not sent_any:
             # Data queued and no timer running: persist (notes 1.3), whatever the window; a
             # forced send then breaks a sender-SWS hold or probes a zero window.
-            if (self.sb_cc > self.snd_nxt - self.snd_una and not self._timer_running(TimerKind.REXMT)
-                    and not self._timer_running(TimerKind.PERSIST)):
+            if (self.sb_cc > self.snd_nxt - self.snd_una and not self.timers.running(TimerKind.REXMT)
+                    and not self.timers.running(TimerKind.PERSIST)):
                 self._persist_shift = 0
                 self._set_persist()
             if self.sb_cc == 0 and self._w_cb is None and not self._closing:
@@ -479,7 +470,7 @@ class Host:
         nodelay = self.variant is NagleVariant.OFF
         if flush or not packets_out:
             self._linux20_partial = False
-            self._cancel_timer(TimerKind.PARTIAL)
+            self.timers.cancel(TimerKind.PARTIAL)
             return True
         if eow and nodelay:
             # At write time the tail went only if it fit the window (write_seq < window_seq).
@@ -488,7 +479,7 @@ class Host:
                 return True
         if not self._linux20_partial:
             self._linux20_partial = True
-            self._set_timer(TimerKind.PARTIAL, self.p.partial_timer_ns)
+            self.timers.set(TimerKind.PARTIAL, self.p.partial_timer_ns)
         return False
 
     def _send(self, now: int, seq: int, length: int, flags: int, tags: tuple[str, ...] = ()) -> None:
@@ -504,7 +495,7 @@ class Host:
         self.acknow = False
         if self.delack_flag:
             self.delack_flag = False
-        self._cancel_timer(TimerKind.DELACK)
+        self.timers.cancel(TimerKind.DELACK)
         delack_mod.on_ack_sent(self.dack)
         space = length + (1 if flags & FIN else 0)
         if space:
@@ -520,9 +511,9 @@ class Host:
                     self._rtt_seq, self._rtt_start, self._rtt_start_tick = seq, now, self._slow_ticks
                 self.snd_max = end
             self.snd_nxt = end
-            if not self._timer_running(TimerKind.REXMT):
-                self._cancel_timer(TimerKind.PERSIST)
-                self._set_timer(TimerKind.REXMT, self.rxtcur)
+            if not self.timers.running(TimerKind.REXMT):
+                self.timers.cancel(TimerKind.PERSIST)
+                self.timers.set(TimerKind.REXMT, self.rxtcur)
             nagle_mod.on_segment_sent(self.nagle, now, seq, length, self.maxseg)
         self._force = False
         self.segments_sent += 1
@@ -545,12 +536,12 @@ class Host:
         self._my_wscale = wscale
         self.snd_nxt = self.snd_max = self.iss + 1
         self.rcv_adv = self.rcv_nxt + min(self.rcvbuf, self.p.max_window)
-        self._set_timer(TimerKind.REXMT, self.p.rto_initial_ns)
+        self.timers.set(TimerKind.REXMT, self.p.rto_initial_ns)
         self._emit(now, seg)
 
     def _set_persist(self) -> None:
         srtt = self.srtt_ns or 0
-        self._set_timer(TimerKind.PERSIST, rules.persist_ns(srtt, self.rttvar_ns, self._persist_shift))
+        self.timers.set(TimerKind.PERSIST, rules.persist_ns(srtt, self.rttvar_ns, self._persist_shift))
 
     # ------------------------------------------------------------------ timers
     def _retransmit_timeout(self, now: int) -> None:
@@ -573,7 +564,7 @@ class Host:
         cc_mod.on_timeout(self.cc, self.snd_wnd)
         if self._fin_seq is not None and self.snd_una <= self._fin_seq:
             self._fin_seq = None
-        self._set_timer(TimerKind.REXMT, self.rxtcur)
+        self.timers.set(TimerKind.REXMT, self.rxtcur)
         self._tcp_output(now, "rto")
 
     def _abort(self, now: int) -> None:
@@ -615,7 +606,7 @@ class Host:
         self._tcp_output(now, "persist")
         self._force = False
         self._persist_shift = min(self._persist_shift + 1, rules.MAX_RXTSHIFT)
-        if self.sb_cc > self.snd_nxt - self.snd_una and not self._timer_running(TimerKind.REXMT):
+        if self.sb_cc > self.snd_nxt - self.snd_una and not self.timers.running(TimerKind.REXMT):
             self._set_persist()
 
     def _rto_base(self) -> int:
@@ -644,13 +635,15 @@ class Host:
         """The network interface: frames wait in the receive FIFO for kernel input processing."""
         if self.stopped:
             return
-        if not self.cpu.rx_admit(now, seg.ip_len):
+        cpu = self.cpu
+        ip_len = seg.ip_len
+        if not cpu.rx_admit(now, ip_len):
             self.rx_drops.append((now, seg.uid))
             if self.on_rx_drop is not None:
                 self.on_rx_drop(now, seg, "queue_overflow")  # the interface's receive buffer
             return
-        done = self.cpu.kernel(now, self.cpu.input_cost(seg.payload_len))
-        self.cpu.rx_hold(done, seg.ip_len)
+        done = cpu.kernel(now, cpu.input_cost(seg.payload_len))
+        cpu.rx_hold(done, ip_len)
         if done == now:
             self._tcp_input(now, seg)
         else:
@@ -671,7 +664,7 @@ class Host:
             if seg.flags & SYN and seg.flags & ACK and seg.ack == self.iss + 1:
                 self._accept_syn(seg)
                 self.snd_una = seg.ack
-                self._cancel_timer(TimerKind.REXMT)
+                self.timers.cancel(TimerKind.REXMT)
                 self._established(now, seg)
                 self.acknow = True
                 self._tcp_output(now, "input")
@@ -682,7 +675,7 @@ class Host:
                 return
             if seg.flags & ACK and seg.ack == self.iss + 1:
                 self.snd_una = seg.ack
-                self._cancel_timer(TimerKind.REXMT)
+                self.timers.cancel(TimerKind.REXMT)
                 self._established(now, seg)
             else:
                 return
@@ -749,7 +742,7 @@ class Host:
         if ack <= self.snd_una:
             dup = (
                 ack == self.snd_una and seg.payload_len == 0 and not seg.flags & FIN
-                and win == self.snd_wnd and self._timer_running(TimerKind.REXMT) and self.snd_max > self.snd_una
+                and win == self.snd_wnd and self.timers.running(TimerKind.REXMT) and self.snd_max > self.snd_una
             )
             self._update_window(seg, win)
             if dup:
@@ -775,12 +768,12 @@ class Host:
         if self.snd_nxt < self.snd_una:
             self.snd_nxt = self.snd_una
         if ack == self.snd_max:
-            self._cancel_timer(TimerKind.REXMT)
+            self.timers.cancel(TimerKind.REXMT)
         else:
-            self._set_timer(TimerKind.REXMT, self.rxtcur)
+            self.timers.set(TimerKind.REXMT, self.rxtcur)
         self._update_window(seg, win)
         if self.snd_wnd > 0:
-            self._cancel_timer(TimerKind.PERSIST)
+            self.timers.cancel(TimerKind.PERSIST)
         if self._fin_seq is not None and ack > self._fin_seq:
             self._our_fin_acked(now)
         if partial:
@@ -804,7 +797,7 @@ class Host:
         self.snd_nxt = self.snd_una
         self.cc.cwnd = self.cc.mss
         self._rtt_seq = None
-        self._cancel_timer(TimerKind.REXMT)
+        self.timers.cancel(TimerKind.REXMT)
         self._tcp_output(now, "fast_retransmit")
         self.cc.cwnd = self.cc.mss if self.p.recovery is Recovery.TAHOE else cwnd
         self.snd_nxt = max(onxt, self.snd_nxt)
@@ -814,7 +807,7 @@ class Host:
             self.state = TcpState.FIN_WAIT_2
         elif self.state in (TcpState.CLOSING, TcpState.LAST_ACK):
             self.state = TcpState.TIME_WAIT if self.state is TcpState.CLOSING else TcpState.CLOSED
-            self._cancel_timer(TimerKind.REXMT)
+            self.timers.cancel(TimerKind.REXMT)
 
     def _process_data(self, now: int, seg: Segment) -> None:
         start, end = seg.seq, seg.seq + seg.payload_len
@@ -853,8 +846,8 @@ class Host:
         else:
             self.delack_flag = True
             delay = delack_mod.one_shot_delay(self.dack, now)
-            if delay is not None and not self._timer_running(TimerKind.DELACK):
-                self._set_timer(TimerKind.DELACK, delay)
+            if delay is not None and not self.timers.running(TimerKind.DELACK):
+                self.timers.set(TimerKind.DELACK, delay)
         self._reader_try(now)
 
     def _pull_reassembly(self) -> None:
