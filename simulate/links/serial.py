@@ -29,6 +29,11 @@ def serialisation_ns(wire_bytes: int, rate_bps: int) -> int:
 class SerialLink:
     """A Receiver: enqueue, serialise, propagate, hand to `sink`."""
 
+    __slots__ = (
+        "_busy_until", "_held", "_held_bytes", "delay_ns", "drops", "mtu", "name", "on_drop",
+        "queue_bytes", "rate_bps", "sent_bytes", "sent_packets", "sim", "sink", "wire_bytes",
+    )
+
     def __init__(
         self,
         sim: Simulator,

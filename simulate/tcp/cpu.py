@@ -12,6 +12,8 @@ from .costs import HostCost
 
 
 class HostCpu:
+    __slots__ = ("_kfree", "_pfree", "_rx", "_rx_bytes", "_stolen", "cost", "sim")
+
     def __init__(self, sim: Simulator, cost: HostCost) -> None:
         self.sim, self.cost = sim, cost
         self._kfree = 0  # the kernel timeline is busy until here

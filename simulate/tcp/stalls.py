@@ -52,6 +52,12 @@ class _Hold:
 
 
 class StallTracker:
+    __slots__ = (
+        "_bytes_since_stall", "_holds", "_last_nagle_detail", "_sends_since_timer_ack",
+        "_timeout_uids", "_timer_ack_seen", "classify_loss", "direction", "gt", "last_progress",
+        "nagle_detail_default", "sticky_bytes", "threshold_ns", "update_unreachable",
+    )
+
     def __init__(
         self,
         ground_truth: GroundTruth | None,

@@ -17,6 +17,8 @@ TICKED = (TimerKind.REXMT, TimerKind.PERSIST)
 
 
 class Timers:
+    __slots__ = ("_deadline", "_handles", "_ticks", "on_fire", "sim", "slow_tick_ns", "stopped")
+
     def __init__(self, sim: Simulator, slow_tick_ns: int | None, on_fire: Callable[[int, TimerKind], None]) -> None:
         self.sim, self.slow_tick_ns, self.on_fire = sim, slow_tick_ns, on_fire
         self._ticks: dict[TimerKind, int] = {}
