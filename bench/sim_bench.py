@@ -3,7 +3,9 @@
 Usage: python3 bench/sim_bench.py [--quick] [--skip-tables]
 Prints one JSON document. Hosts handle a segment inline (input, tcp_output, the link enqueue) so an
 engine event carries a whole packet's work; packets/s is the figure that compares across designs. Targets from the brief: >= 1M events/s; Table 1 (64 runs of 16 MB) in < 30 s.
-Each figure is the best of --repeat runs (the machine is shared).
+Each figure is the best of --repeat runs (the machine is shared). "engine" times the event engine
+alone (50 event chains, each event arming and cancelling a timer, as a connection does): the
+bulk figures minus it are the TCP hosts' share.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import argparse
 import json
 import time
 
+from stallscope.simulate.engine import Simulator
 from stallscope.simulate.reproductions import REPRODUCTIONS
 from stallscope.simulate.run_bulk import BulkConfig, run_bulk
 from stallscope.simulate.tcp.costs import SUN_IPX
@@ -23,6 +26,30 @@ BULK_CASES = {
     "linux gige 64k 32MB": BulkConfig(personality="linux", link="gige", sndbuf=65536, rcvbuf=65536,
                                       write=65536, read=65536, bytes=32 << 20),
 }
+
+
+ENGINE_EVENTS = 300_000
+ENGINE_CHAINS = 50
+
+
+def engine_only() -> int:
+    """Events run by the bare engine (each schedules its successor and a cancelled timer)."""
+    sim = Simulator(1)
+    left = [ENGINE_EVENTS]
+
+    def timer(now: int) -> None:
+        raise AssertionError("a cancelled timer ran")
+
+    def step(now: int) -> None:
+        left[0] -= 1
+        if left[0] > 0:
+            sim.schedule(now + 1000, timer).cancel()
+            sim.schedule(now + 10, step)
+
+    for i in range(ENGINE_CHAINS):
+        sim.schedule(i, step)
+    sim.run()
+    return sim.events_run
 
 
 def best_of(repeat: int, fn):
@@ -40,7 +67,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--skip-tables", action="store_true", help="skip moldeklev-table1/2")
     args = ap.parse_args()
-    out: dict = {"bulk": {}, "reproductions": {}}
+    out: dict = {"engine": {}, "bulk": {}, "reproductions": {}}
+    wall, events = best_of(args.repeat, engine_only)
+    out["engine"] = {"wall_s": round(wall, 3), "events": events, "events_per_s": round(events / wall)}
     for name, cfg in BULK_CASES.items():
         wall, r = best_of(args.repeat, lambda cfg=cfg: run_bulk(cfg))
         out["bulk"][name] = {"wall_s": round(wall, 3), "events": r.events, "events_per_s": round(r.events / wall),
