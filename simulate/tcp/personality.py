@@ -148,6 +148,12 @@ TRU64 = BSD44.with_(
     send_chunk=8192,
     writer_lowat=8192,
     small_sender_inference=True,
+    # Buffers kept at the size asked for. 4.4BSD rounds them up to a multiple of the MSS only
+    # inside tcp_mss (when the peer's MSS option arrives), so a SO_SNDBUF set afterwards is kept;
+    # Mogul's Tru64 hosts ran that way: "the buffer size is not a multiple of MSS" (section 8,
+    # EOM), "if the socket buffer size is a multiple of MCLBYTES" (section 5, MSMV), and
+    # "2 * MSS = 8624, larger than an 8192-byte buffer" (section 9).
+    buffer_round_to_mss=False,
     default_sndbuf=32768,
     default_rcvbuf=32768,
 )
