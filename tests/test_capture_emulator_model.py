@@ -186,6 +186,35 @@ def test_epd_loses_fewer_pdus_than_no_discard_for_the_same_overload():
     assert 0 < lost["epd"] < lost["none"]
 
 
+def test_cells_wasted_counts_lost_pdus_cells_that_still_crossed_the_port():
+    """The same overload of back-to-back 9180-byte PDUs under each policy: with no discard a lost
+    PDU's surviving cells still take the output port; PPD forwards only its head and end cell;
+    EPD (default threshold) refuses whole PDUs at their first cell, so it forwards none."""
+    wasted, lost = {}, {}
+    for policy in ("none", "ppd", "epd"):
+        m = DirectionModel(DirectionConfig(rate_bps=135_000_000,
+                                           switch=SwitchConfig(600, policy, access_rate_bps=155_520_000)))
+        lost[policy] = sum(not m.offer(0, 9194).delivered for _ in range(60))
+        wasted[policy] = m.stats()["cells_wasted"]
+        # Every cell of a lost PDU was either dropped or forwarded in vain.
+        assert m.cells_wasted + m.cells_dropped == 192 * lost[policy]
+    assert wasted["epd"] == 0 < lost["epd"]
+    assert wasted["none"] / lost["none"] > 1.5 * wasted["ppd"] / lost["ppd"] > 0
+
+
+def test_sustained_overload_loses_every_pdu_without_discard_and_one_in_seven_with_epd():
+    """Back-to-back 9180-byte PDUs at 155.52 Mbit/s into a 600-cell buffer draining at 135: each
+    accepted PDU adds ~25 cells, a refused one lets ~167 drain, so EPD (threshold 408) refuses at
+    most one PDU in seven; with no discard, once the buffer is full every PDU loses cells."""
+    fate = {}
+    for policy in ("none", "epd"):
+        m = DirectionModel(DirectionConfig(rate_bps=135_000_000,
+                                           switch=SwitchConfig(600, policy, access_rate_bps=155_520_000)))
+        fate[policy] = [m.offer(0, 9194).delivered for _ in range(700)]
+    assert not any(fate["none"][100:])
+    assert 0.10 < fate["epd"][100:].count(False) / 600 <= 1 / 7
+
+
 def test_config_round_trips_through_json():
     cfg = LinkConfig(
         DirectionConfig(rate_bps=1, switch=SwitchConfig(10, "epd", 5), gilbert=GilbertConfig(0.1, 0.2),

@@ -87,25 +87,61 @@ def test_atm_clean_path_uses_9180_mtu_and_loses_nothing(runs):
     assert 0.6 * 121.8e6 < thr < 121.8e6 * 1.02
 
 
-def test_small_switch_buffer_without_discard_ends_in_timeouts(runs):
+def _wasted_per_lost_pdu(doc: dict, reason: str) -> float:
+    fwd = doc["emulator"]["forward"]
+    return fwd["cells_wasted"] / fwd["drops"][reason]
+
+
+# Run-to-run variation in these scenarios is large: each run has only ~4-13 retransmission
+# timeouts, and a loaded machine delays the user-space emulator, which then sees the sender's
+# frames bunched (a ratio of timeouts per segment ranged 0.14-0.79). So the ATM tests assert what
+# the discard mechanism guarantees (where lost PDUs' cells go, EPD's loss bound) and differences
+# measured with a wide margin (PDU loss, goodput), not ratios of timeout counts.
+
+
+def test_atm_small_buffer_without_discard_wastes_cells_and_times_out(runs):
     doc = runs("atm_small_buffer")
-    assert doc["drops"].get("atm_cell_loss", 0) > 0
-    assert doc["emulator"]["forward"]["cells_dropped"] > 0
+    fwd = doc["emulator"]["forward"]
+    assert set(fwd["drops"]) == {"atm_cell_loss"} and fwd["cells_dropped"] > 0
+    # Cells arrive 155.52/135 times faster than the port sends them, so an overflowing PDU loses
+    # only its excess (~13% of its 192 cells); the rest still cross the port for nothing.
+    assert fwd["cells_wasted"] > 3 * fwd["cells_dropped"]
     assert doc["_sender"].timeouts >= 2
 
 
 def test_ppd_drops_pdu_tails_and_still_times_out(runs):
-    doc = runs("atm_ppd")
-    assert doc["drops"].get("atm_ppd", 0) > 0 and "atm_cell_loss" not in doc["drops"]
+    doc, none = runs("atm_ppd"), runs("atm_small_buffer")
+    fwd = doc["emulator"]["forward"]
+    assert set(fwd["drops"]) == {"atm_ppd"} and fwd["drops"]["atm_ppd"] > 0
+    # PPD forwards a lost PDU's cells up to its first dropped cell and its end cell, no discard
+    # every cell that found room (measured: ~90 against ~167 of 192 per lost PDU).
+    ppd_waste = _wasted_per_lost_pdu(doc, "atm_ppd")
+    assert 0 < ppd_waste < 0.75 * _wasted_per_lost_pdu(none, "atm_cell_loss")
     assert doc["_sender"].timeouts >= 1
 
 
-def test_epd_times_out_less_per_segment_and_delivers_more_than_no_discard(runs):
+def _pdu_loss(doc: dict) -> float:
+    fwd = doc["emulator"]["forward"]
+    lost = sum(fwd["drops"].values())
+    return lost / (lost + fwd["delivered"])
+
+
+@pytest.mark.paper
+def test_epd_refuses_whole_pdus_and_delivers_more_than_no_discard(runs):
+    """Kung & Morris, "Detailed Behavior of TCP over ATM" (GLOBECOM '95), "Discard Policies":
+    early packet discard keeps goodput where no discard collapses. EPD decides at a PDU's first
+    cell, so no cell of a lost PDU takes the output port, and even under sustained overload it
+    refuses at most one PDU in seven (test_capture_emulator_model), where no discard loses every
+    PDU. Measured in 18 runs: PDU loss 0.08-0.11 against 0.19-0.37, goodput 1.25-2.7x."""
     epd, none = runs("atm_epd"), runs("atm_small_buffer")
-    assert epd["drops"].get("atm_epd", 0) > 0
-    e, n = epd["_receiver"], none["_receiver"]
-    assert e.data_segments > n.data_segments
-    assert epd["_sender"].timeouts / e.data_segments < none["_sender"].timeouts / n.data_segments
+    fe, fn = epd["emulator"]["forward"], none["emulator"]["forward"]
+    # Default threshold (capacity minus the PDU's cells): an accepted PDU always fits, no PPD fallback.
+    assert set(fe["drops"]) == {"atm_epd"} and fe["drops"]["atm_epd"] > 0
+    assert fe["cells_wasted"] == 0 < fn["cells_wasted"]
+    assert _pdu_loss(epd) <= 1 / 7 and _pdu_loss(epd) < _pdu_loss(none)
+    e, n = epd["workload"]["client"], none["workload"]["client"]
+    assert e["drained"] and n["drained"]
+    assert e["throughput_bps"] > n["throughput_bps"]
 
 
 def test_jumbo_slot_exhaustion_drops_at_the_nic_and_times_out(runs):

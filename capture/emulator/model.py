@@ -60,6 +60,9 @@ class DirectionModel:
     delivered: int = 0
     delivered_bytes: int = 0
     cells_dropped: int = 0
+    # Cells of lost PDUs that still crossed the switch's output port: link time spent on data the
+    # receiver's reassembly discards (Kung & Morris's wasted bandwidth; zero under EPD's default threshold).
+    cells_wasted: int = 0
     _busy_until_ns: int = 0
     _access_free_ns: int = 0
     _last_deliver_ns: int = 0
@@ -183,6 +186,7 @@ class DirectionModel:
         if fate.cells_dropped:
             self.cells_dropped += fate.cells_dropped
         if not fate.delivered:
+            self.cells_wasted += fate.cells_queued
             return self._drop(fate.reason or "atm_cell_loss", cells_dropped=fate.cells_dropped)
         return fate.last_cell_departure_ns
 
@@ -192,4 +196,5 @@ class DirectionModel:
             "delivered_bytes": self.delivered_bytes,
             "drops": dict(sorted(self.drops.items())),
             "cells_dropped": self.cells_dropped,
+            "cells_wasted": self.cells_wasted,
         }
