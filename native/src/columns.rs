@@ -159,8 +159,9 @@ impl ColumnBuilder {
     }
 }
 
-/// Direct-mapped cache of address views (captures repeat a handful of addresses).
+/// Direct-mapped caches of address views (captures repeat a handful of addresses).
 const ADDR_CACHE: usize = 256;
+const FLOW_CACHE: usize = 1024;
 
 #[derive(Clone, Copy)]
 struct AddrSlot {
@@ -170,32 +171,45 @@ struct AddrSlot {
     view: [u8; 16],
 }
 
+const EMPTY_SLOT: AddrSlot = AddrSlot { key: [0; 16], version: 0, used: false, view: [0; 16] };
+
 /// Turns addresses into Utf8View entries of one column: each distinct address's text is
 /// written to the column's data once, and every row that repeats it gets the same 16-byte view.
-/// One cache per column and batch (a view's offset points into that batch's data).
+/// One cache per column and batch (a view's offset points into that batch's data). The first
+/// level is keyed by flow (stream and direction fix the address, so a hit costs one compare);
+/// the second by the address itself.
 struct AddrCache {
-    slots: Vec<AddrSlot>,
+    by_flow: Vec<AddrSlot>,
+    by_addr: Vec<AddrSlot>,
 }
 
 impl AddrCache {
     fn new() -> Self {
-        AddrCache { slots: vec![AddrSlot { key: [0; 16], version: 0, used: false, view: [0; 16] }; ADDR_CACHE] }
+        AddrCache { by_flow: vec![EMPTY_SLOT; FLOW_CACHE], by_addr: vec![EMPTY_SLOT; ADDR_CACHE] }
     }
 
-    #[inline]
-    fn view(&mut self, a: &[u8; 16], version: u8, data: &mut Vec<u8>) -> [u8; 16] {
+    #[inline(always)]
+    fn view(&mut self, flow: usize, a: &[u8; 16], version: u8, data: &mut Vec<u8>) -> [u8; 16] {
+        let slot = &self.by_flow[flow % FLOW_CACHE];
+        if slot.used && slot.key == *a && slot.version == version {
+            return slot.view;
+        }
+        self.view_slow(flow, a, version, data)
+    }
+
+    #[inline(never)]
+    fn view_slow(&mut self, flow: usize, a: &[u8; 16], version: u8, data: &mut Vec<u8>) -> [u8; 16] {
         let h = u64::from_le_bytes([a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]])
             ^ u64::from_le_bytes([a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15]]).rotate_left(29);
-        let slot = &mut self.slots[(h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize % ADDR_CACHE];
+        let slot = &mut self.by_addr[(h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize % ADDR_CACHE];
         if !slot.used || slot.version != version || slot.key != *a {
             let mut text = [0u8; 40];
             let n = format_addr(a, version, &mut text);
-            slot.view = string_view(&text[..n], data.len());
+            *slot = AddrSlot { key: *a, version, used: true, view: string_view(&text[..n], data.len()) };
             data.extend_from_slice(&text[..n]);
-            slot.key = *a;
-            slot.version = version;
-            slot.used = true;
         }
+        let slot = *slot;
+        self.by_flow[flow % FLOW_CACHE] = slot;
         slot.view
     }
 }
@@ -296,6 +310,8 @@ impl PacketColumns {
     pub fn append(&mut self, p: &TcpPacket, f: &FlowInfo) {
         let shift = (self.rows % 64) as u32;
         let PacketColumns { slots: s, src_addrs, dst_addrs, .. } = self;
+        // Stream and direction fix both addresses: the address caches' first-level key.
+        let flow = (f.stream as usize) << 1 | usize::from(f.dir & 1);
         macro_rules! fixed {
             ($col:ident, $v:expr) => {
                 if let Some(b) = &mut s[Col::$col as usize] {
@@ -323,7 +339,7 @@ impl PacketColumns {
         macro_rules! addr {
             ($col:ident, $cache:ident, $a:expr) => {
                 if let Some(b) = &mut s[Col::$col as usize] {
-                    let v = $cache.view($a, p.ip_version, &mut b.values);
+                    let v = $cache.view(flow, $a, p.ip_version, &mut b.values);
                     b.offsets.extend_from_slice(&v);
                 }
             };
@@ -457,15 +473,15 @@ mod tests {
             let n = format_addr(&a, 4, &mut out);
             assert_eq!(&out[..n], want.as_bytes());
             let before = data.len();
-            let v = c.view(&a, 4, &mut data);
+            let v = c.view(0, &a, 4, &mut data);
             assert_eq!(text_of(&v, &data), want.as_bytes());
-            assert_eq!(c.view(&a, 4, &mut data), v); // from the cache: no new text
+            assert_eq!(c.view(0, &a, 4, &mut data), v); // from the cache: no new text
             assert_eq!(data.len(), before + want.len());
-            let v6 = c.view(&a, 6, &mut data); // same bytes, other version
+            let v6 = c.view(0, &a, 6, &mut data); // same bytes, other version
             assert_eq!(text_of(&v6, &data), Ipv6Addr::from(a).to_string().as_bytes());
         }
         let a = [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff];
-        let v = c.view(&a, 6, &mut data);
+        let v = c.view(0, &a, 6, &mut data);
         assert_eq!(text_of(&v, &data), b"2001:db8::ffff:ffff");
     }
 
@@ -488,7 +504,7 @@ mod tests {
     fn bitmaps_at_every_length() {
         // Lengths around the 64-row groups and byte edges: the bitmap has ceil(len / 8) bytes and
         // bit i set exactly where row i's value is true / present.
-        for len in [1usize, 7, 8, 9, 63, 64, 65, 127, 128, 200] {
+        for len in [1usize, 7, 8, 9, 63, 64, 65, 127, 128, 200, 300] {
             let mut pc = PacketColumns::new(&[Col::FlagSyn, Col::OptMss], len);
             for i in 0..len {
                 let mut p = TcpPacket { flags: if i % 3 == 0 { flags::SYN } else { 0 }, ..TcpPacket::default() };

@@ -9,7 +9,7 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::accounting::Accounting;
 use crate::columns::{column_by_name, Col, ColumnBuilder, Kind, PacketColumns, SCHEMA};
-use crate::decode::{drive, DriveStatus};
+use crate::decode::{drive, drive_pipelined, DriveStatus};
 use crate::error::ReadError;
 use crate::flows::FlowTracker;
 use crate::reader::{CaptureFormat, CaptureReader};
@@ -94,6 +94,10 @@ fn column_out(name: &str, b: ColumnBuilder) -> ColumnOut {
     )
 }
 
+/// Batches at least this large build their columns on a second thread while this one reads,
+/// dissects and tracks (smaller ones are not worth the thread).
+const PIPELINE_MIN_ROWS: usize = 4096;
+
 /// Streams one capture into packet-table batches. Unsendable: the reader's input is not Sync;
 /// one Python thread drives a decoder (the GIL is released while it decodes).
 #[pyclass(unsendable, module = "stallscope._native")]
@@ -140,7 +144,13 @@ impl Decoder {
         let mut pc = PacketColumns::new(&self.cols, if self.finished { 0 } else { max_rows });
         if !self.finished {
             let Decoder { reader, tracker, acct, .. } = self;
-            let res = py.allow_threads(|| drive(reader, tracker, acct, max_rows, |p, f| pc.append(p, f)));
+            let res = py.allow_threads(|| {
+                if max_rows >= PIPELINE_MIN_ROWS {
+                    drive_pipelined(reader, tracker, acct, max_rows, |p, f| pc.append(p, f))
+                } else {
+                    drive(reader, tracker, acct, max_rows, |p, f| pc.append(p, f))
+                }
+            });
             match res {
                 Ok(DriveStatus::Paused) => {}
                 Ok(DriveStatus::Ended) => self.finished = true,
