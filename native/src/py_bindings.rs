@@ -9,7 +9,7 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::accounting::Accounting;
 use crate::columns::{column_by_name, Col, ColumnBuilder, Kind, PacketColumns, SCHEMA};
-use crate::decode::{drive, drive_pipelined, DriveStatus};
+use crate::decode::{drive, drive_pipelined, DriveStatus, ThreadChoice};
 use crate::error::ReadError;
 use crate::flows::FlowTracker;
 use crate::reader::{CaptureFormat, CaptureReader};
@@ -94,10 +94,6 @@ fn column_out(name: &str, b: ColumnBuilder) -> ColumnOut {
     )
 }
 
-/// Batches at least this large build their columns on a second thread while this one reads,
-/// dissects and tracks (smaller ones are not worth the thread).
-const PIPELINE_MIN_ROWS: usize = 4096;
-
 /// Streams one capture into packet-table batches. Unsendable: the reader's input is not Sync;
 /// one Python thread drives a decoder (the GIL is released while it decodes).
 #[pyclass(unsendable, module = "stallscope._native")]
@@ -108,6 +104,7 @@ pub struct Decoder {
     cols: Vec<Col>,
     finished: bool,
     error: Option<ReadError>,
+    threads: ThreadChoice,
 }
 
 #[pymethods]
@@ -133,7 +130,15 @@ impl Decoder {
             py.allow_threads(|| CaptureReader::open(&path))
         };
         let reader = opened.map_err(|e| to_py_error(&e))?;
-        Ok(Decoder { reader, tracker: FlowTracker::new(), acct: Accounting::new(), cols, finished: false, error: None })
+        Ok(Decoder {
+            reader,
+            tracker: FlowTracker::new(),
+            acct: Accounting::new(),
+            cols,
+            finished: false,
+            error: None,
+            threads: ThreadChoice::default(),
+        })
     }
 
     /// Decodes up to `max_rows` TCP packets. Returns (columns, error, finished): columns as
@@ -143,14 +148,19 @@ impl Decoder {
         let max_rows = max_rows.max(1);
         let mut pc = PacketColumns::new(&self.cols, if self.finished { 0 } else { max_rows });
         if !self.finished {
-            let Decoder { reader, tracker, acct, .. } = self;
+            let Decoder { reader, tracker, acct, threads, .. } = self;
+            // Columns are built on a second thread while this one reads, dissects and tracks,
+            // when that measured faster on this machine just now.
+            let pipelined = threads.pipelined(max_rows);
+            let start = std::time::Instant::now();
             let res = py.allow_threads(|| {
-                if max_rows >= PIPELINE_MIN_ROWS {
+                if pipelined {
                     drive_pipelined(reader, tracker, acct, max_rows, |p, f| pc.append(p, f))
                 } else {
                     drive(reader, tracker, acct, max_rows, |p, f| pc.append(p, f))
                 }
             });
+            threads.record(pipelined, pc.len(), start.elapsed());
             match res {
                 Ok(DriveStatus::Paused) => {}
                 Ok(DriveStatus::Ended) => self.finished = true,
