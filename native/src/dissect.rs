@@ -4,7 +4,7 @@
 
 use crate::ip::{self, IpHeader};
 use crate::link::{self, L3};
-use crate::packet::{anomaly, TcpPacket};
+use crate::packet::{anomaly, TcpOptions, TcpPacket};
 use crate::record::Record;
 use crate::tcp;
 
@@ -187,22 +187,22 @@ fn dissect_inner(rec: &Record<'_>, p: &mut TcpPacket) -> Result<(), Skip> {
         L3::V4(b) => ip::ipv4::parse(b, wire_room, limit)?,
         L3::V6(b) => ip::ipv6::parse(b, wire_room, limit)?,
     };
-    *p = TcpPacket {
-        frame: rec.frame,
-        ts_ns: rec.ts_ns,
-        interface: rec.interface,
-        linktype: rec.linktype,
-        caplen: rec.caplen,
-        origlen: rec.origlen,
-        ip_version: ip.version,
-        src: ip.src,
-        dst: ip.dst,
-        ip_id: ip.id,
-        ttl: ip.ttl,
-        ip_len: ip.ip_len,
-        anomalies: ip.anomalies,
-        ..TcpPacket::default()
-    };
+    // Field by field rather than a whole new packet: the TCP fields are all written by
+    // `tcp::parse` below, only the options need clearing.
+    p.frame = rec.frame;
+    p.ts_ns = rec.ts_ns;
+    p.interface = rec.interface;
+    p.linktype = rec.linktype;
+    p.caplen = rec.caplen;
+    p.origlen = rec.origlen;
+    p.ip_version = ip.version;
+    p.src = ip.src;
+    p.dst = ip.dst;
+    p.ip_id = ip.id;
+    p.ttl = ip.ttl;
+    p.ip_len = ip.ip_len;
+    p.anomalies = ip.anomalies;
+    p.options = TcpOptions::default();
     if !rec.ts_valid {
         p.anomalies |= anomaly::TS_INVALID;
     }
