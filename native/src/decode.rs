@@ -114,18 +114,22 @@ pub fn drive_pipelined<F: FnMut(&TcpPacket, &FlowInfo) + Send>(
 /// win when a second core is free and lose badly when it is not (on a busy machine the
 /// threads wait on each other's time slices), so the choice follows the measured wall time
 /// per packet of each mode, re-trying the other mode every `PROBE_EVERY` batches.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct ThreadChoice {
     batches: u64,
     /// Smoothed wall nanoseconds per packet: [one thread, two threads].
     cost: [Option<f64>; 2],
 }
 
-const PROBE_EVERY: u64 = 8;
+const PROBE_EVERY: u64 = 16;
 /// Batches smaller than this are neither worth a second thread nor a reliable measurement.
 pub const PIPELINE_MIN_ROWS: usize = 4096;
 
 impl ThreadChoice {
+    pub const fn new() -> Self {
+        ThreadChoice { batches: 0, cost: [None, None] }
+    }
+
     /// Whether the next batch of `rows` packets should use two threads.
     pub fn pipelined(&self, rows: usize) -> bool {
         if rows < PIPELINE_MIN_ROWS || std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {

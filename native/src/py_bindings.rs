@@ -104,8 +104,10 @@ pub struct Decoder {
     cols: Vec<Col>,
     finished: bool,
     error: Option<ReadError>,
-    threads: ThreadChoice,
 }
+
+/// One choice for the process: what was measured on earlier decoders carries over to the next.
+static THREADS: std::sync::Mutex<ThreadChoice> = std::sync::Mutex::new(ThreadChoice::new());
 
 #[pymethods]
 impl Decoder {
@@ -137,7 +139,6 @@ impl Decoder {
             cols,
             finished: false,
             error: None,
-            threads: ThreadChoice::default(),
         })
     }
 
@@ -148,10 +149,10 @@ impl Decoder {
         let max_rows = max_rows.max(1);
         let mut pc = PacketColumns::new(&self.cols, if self.finished { 0 } else { max_rows });
         if !self.finished {
-            let Decoder { reader, tracker, acct, threads, .. } = self;
+            let Decoder { reader, tracker, acct, .. } = self;
             // Columns are built on a second thread while this one reads, dissects and tracks,
-            // when that measured faster on this machine just now.
-            let pipelined = threads.pipelined(max_rows);
+            // when that measured faster on this machine lately.
+            let pipelined = THREADS.lock().is_ok_and(|t| t.pipelined(max_rows));
             let start = std::time::Instant::now();
             let res = py.allow_threads(|| {
                 if pipelined {
@@ -160,7 +161,9 @@ impl Decoder {
                     drive(reader, tracker, acct, max_rows, |p, f| pc.append(p, f))
                 }
             });
-            threads.record(pipelined, pc.len(), start.elapsed());
+            if let Ok(mut t) = THREADS.lock() {
+                t.record(pipelined, pc.len(), start.elapsed());
+            }
             match res {
                 Ok(DriveStatus::Paused) => {}
                 Ok(DriveStatus::Ended) => self.finished = true,
