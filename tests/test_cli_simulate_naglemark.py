@@ -54,12 +54,16 @@ def test_reproduce_lists_the_mogul_entries():
 
 @pytest.mark.paper
 def test_reproduce_fddi_8192_collapses_to_tick_paced_transfer():
-    """Mogul §9 (paper): 8192-byte buffers on FDDI give 21,560 bytes/s; the simulator must stay
-    below 1 % of the raw 12.5 MB/s and within a factor of two of the paper."""
+    """Mogul §9 (paper): with 8192-byte buffers on FDDI (< 2 * MSS) every ACK waits for the 200 ms
+    tick (21,560 bytes/s in the paper). The send buffer must stay unrounded (8192), each tick must
+    release one buffer (8192 bytes +-15 %), and the rate must stay below 1 % of the raw 12.5 MB/s
+    and within a factor of two of the paper (which counts one 4312-byte segment per tick)."""
     r = CliRunner().invoke(app, ["reproduce", "mogul-fddi-8192", "--format", "json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.output)
     rows = doc["rows"] if "rows" in doc else doc["result"]["rows"]
     for row in rows:
+        assert row["sndbuf"] == 8192
         assert row["share_of_raw_pct"] < 1.0
+        assert abs(row["sim_bytes_per_tick"] / 8192 - 1) <= 0.15
         assert 0.5 <= row["sim_bytes_s"] / 21_560 <= 2.0

@@ -7,11 +7,18 @@ repeated, each repetition with its own seed (the paper averages 10). Trials run 
 pool (default 2 workers). `responses` below 1000 subsamples the lengths evenly (sequential: every
 k-th length; random: fewer draws) for the CI tests, which hold the same tolerances.
 
-Known deviation: FDDI with a 16 KB socket buffer. MCLBYTES (8192) is below 2 * MSS (8624), so
-once the writer sleeps on the send buffer's low-water mark each refill is one cluster, which the
-receiver's 2-MSS/50 % window-update rule never ACKs: the simulator waits for the 200 ms tick on
-nearly every response longer than the buffer (NAGLE ~83 %, MINSHALL ~82 %), where the paper
-measured ~44 % and ~9 %. The 64 KB and 128 KB columns hold (>= 85 % of cells, tau >= 0.7).
+Known deviation: FDDI with a 16 KB socket buffer (the 64 KB and 128 KB columns hold). The
+tru64 personality keeps socket buffers unrounded, as Mogul's hosts ran (section 8: "the buffer
+size is not a multiple of MSS"). Two things remain, both in the TCP host's socket layer:
+(1) the host re-applies the writer's low-water test (MCLBYTES = 8192) after every cluster, while
+BSD and OSF/1 sosend test it once per round and then copy until the space seen at the round's
+start is used up (the `} while (resid && space > 0)` loop); with that rule (measured on the
+s/S trials) NAGLE 32K/16K falls from 83 % to 58 % (paper 44 %) and EOM 32K/16K from 71 % to 10 %
+(paper 14 %); (2) after a refill the unsent short remainder leaves alone on the ACK (the
+connection is idle), the write's tail is then held behind it by Nagle or Minshall, and the
+receiver, with less than 2 * MSS to acknowledge, waits for the 200 ms tick: MINSHALL and
+MIN+MORE with 16 KB stay at 41-64 % where the paper measured 0-9 %. Nothing in the paper says how
+Tru64 avoided (2).
 """
 
 from __future__ import annotations
@@ -219,29 +226,53 @@ def table5(responses: int = DEFAULT_RESPONSES, random_repetitions: int = DEFAULT
 
 
 # Mogul §9: "On an FDDI network, using 8192-byte buffers, this scenario can result in a TCP
-# throughput of 21,560 bytes/sec" (one 4312-byte segment per 200 ms delayed-ACK tick).
+# throughput of 21,560 bytes/sec" = 4312 * 5: one full-sized segment per 200 ms delayed-ACK tick.
 FDDI_8192_PAPER_BYTES_S = 21_560
 FDDI_RAW_BYTES_S = 12_500_000
 FDDI_8192_TRANSFER = 200_000
+FDDI_8192_SNDBUF = 8192
+FDDI_TICK_S = 0.2
+FDDI_8192_TOLERANCE = 0.15
 
 
 def fddi_8192(nbytes: int = FDDI_8192_TRANSFER):
-    """Bulk Tru64 transfer over FDDI with an 8192-byte send buffer (< 2 * MSS), traditional delayed
-    ACK (inference off). Held to: throughput below 1 % of the raw rate and within a factor of 2 of
-    the paper's 21,560 bytes/s; data moves once per 200 ms tick."""
+    """Bulk Tru64 transfer over FDDI with an 8192-byte send buffer (< 2 * MSS = 8624; kept unrounded,
+    see the tru64 personality), traditional delayed ACK (inference off), 8192-byte writes.
+
+    The paper's mechanism, held tightly: the receiver never sees 2 * MSS, so every ACK waits for
+    the 200 ms tick and each tick releases one send buffer: bytes per tick within 15 % of 8192.
+    The paper's figure counts one 4312-byte segment per tick; the simulator releases two (4312 +
+    3880): sosend hands tcp_output the whole 8192-byte cluster while the connection is idle, and
+    BSD tests idleness once per call (Mogul §3, figure 3), so the short remainder leaves with the
+    full segment, with Nagle on or off. That puts the simulator at ~1.9 x the paper's number,
+    which is held only to a factor of 2."""
     from . import ReproductionResult
     from ..run_bulk import BulkConfig, run_bulk
 
     rows = []
     for nagle in ("NAGLE", "OFF"):
-        r = run_bulk(BulkConfig(personality="tru64", link="fddi", sndbuf=8192, bytes=nbytes, nagle=nagle,
+        r = run_bulk(BulkConfig(personality="tru64", link="fddi", sndbuf=FDDI_8192_SNDBUF, bytes=nbytes, nagle=nagle,
                                 receiver_inference=False, write=8192, read=8192))
         bytes_s = nbytes / r.duration_s
-        rows.append({"nagle": nagle, "sndbuf": 8192, "sim_bytes_s": round(bytes_s), "paper_bytes_s": FDDI_8192_PAPER_BYTES_S,
-                     "sim_bytes_per_200ms": round(bytes_s / 5), "share_of_raw_pct": round(100 * bytes_s / FDDI_RAW_BYTES_S, 3)})
-    ok = all(r["share_of_raw_pct"] < 1.0 and 0.5 <= r["sim_bytes_s"] / FDDI_8192_PAPER_BYTES_S <= 2.0 for r in rows)
-    verdict = (f"bytes/s below 1 % of 12.5 MB/s and within 2x of 21,560: "
-               + ", ".join(f"{r['nagle']} {r['sim_bytes_s']:,} B/s ({r['sim_bytes_per_200ms']:,} B per tick)" for r in rows))
+        ticks = r.duration_s / FDDI_TICK_S
+        rows.append({"nagle": nagle, "sndbuf": r.ground_truth.summary["sndbuf"], "sim_bytes_s": round(bytes_s),
+                     "paper_bytes_s": FDDI_8192_PAPER_BYTES_S, "sim_over_paper": round(bytes_s / FDDI_8192_PAPER_BYTES_S, 2),
+                     "sim_bytes_per_tick": round(bytes_s * FDDI_TICK_S),
+                     "sim_segments_per_tick": round(r.ground_truth.summary["segments_sent"] / ticks, 2),
+                     "paper_bytes_per_tick": round(FDDI_8192_PAPER_BYTES_S * FDDI_TICK_S),
+                     "share_of_raw_pct": round(100 * bytes_s / FDDI_RAW_BYTES_S, 3)})
+    ok = all(
+        r["sndbuf"] == FDDI_8192_SNDBUF
+        and r["share_of_raw_pct"] < 1.0
+        and abs(r["sim_bytes_per_tick"] / FDDI_8192_SNDBUF - 1) <= FDDI_8192_TOLERANCE
+        and 0.5 <= r["sim_over_paper"] <= 2.0
+        for r in rows
+    )
+    verdict = ("one 8192-byte send buffer per 200 ms tick (+-15 %), below 1 % of 12.5 MB/s, within 2x of 21,560 "
+               "(the paper counts one 4312-byte segment per tick; BSD's once-per-call idle test also sends the "
+               "3880-byte remainder): "
+               + ", ".join(f"{r['nagle']} {r['sim_bytes_s']:,} B/s ({r['sim_bytes_per_tick']:,} B, "
+                           f"{r['sim_segments_per_tick']} segments per tick)" for r in rows))
     return ReproductionResult("mogul-fddi-8192", "Mogul §9: FDDI with 8192-byte buffers, traditional delayed ACK",
                               rows, ok, verdict)
 
