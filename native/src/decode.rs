@@ -61,40 +61,86 @@ fn dissect_records<F: FnMut(&TcpPacket)>(
 /// Packets per hand-over in `drive_pipelined` (about 160 KB: L2-resident on both sides, and
 /// few enough hand-overs that thread wake-ups do not matter).
 const PIPE_CHUNK: usize = 1024;
+/// Chunks waiting before the reading thread stops to work through them itself.
+const HELP_AFTER: usize = 3;
 
-/// `drive` on two threads: this one reads, dissects and counts records; a second one tracks
-/// connections and runs `f` (building the packet table's columns), the packets handed over in
-/// chunks. Same packets, same order, same result as `drive`; the second thread is joined
-/// before this returns, so every packet before an error has been through `f`.
+/// Tracking and the caller's `f`: what the second thread of `drive_pipelined` runs.
+struct Sink<'a, F> {
+    tracker: &'a mut FlowTracker,
+    f: F,
+}
+
+struct Queue {
+    chunks: std::collections::VecDeque<Vec<TcpPacket>>,
+    spare: Vec<Vec<TcpPacket>>,
+    done: bool,
+}
+
+/// `drive` on two threads: this one reads, dissects and counts records; a helper thread
+/// tracks connections and runs `f` (building the packet table's columns), the packets handed
+/// over in chunks. When the helper falls behind (on a busy machine it may get no core for a
+/// while), this thread works through the waiting chunks itself, so the result never waits long
+/// on the helper's time slices. Chunks are taken in order by whoever holds the sink, so the
+/// packets, their order and the result are those of `drive`; the helper is joined before this
+/// returns, so every packet before an error has been through `f`.
 pub fn drive_pipelined<F: FnMut(&TcpPacket, &FlowInfo) + Send>(
     reader: &mut CaptureReader,
     tracker: &mut FlowTracker,
     acct: &mut Accounting,
     max_packets: usize,
-    mut f: F,
+    f: F,
 ) -> Result<DriveStatus, ReadError> {
-    type Chunk = Vec<TcpPacket>;
-    // Unbounded: on a busy machine the producer never waits for a descheduled consumer (at
-    // most one batch of packets is in flight).
-    let (full_tx, full_rx) = std::sync::mpsc::channel::<Chunk>();
-    let (spare_tx, spare_rx) = std::sync::mpsc::channel::<Chunk>();
+    use std::sync::{Condvar, Mutex};
+    let queue = Mutex::new(Queue { chunks: Default::default(), spare: Vec::new(), done: false });
+    let ready = Condvar::new();
+    let sink = Mutex::new(Sink { tracker, f });
+    // Runs queued chunks, oldest first, while the caller holds the sink; returns when none wait.
+    let drain = |sink: &mut Sink<'_, F>| loop {
+        let Some(mut chunk) = queue.lock().ok().and_then(|mut q| q.chunks.pop_front()) else { return };
+        for p in &chunk {
+            let info = sink.tracker.assign(p);
+            (sink.f)(p, &info);
+        }
+        chunk.clear();
+        if let Ok(mut q) = queue.lock() {
+            q.spare.push(chunk);
+        }
+    };
     std::thread::scope(|s| {
-        s.spawn(move || {
-            for mut chunk in full_rx {
-                for p in &chunk {
-                    let info = tracker.assign(p);
-                    f(p, &info);
+        s.spawn(|| loop {
+            {
+                let Ok(mut q) = queue.lock() else { return };
+                while q.chunks.is_empty() && !q.done {
+                    q = match ready.wait(q) {
+                        Ok(q) => q,
+                        Err(_) => return,
+                    };
                 }
-                chunk.clear();
-                // The producer may be gone already; the chunk is then simply dropped.
-                let _ = spare_tx.send(chunk);
+                if q.chunks.is_empty() {
+                    return;
+                }
+            }
+            if let Ok(mut sk) = sink.lock() {
+                drain(&mut sk);
             }
         });
-        let mut chunk: Chunk = Vec::with_capacity(PIPE_CHUNK);
-        let hand_over = |chunk: &mut Chunk| {
-            let next = spare_rx.try_recv().unwrap_or_else(|_| Vec::with_capacity(PIPE_CHUNK));
-            // Fails only if the consumer panicked; the scope re-raises that panic.
-            let _ = full_tx.send(std::mem::replace(chunk, next));
+        let mut chunk: Vec<TcpPacket> = Vec::with_capacity(PIPE_CHUNK);
+        let hand_over = |chunk: &mut Vec<TcpPacket>| {
+            let waiting = match queue.lock() {
+                Ok(mut q) => {
+                    let next = q.spare.pop().unwrap_or_else(|| Vec::with_capacity(PIPE_CHUNK));
+                    q.chunks.push_back(std::mem::replace(chunk, next));
+                    q.chunks.len()
+                }
+                // The helper panicked; the scope re-raises that panic.
+                Err(_) => 0,
+            };
+            ready.notify_one();
+            if waiting > HELP_AFTER {
+                if let Ok(mut sk) = sink.try_lock() {
+                    drain(&mut sk);
+                }
+            }
         };
         let res = dissect_records(reader, acct, max_packets, |p| {
             chunk.push(p.clone());
@@ -105,7 +151,14 @@ pub fn drive_pipelined<F: FnMut(&TcpPacket, &FlowInfo) + Send>(
         if !chunk.is_empty() {
             hand_over(&mut chunk);
         }
-        drop(full_tx);
+        if let Ok(mut q) = queue.lock() {
+            q.done = true;
+        }
+        ready.notify_all();
+        // Whatever is still queued is run here rather than waiting for the helper to get a core.
+        if let Ok(mut sk) = sink.lock() {
+            drain(&mut sk);
+        }
         res
     })
 }
@@ -209,15 +262,15 @@ mod tests {
 
     #[test]
     fn pipelined_hands_out_the_same_packets_in_order() {
-        // More packets than a chunk, paused mid-way, then to the end: same as `drive`.
-        let frames: Vec<Vec<u8>> = (0..1000u32).map(|i| tcp_frame(1000 + (i % 7) as u16, i, 0x10)).collect();
+        // Several chunks, paused mid-chunk, then to the end: same as `drive`.
+        let frames: Vec<Vec<u8>> = (0..5000u32).map(|i| tcp_frame(1000 + (i % 7) as u16, i, 0x10)).collect();
         let bytes = pcap(&frames);
         let run = |pipelined: bool| {
             let mut r = CaptureReader::from_bytes(bytes.clone()).unwrap();
             let (mut t, mut a) = (FlowTracker::new(), Accounting::new());
             let mut seen = Vec::new();
             let mut statuses = Vec::new();
-            for max in [300, 5000] {
+            for max in [300, 2100, 50_000] {
                 let s = if pipelined {
                     drive_pipelined(&mut r, &mut t, &mut a, max, |p, fi| seen.push((p.frame, p.seq, fi.stream, fi.seq_rel)))
                 } else {
@@ -228,8 +281,8 @@ mod tests {
             (seen, statuses, a.records)
         };
         let (want, got) = (run(false), run(true));
-        assert_eq!(want.1, vec![DriveStatus::Paused, DriveStatus::Ended]);
-        assert_eq!(want.0.len(), 1000);
+        assert_eq!(want.1, vec![DriveStatus::Paused, DriveStatus::Paused, DriveStatus::Ended]);
+        assert_eq!(want.0.len(), 5000);
         assert_eq!(got, want);
     }
 
