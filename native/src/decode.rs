@@ -175,6 +175,23 @@ pub struct ThreadChoice {
 }
 
 const PROBE_EVERY: u64 = 16;
+
+/// Whether a core looks free right now: Linux's count of runnable threads (/proc/loadavg,
+/// which includes the caller) is below the cores available. Elsewhere, or if unreadable, true
+/// (the measured choice alone decides). A second thread on a machine whose cores are all busy
+/// only waits for time slices, and probing that costs more than it can win.
+pub fn spare_core() -> bool {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    match std::fs::read_to_string("/proc/loadavg") {
+        Ok(s) => runnable_of_loadavg(&s).is_none_or(|running| running < cores),
+        Err(_) => true,
+    }
+}
+
+/// The runnable count of a /proc/loadavg line ("0.50 0.40 0.30 2/123 4567" -> 2).
+fn runnable_of_loadavg(s: &str) -> Option<usize> {
+    s.split_whitespace().nth(3)?.split('/').next()?.parse().ok()
+}
 /// Batches smaller than this are neither worth a second thread nor a reliable measurement.
 pub const PIPELINE_MIN_ROWS: usize = 4096;
 
@@ -329,6 +346,13 @@ mod tests {
             p
         }).collect();
         assert_eq!(picks.iter().filter(|p| **p).count(), 1, "{picks:?}");
+    }
+
+    #[test]
+    fn loadavg_runnable_count() {
+        assert_eq!(runnable_of_loadavg("3.62 3.36 3.21 4/120 12345\n"), Some(4));
+        assert_eq!(runnable_of_loadavg("0.00 0.01 0.05 1/80 99"), Some(1));
+        assert_eq!(runnable_of_loadavg("garbage"), None);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::accounting::Accounting;
 use crate::columns::{column_by_name, Col, ColumnBuilder, Kind, PacketColumns, SCHEMA};
-use crate::decode::{drive, drive_pipelined, DriveStatus, ThreadChoice};
+use crate::decode::{drive, drive_pipelined, spare_core, DriveStatus, ThreadChoice};
 use crate::error::ReadError;
 use crate::flows::FlowTracker;
 use crate::reader::{CaptureFormat, CaptureReader};
@@ -151,8 +151,8 @@ impl Decoder {
         if !self.finished {
             let Decoder { reader, tracker, acct, .. } = self;
             // Columns are built on a second thread while this one reads, dissects and tracks,
-            // when that measured faster on this machine lately.
-            let pipelined = THREADS.lock().is_ok_and(|t| t.pipelined(max_rows));
+            // when a core is free and that measured faster on this machine lately.
+            let pipelined = spare_core() && THREADS.lock().is_ok_and(|t| t.pipelined(max_rows));
             let start = std::time::Instant::now();
             let res = py.allow_threads(|| {
                 if pipelined {
