@@ -10,18 +10,7 @@ import subprocess
 import dpkt
 import pytest
 
-from stallscope.capture.netns import EnvironmentUnavailable, check_environment
-
-try:
-    check_environment()
-    SKIP = None
-except EnvironmentUnavailable as e:
-    SKIP = str(e)
-
-pytestmark = [
-    pytest.mark.root,
-    pytest.mark.skipif(SKIP is not None, reason=f"needs root and network namespaces: {SKIP}"),
-]
+pytestmark = pytest.mark.root
 
 
 def test_scenario_writes_two_captures_and_the_truth(tmp_path):

@@ -13,18 +13,9 @@ import time
 import dpkt
 import pytest
 
-from stallscope.capture.netns import EnvironmentUnavailable, check_environment, run, topology
+from stallscope.capture.netns import run, topology
 
-try:
-    check_environment()
-    SKIP = None
-except EnvironmentUnavailable as e:
-    SKIP = str(e)
-
-pytestmark = [
-    pytest.mark.root,
-    pytest.mark.skipif(SKIP is not None, reason=f"needs root and network namespaces: {SKIP}"),
-]
+pytestmark = pytest.mark.root
 
 
 # Sending to the unresolved receiver makes the kernel broadcast ARP requests for it.

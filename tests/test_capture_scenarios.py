@@ -9,21 +9,14 @@ import os
 
 import pytest
 
-from stallscope.capture.netns import PREFIX, EnvironmentUnavailable, check_environment, list_namespaces
+from stallscope.capture.netns import PREFIX, list_namespaces
 from stallscope.capture.observe import observe
 from stallscope.capture.scenarios.library import BURST_SCHEDULE, SCENARIOS
 from stallscope.capture.scenarios.runner import run_scenario
 
-try:
-    check_environment()
-    SKIP = None
-except EnvironmentUnavailable as e:
-    SKIP = str(e)
-
 pytestmark = [
     pytest.mark.root,
     pytest.mark.slow,
-    pytest.mark.skipif(SKIP is not None, reason=f"needs root and network namespaces: {SKIP}"),
 ]
 
 MS = 1_000_000

@@ -13,24 +13,13 @@ import pytest
 
 from stallscope.capture.netns import (
     PREFIX,
-    EnvironmentUnavailable,
-    check_environment,
     list_namespaces,
     run,
     sweep_stale,
     topology,
 )
 
-try:
-    check_environment()
-    SKIP = None
-except EnvironmentUnavailable as e:
-    SKIP = str(e)
-
-pytestmark = [
-    pytest.mark.root,
-    pytest.mark.skipif(SKIP is not None, reason=f"needs root and network namespaces: {SKIP}"),
-]
+pytestmark = pytest.mark.root
 
 
 def _owned_by(pid: int) -> list[str]:
