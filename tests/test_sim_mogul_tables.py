@@ -71,9 +71,11 @@ def test_table5_fddi_holds_outside_the_16k_socket_buffer_column(fddi):
 
 @pytest.mark.slow
 @pytest.mark.paper
-@pytest.mark.xfail(strict=True, reason="FDDI 16 KB socket buffer: 8192-byte clusters are < 2 * MSS, so each "
-                   "refill after the writer's low-water sleep cannot draw an ACK and waits for the 200 ms tick; "
-                   "Tru64 evidently avoided this (paper ~44 % for NAGLE, 0-9 % for MINSHALL; simulator ~85 %)")
+@pytest.mark.xfail(strict=True, reason="FDDI 16 KB socket buffer: after a refill the short remainder leaves alone "
+                   "on the ACK and the write's tail waits behind it for the 200 ms tick (the receiver has < 2 * MSS "
+                   "to acknowledge); the host also re-tests the writer's low-water mark after every 8192-byte "
+                   "cluster where BSD sosend tests it once per round (full size: NAGLE and MINSHALL 84 %, paper "
+                   "44 % and 9 %); see simulate/reproductions/mogul.py")
 def test_table5_fddi_within_the_paper_tolerances(fddi):
     sim, v = fddi
     assert v.passed, f"worst ok={v.worst_ok}, cells {v.cells_within}/{v.cells_total}, tau {v.tau:.2f}"
