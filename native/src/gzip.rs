@@ -154,30 +154,15 @@ impl<R: Read> GzipReader<R> {
 
     /// Inflates into the (empty) staging buffer; Ok(0) when the member's data ended.
     fn body(&mut self) -> io::Result<usize> {
-        let out = &mut self.staged[..];
         loop {
-            let has_input = self.pos < self.len || {
-                // Refill inline: `out` borrows the staging buffer only.
-                while self.pos == self.len && !self.input_eof {
-                    match self.inner.read(&mut self.input) {
-                        Ok(0) => self.input_eof = true,
-                        Ok(n) => {
-                            self.pos = 0;
-                            self.len = n;
-                        }
-                        Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                        Err(e) => return Err(e),
-                    }
-                }
-                self.pos < self.len
-            };
+            let has_input = self.refill()?;
             let (before_in, before_out) = (self.inflate.total_in(), self.inflate.total_out());
             let flush = if has_input { FlushDecompress::None } else { FlushDecompress::Finish };
-            let res = self.inflate.decompress(&self.input[self.pos..self.len], out, flush);
+            let res = self.inflate.decompress(&self.input[self.pos..self.len], &mut self.staged[..], flush);
             let consumed = (self.inflate.total_in() - before_in) as usize;
             let produced = (self.inflate.total_out() - before_out) as usize;
             self.pos += consumed;
-            self.crc.update(&out[..produced]);
+            self.crc.update(&self.staged[..produced]);
             match res {
                 Err(e) => {
                     let err = corrupt(&e.to_string());
