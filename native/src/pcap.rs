@@ -45,14 +45,7 @@ pub fn sniff(magic: [u8; 4]) -> Option<(bool, ByteOrder)> {
 
 /// Reads and validates the file header (the magic is already known to be a pcap one).
 pub fn read_header(src: &mut Source, nanosecond: bool, order: ByteOrder) -> Result<PcapHeader, ReadError> {
-    if !src.ensure(FILE_HEADER_LEN)? {
-        return Err(ReadError::Truncated {
-            offset: 0,
-            part: Part::FileHeader,
-            needed: FILE_HEADER_LEN as u64,
-            available: src.available().len() as u64,
-        });
-    }
+    src.require(FILE_HEADER_LEN, 0, Part::FileHeader)?;
     let h = &src.available()[..FILE_HEADER_LEN];
     let major = order.u16(h, 4);
     let minor = order.u16(h, 6);
@@ -142,14 +135,7 @@ impl PcapState {
             return Err(ReadError::RecordTooLarge { offset, length: caplen as u64, limit: MAX_CAPLEN as u64 });
         }
         let total = RECORD_HEADER_LEN + caplen as usize;
-        if !src.ensure(total)? {
-            return Err(ReadError::Truncated {
-                offset,
-                part: Part::RecordData,
-                needed: total as u64,
-                available: src.available().len() as u64,
-            });
-        }
+        src.require(total, offset, Part::RecordData)?;
         let ts_valid = frac < self.frac_limit;
         // Counted without branches: these are almost always false.
         stats.ts_invalid += u64::from(!ts_valid);

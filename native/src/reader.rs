@@ -97,14 +97,7 @@ impl CaptureReader {
     }
 
     fn sniff(source: &mut Source, stats: &mut ContainerStats) -> Result<(Container, CaptureFormat), ReadError> {
-        if !source.ensure(4)? {
-            return Err(ReadError::Truncated {
-                offset: 0,
-                part: Part::FileHeader,
-                needed: 4,
-                available: source.available().len() as u64,
-            });
-        }
+        source.require(4, 0, Part::FileHeader)?;
         let mut magic = [0u8; 4];
         magic.copy_from_slice(&source.available()[..4]);
         if let Some((nanosecond, order)) = pcap::sniff(magic) {

@@ -4,7 +4,7 @@
 
 use std::io::{ErrorKind, Read};
 
-use crate::error::ReadError;
+use crate::error::{Part, ReadError};
 
 /// Buffer size for streaming: large reads keep syscalls rare, small enough to never matter for
 /// memory. The buffer starts small and doubles up to this, so tiny inputs stay cheap.
@@ -81,6 +81,16 @@ impl Source {
             return Ok(true);
         }
         self.fill(n)
+    }
+
+    /// Like `ensure`, but an input that ends first is the typed "need more data" error for
+    /// `part`, which starts at byte `offset`.
+    #[inline]
+    pub fn require(&mut self, n: usize, offset: u64, part: Part) -> Result<(), ReadError> {
+        if self.ensure(n)? {
+            return Ok(());
+        }
+        Err(ReadError::Truncated { offset, part, needed: n as u64, available: self.available().len() as u64 })
     }
 
     #[cold]

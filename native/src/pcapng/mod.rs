@@ -141,14 +141,7 @@ impl PcapngState {
                 continue;
             }
             let len = len as usize;
-            if !src.ensure(len)? {
-                return Err(ReadError::Truncated {
-                    offset,
-                    part: Part::BlockBody,
-                    needed: len as u64,
-                    available: src.available().len() as u64,
-                });
-            }
+            src.require(len, offset, Part::BlockBody)?;
             let b = &src.available()[..len];
             trailer_ok(b, order, offset)?;
             let fields = match btype {

@@ -13,14 +13,7 @@ const BOM: u32 = 0x1a2b_3c4d;
 pub fn read(src: &mut Source, first: bool) -> Result<(ByteOrder, usize), ReadError> {
     let offset = src.offset();
     let header_part = if first { Part::FileHeader } else { Part::BlockHeader };
-    if !src.ensure(12)? {
-        return Err(ReadError::Truncated {
-            offset,
-            part: header_part,
-            needed: 12,
-            available: src.available().len() as u64,
-        });
-    }
+    src.require(12, offset, header_part)?;
     let b = src.available();
     let order = match ByteOrder::Little.u32(b, 8) {
         BOM => ByteOrder::Little,
@@ -38,14 +31,7 @@ pub fn read(src: &mut Source, first: bool) -> Result<(ByteOrder, usize), ReadErr
         return Err(ReadError::RecordTooLarge { offset, length: len as u64, limit: MAX_BLOCK as u64 });
     }
     let len = len as usize;
-    if !src.ensure(len)? {
-        return Err(ReadError::Truncated {
-            offset,
-            part: if first { Part::FileHeader } else { Part::BlockBody },
-            needed: len as u64,
-            available: src.available().len() as u64,
-        });
-    }
+    src.require(len, offset, if first { Part::FileHeader } else { Part::BlockBody })?;
     let b = &src.available()[..len];
     let (major, minor) = (order.u16(b, 12), order.u16(b, 14));
     if (major, minor) != (1, 0) {
