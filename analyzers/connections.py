@@ -1,7 +1,8 @@
 """The connection model: one row per TCP connection of a capture, read in one native pass.
 
 `connections(path)` returns `(table, summary)`: a Polars DataFrame with the schema of
-`connection_schema.table_schema()` and a `FileSummary` of what the file held. A damaged file
+`connection_schema.table_schema()` and a `FileSummary` of what the file held. `connection_columns(path)`
+returns the same columns as plain lists, for callers that never need Polars (the JSON output). A damaged file
 (cut short, corrupt after some packets) still returns everything read before the damage, with
 `summary.error` set; a file that cannot be read at all raises `CaptureRejected`.
 """
@@ -10,12 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Literal
-
-import polars as pl
+from typing import TYPE_CHECKING, Callable, Literal
 
 from stallscope import _native
 from stallscope.analyzers.connection_schema import table_schema
+
+if TYPE_CHECKING:
+    import polars as pl
 from stallscope.capture.errors import CaptureRejected
 
 Status = Literal["ok", "damaged"]
@@ -82,14 +84,31 @@ def _summary(path: str, raw: dict) -> FileSummary:
     )
 
 
-def connections(
+Columns = dict[str, list]
+
+
+def connection_columns(
     path: str | Path, *, progress: Callable[[int], None] | None = None
-) -> tuple[pl.DataFrame, FileSummary]:
-    """Reads `path` once; `progress(bytes_read)` is called every few thousand records."""
+) -> tuple[Columns, FileSummary]:
+    """Reads `path` once; `progress(bytes_read)` is called every few thousand records. The columns
+    are lists in `connection_schema.column_names()` order, one entry per connection."""
     text = str(path)
     raw = _native.connection_table(text, progress)
     err = raw["summary"]["error"]
     if err is not None and err["rejected"]:
         raise CaptureRejected(text, err["offset"], err["kind"], err["message"])
-    table = pl.DataFrame(raw["columns"], schema=table_schema())
-    return table, _summary(text, raw["summary"])
+    return raw["columns"], _summary(text, raw["summary"])
+
+
+def to_frame(columns: Columns) -> pl.DataFrame:
+    import polars as pl
+
+    return pl.DataFrame(columns, schema=table_schema())
+
+
+def connections(
+    path: str | Path, *, progress: Callable[[int], None] | None = None
+) -> tuple[pl.DataFrame, FileSummary]:
+    """As `connection_columns`, as a Polars DataFrame."""
+    columns, summary = connection_columns(path, progress=progress)
+    return to_frame(columns), summary

@@ -1,6 +1,8 @@
 """Renders tables of results in the one shared set of formats (table, json, csv, parquet).
 
 Analyzers and readers return data; only this module (and the report builders) write it out.
+Polars and Rich are imported when a frame is rendered, not with the module: commands that only
+write JSON (scripted, and timed against peers) skip their import cost.
 """
 
 from __future__ import annotations
@@ -9,11 +11,11 @@ import json
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
-from rich.console import Console
-from rich.table import Table
+if TYPE_CHECKING:
+    import polars as pl
+    from rich.console import Console
 
 
 class OutputFormat(str, Enum):
@@ -69,6 +71,9 @@ def render_frame(
         write_json(json_document if json_document is not None else {"rows": df.to_dicts()}, output)
         return
     else:
+        from rich.console import Console
+        from rich.table import Table
+
         console = console or Console(file=sys.stdout if output is None else open(output, "w"))
         table = Table(title=title, show_lines=False)
         for name in df.columns:

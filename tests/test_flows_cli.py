@@ -163,3 +163,27 @@ def test_many_connections_print_as_aligned_text(tmp_path: Path, monkeypatch) -> 
     # Columns line up: every row has the responder at the header's offset.
     col = lines[0].index("responder")
     assert lines[1][col:].startswith("192.168.0.27:80")
+
+
+IMPORT_PROBE = """
+import sys
+from stallscope.cli.app import main
+sys.argv = ["stallscope", "flows", "-f", "json", "-o", sys.argv[1], sys.argv[2]]
+try:
+    main()
+except SystemExit as e:
+    assert not e.code, e.code
+print(sorted(m for m in ("polars", "rich", "pyarrow") if m in sys.modules))
+"""
+
+
+def test_json_output_never_imports_polars_or_rich(tmp_path: Path) -> None:
+    """`flows -f json` is timed against tcptrace -l (bench/run.py): Polars' import alone was ~85 ms of a
+    0.4 s run, so the JSON path writes from the native column lists. This holds it to that."""
+    import sys
+
+    out = tmp_path / "flows.json"
+    r = subprocess.run([sys.executable, "-c", IMPORT_PROBE, str(out), str(GOOD)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]"
+    assert json.loads(out.read_text())["files"][0]["connections"], "no connections written"
