@@ -23,6 +23,7 @@ pub mod py_bindings;
 pub mod py_flows;
 pub mod reader;
 pub mod record;
+pub mod sim;
 pub mod source;
 pub mod tcp;
 

@@ -1,0 +1,177 @@
+//! simulate/apps/bulk.py: a writer looping write(n) (optionally waiting for a reply to each
+//! message, or thinking between writes) and a reader looping read(n). The host calls
+//! `established`, `write_done` and `read_data` where Python invokes the app's callbacks; these
+//! functions never hold a borrow of the app across a host call, because the host may call back
+//! synchronously (a read at end of stream completes at once).
+
+use super::engine::Ns;
+use super::net::{Event, Net};
+use super::tcp::host::Host;
+
+#[derive(Debug, Clone, Default)]
+pub struct BulkWriter {
+    pub total: u64,
+    pub write_size: u64,
+    pub think_ns: Ns,
+    pub reply_bytes: u64,
+    pub reply_got: u64,
+    pub written: u64,
+    /// Size of the write in progress (Python's lambda captures it).
+    pub pending: u64,
+    pub started_at: Option<Ns>,
+    pub done_at: Option<Ns>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct BulkReader {
+    pub read_size: u64,
+    pub expect: u64,
+    pub message: u64,
+    pub reply_bytes: u64,
+    pub in_message: u64,
+    pub received: u64,
+    pub reads: u64,
+    pub last_byte_at: Option<Ns>,
+    pub eof_at: Option<Ns>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub enum App {
+    #[default]
+    None,
+    BulkWriter(BulkWriter),
+    BulkReader(BulkReader),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppEvent {
+    /// BulkWriter._next after think time.
+    WriterNext,
+}
+
+impl BulkWriter {
+    pub fn new(total: u64, write_size: u64, think_ns: Ns, reply_bytes: u64) -> Result<Self, String> {
+        if total == 0 || write_size == 0 {
+            return Err(format!("bulk writer needs positive sizes (total={total}, write={write_size})"));
+        }
+        Ok(BulkWriter { total, write_size, think_ns, reply_bytes, ..Default::default() })
+    }
+}
+
+impl BulkReader {
+    pub fn new(read_size: u64, expect: u64, message: u64, reply_bytes: u64) -> Result<Self, String> {
+        if read_size == 0 {
+            return Err(format!("bulk reader needs a positive read size, got {read_size}"));
+        }
+        Ok(BulkReader { read_size, expect, message, reply_bytes, ..Default::default() })
+    }
+}
+
+/// on_established: run_bulk's sender_up (records the start) + writer.start, or reader.start.
+pub fn established(h: &mut Host, net: &mut Net, now: Ns) {
+    match &mut h.app {
+        App::BulkWriter(w) => {
+            net.started_at = Some(now);
+            w.started_at = Some(now);
+            writer_next(h, net, now);
+        }
+        App::BulkReader(r) => {
+            let n = r.read_size;
+            h.read(net, now, n);
+        }
+        App::None => {}
+    }
+}
+
+/// A write() call finished (every byte is in the socket buffer).
+pub fn write_done(h: &mut Host, net: &mut Net, now: Ns) {
+    let App::BulkWriter(w) = &mut h.app else {
+        return; // the reader's reply writes have no completion callback
+    };
+    w.written += w.pending;
+    if w.reply_bytes > 0 && w.written < w.total {
+        w.reply_got = 0;
+        let n = w.reply_bytes;
+        h.read(net, now, n);
+        return;
+    }
+    writer_after_message(h, net, now);
+}
+
+/// A read() call returned `n` bytes (0 at end of stream).
+pub fn read_data(h: &mut Host, net: &mut Net, now: Ns, n: u64) {
+    match &mut h.app {
+        App::BulkWriter(w) => {
+            // BulkWriter._reply
+            w.reply_got += n;
+            if n > 0 && w.reply_got < w.reply_bytes {
+                let want = w.reply_bytes - w.reply_got;
+                h.read(net, now, want);
+                return;
+            }
+            writer_after_message(h, net, now);
+        }
+        App::BulkReader(_) => reader_got(h, net, now, n),
+        App::None => {}
+    }
+}
+
+pub fn handle(h: &mut Host, net: &mut Net, now: Ns, ev: AppEvent) {
+    match ev {
+        AppEvent::WriterNext => writer_next(h, net, now),
+    }
+}
+
+fn writer_next(h: &mut Host, net: &mut Net, now: Ns) {
+    let App::BulkWriter(w) = &mut h.app else { return };
+    if w.written >= w.total {
+        w.done_at = Some(now);
+        h.close(net, now);
+        return;
+    }
+    let n = w.write_size.min(w.total - w.written);
+    w.pending = n;
+    h.write(net, now, n, true);
+}
+
+fn writer_after_message(h: &mut Host, net: &mut Net, now: Ns) {
+    let App::BulkWriter(w) = &mut h.app else { return };
+    if w.think_ns != 0 && w.written < w.total {
+        let at = now + w.think_ns;
+        h.idle_app();
+        let index = h.index;
+        net.schedule(at, Event::App(index, AppEvent::WriterNext));
+    } else {
+        writer_next(h, net, now);
+    }
+}
+
+fn reader_got(h: &mut Host, net: &mut Net, now: Ns, n: u64) {
+    let App::BulkReader(r) = &mut h.app else { return };
+    if n == 0 {
+        r.eof_at = Some(now);
+        h.close(net, now);
+        return;
+    }
+    r.reads += 1;
+    r.received += n;
+    if r.reply_bytes > 0 && r.message > 0 {
+        r.in_message += n;
+        loop {
+            let App::BulkReader(r) = &mut h.app else { return };
+            if !(r.in_message >= r.message && r.received < r.expect) {
+                break;
+            }
+            r.in_message -= r.message;
+            let reply = r.reply_bytes;
+            h.write(net, now, reply, true);
+        }
+    }
+    let App::BulkReader(r) = &mut h.app else { return };
+    if r.received >= r.expect && r.last_byte_at.is_none() {
+        r.last_byte_at = Some(now);
+        net.finished_at = Some(now); // run_bulk's done()
+    }
+    let size = r.read_size;
+    h.read(net, now, size);
+}

@@ -1,0 +1,79 @@
+//! simulate/ground_truth.py and links/drops.py: the stall causes (stable names), Stall and Drop.
+
+use super::engine::Ns;
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Cause {
+    NagleDelayedAck,
+    WindowUpdateDeadlock,
+    SenderSws,
+    NodelayTailHeld,
+    ReceiverWindowLimited,
+    SendBufferLimited,
+    BurstLossTimeout,
+    SingleLossTimeout,
+    JumboSlotExhaustion,
+    PmtuBlackhole,
+    MssMismatch,
+    ApplicationIdle,
+}
+
+impl Cause {
+    /// The stable name analyzers are scored against (Python's Cause.value).
+    pub fn name(self) -> &'static str {
+        match self {
+            Cause::NagleDelayedAck => "nagle_delayed_ack",
+            Cause::WindowUpdateDeadlock => "window_update_deadlock",
+            Cause::SenderSws => "sender_sws",
+            Cause::NodelayTailHeld => "nodelay_tail_held",
+            Cause::ReceiverWindowLimited => "receiver_window_limited",
+            Cause::SendBufferLimited => "send_buffer_limited",
+            Cause::BurstLossTimeout => "burst_loss_timeout",
+            Cause::SingleLossTimeout => "single_loss_timeout",
+            Cause::JumboSlotExhaustion => "jumbo_slot_exhaustion",
+            Cause::PmtuBlackhole => "pmtu_blackhole",
+            Cause::MssMismatch => "mss_mismatch",
+            Cause::ApplicationIdle => "application_idle",
+        }
+    }
+}
+
+/// A value in a stall's evidence dict (Python: int, bool, str, list of ints).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Evidence {
+    Int(i64),
+    Bool(bool),
+    Str(&'static str),
+    Ints(Vec<i64>),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stall {
+    pub start_ns: Ns,
+    pub end_ns: Ns,
+    pub cause: Cause,
+    pub detail: Option<&'static str>,
+    pub direction: String,
+    /// Python's evidence dict in insertion order.
+    pub evidence: Vec<(&'static str, Evidence)>,
+}
+
+impl Stall {
+    pub fn duration_ns(&self) -> Ns {
+        self.end_ns - self.start_ns
+    }
+}
+
+/// One packet a link or interface threw away (links/drops.py Drop). `flow_src` is the sending
+/// host's index, which names the flow (src, sport, dst, dport) of the two-host run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Drop {
+    pub at_ns: Ns,
+    pub uid: u64,
+    pub reason: &'static str,
+    pub place: String,
+    pub flow_src: u8,
+    pub seq: i64,
+    pub payload_len: u32,
+    pub ip_len: u32,
+}

@@ -1,0 +1,124 @@
+//! simulate/loss_attribution.py for the drops a run without impairments can have (link queue
+//! overflow, MTU, receive FIFO): when a retransmission timeout fires, name how the loss came about
+//! from the drops of the same flow since the previous answer plus the drops of the named uids.
+
+use super::ground_truth::{Cause, Drop};
+
+/// Drop reason -> (cause, detail); the order is Python's priority order for mixed episodes.
+const BY_REASON: [(&str, Cause, Option<&str>); 11] = [
+    ("pmtu_blackhole", Cause::PmtuBlackhole, None),
+    ("pmtu_frag_needed", Cause::PmtuBlackhole, None),
+    ("exceeds_mtu", Cause::MssMismatch, None),
+    ("jumbo_slot_exhaustion", Cause::JumboSlotExhaustion, None),
+    ("atm_cell_loss", Cause::BurstLossTimeout, Some("atm_cell_loss")),
+    ("atm_ppd", Cause::BurstLossTimeout, Some("atm_cell_loss")),
+    ("atm_epd", Cause::BurstLossTimeout, Some("queue_overflow")),
+    ("queue_overflow", Cause::BurstLossTimeout, Some("queue_overflow")),
+    ("random_loss", Cause::BurstLossTimeout, None),
+    ("gilbert_loss", Cause::BurstLossTimeout, None),
+    ("injected_loss", Cause::BurstLossTimeout, None),
+];
+
+fn structural(c: Cause) -> bool {
+    matches!(c, Cause::PmtuBlackhole | Cause::MssMismatch | Cause::JumboSlotExhaustion)
+}
+
+/// One segment -> single loss, several -> burst (what a host assumes with no drop log).
+pub fn default_classification(uids: &[u64]) -> (Cause, Option<&'static str>) {
+    if uids.len() <= 1 {
+        (Cause::SingleLossTimeout, None)
+    } else {
+        (Cause::BurstLossTimeout, Some("queue_overflow"))
+    }
+}
+
+/// DropLogClassifier's memory: per flow (sending host), how far into the log drops were already
+/// attributed to an earlier timeout.
+#[derive(Debug, Default, Clone)]
+pub struct LossClassifier {
+    seen: [Option<usize>; 2],
+}
+
+impl LossClassifier {
+    pub fn classify(&mut self, drops: &[Drop], uids: &[u64]) -> (Cause, Option<&'static str>) {
+        // by_uid keeps the latest drop of a uid (a dict overwritten in log order).
+        let mut named: Vec<usize> = Vec::new();
+        for &u in uids {
+            if let Some(i) = drops.iter().rposition(|d| d.uid == u) {
+                named.push(i);
+            }
+        }
+        let mut flows = [false; 2];
+        for &i in &named {
+            flows[usize::from(drops[i].flow_src & 1)] = true;
+        }
+        let seen = |f: usize, s: &[Option<usize>; 2]| s[f].unwrap_or(0);
+        let mut episode: Vec<usize> = named.clone();
+        for (i, d) in drops.iter().enumerate() {
+            let f = usize::from(d.flow_src & 1);
+            if flows[f] && i >= seen(f, &self.seen) {
+                episode.push(i);
+            }
+        }
+        for f in 0..2 {
+            if flows[f] {
+                self.seen[f] = Some(drops.len());
+            }
+        }
+        episode.sort_unstable();
+        episode.dedup();
+        if episode.is_empty() {
+            return default_classification(uids);
+        }
+        let Some(&(_, cause, detail)) =
+            BY_REASON.iter().find(|(r, _, _)| episode.iter().any(|&i| drops[i].reason == *r))
+        else {
+            return default_classification(uids);
+        };
+        let mut packets: Vec<(u8, i64)> = episode.iter().map(|&i| (drops[i].flow_src, drops[i].seq)).collect();
+        packets.sort_unstable();
+        packets.dedup();
+        if !structural(cause) && packets.len() == 1 {
+            return (Cause::SingleLossTimeout, None);
+        }
+        (cause, detail)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn drop(uid: u64, seq: i64, reason: &'static str) -> Drop {
+        Drop { at_ns: 0, uid, reason, place: "l".into(), flow_src: 0, seq, payload_len: 1, ip_len: 41 }
+    }
+
+    #[test]
+    fn one_lost_packet_is_a_single_loss() {
+        let drops = vec![drop(5, 100, "queue_overflow")];
+        let mut c = LossClassifier::default();
+        assert_eq!(c.classify(&drops, &[5]), (Cause::SingleLossTimeout, None));
+    }
+
+    #[test]
+    fn an_episode_counts_fresh_drops_of_the_flow_once() {
+        let mut drops = vec![drop(5, 100, "queue_overflow"), drop(6, 200, "queue_overflow")];
+        let mut c = LossClassifier::default();
+        assert_eq!(c.classify(&drops, &[5]), (Cause::BurstLossTimeout, Some("queue_overflow")));
+        drops.push(drop(7, 300, "queue_overflow"));
+        // Only uid 7 is fresh now: a single loss.
+        assert_eq!(c.classify(&drops, &[7]), (Cause::SingleLossTimeout, None));
+    }
+
+    #[test]
+    fn mtu_drops_are_structural() {
+        let drops = vec![drop(9, 100, "exceeds_mtu")];
+        assert_eq!(LossClassifier::default().classify(&drops, &[9]), (Cause::MssMismatch, None));
+    }
+
+    #[test]
+    fn no_drops_falls_back_to_the_default() {
+        let mut c = LossClassifier::default();
+        assert_eq!(c.classify(&[], &[1, 2]), (Cause::BurstLossTimeout, Some("queue_overflow")));
+    }
+}

@@ -1,0 +1,12 @@
+//! The native reference simulator: a statement-by-statement port of simulate/ (the Python stays
+//! the readable reference; tests/test_native_sim_differential.py holds the two identical).
+pub mod app;
+pub mod engine;
+pub mod ground_truth;
+pub mod link;
+pub mod loss;
+pub mod nagle;
+pub mod net;
+pub mod rng;
+pub mod segment;
+pub mod tcp;
