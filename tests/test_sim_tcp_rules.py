@@ -3,7 +3,7 @@
 import pytest
 
 from stallscope.simulate.tcp import rules
-from stallscope.simulate.tcp.personality import BSD44, FREEBSD4, LINUX, SUNOS41, WindowUpdateRule
+from stallscope.simulate.tcp.personality import BSD44, FREEBSD4, LINUX, SUNOS41, TRU64, WindowUpdateRule
 
 MSS = 9204
 
@@ -61,6 +61,16 @@ def test_sosend_chunking(p, resid, space, expected):
     assert rules.sosend_chunk(p, resid, space) == expected
 
 
+def test_sosend_round_tests_the_low_water_mark_once():
+    """4.4BSD/OSF sosend tests space against sb_lowat when a round starts, then copies cluster by
+    cluster until that space is used (`} while (resid && space > 0)`); SunOS re-tests per chunk."""
+    assert rules.sosend_chunk(TRU64, 20000, 12000) == 8192  # round starts: 12000 >= lowat
+    assert rules.sosend_chunk(TRU64, 11808, 3808) == 0  # a new round would sleep (3808 < 8192)
+    assert rules.sosend_chunk(TRU64, 11808, 3808, in_round=True) == 3808  # the round goes on
+    assert rules.sosend_rounds(TRU64) and rules.sosend_rounds(BSD44)
+    assert not rules.sosend_rounds(SUNOS41) and not rules.sosend_rounds(LINUX)
+
+
 def test_mss_selection_per_personality():
     assert rules.select_mss(SUNOS41, 9244, None) == 9204  # no cluster rounding on SunOS
     assert rules.select_mss(BSD44, 9180, None) == 8192  # 9140 rounded down to 2 KB clusters
@@ -90,7 +100,6 @@ def test_rto_backoff_grid_and_slow_tick():
 
 
 from stallscope.simulate.tcp import delack  # noqa: E402
-from stallscope.simulate.tcp.personality import TRU64  # noqa: E402
 
 MS = 1_000_000
 

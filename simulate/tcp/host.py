@@ -144,6 +144,7 @@ class Host:
         self._w_cb: Callable[[int], None] | None = None
         self._w_blocked = False
         self._w_eom = True
+        self._round_space = 0  # sosend: space left in the current copy round (4.4BSD/OSF)
         self._r_want = 0
         self._r_cb: Callable[[int, int], None] | None = None
         self._r_busy = False
@@ -273,8 +274,13 @@ class Host:
 
     # ------------------------------------------------------------------ socket layer
     def _sosend_step(self, now: int) -> None:
-        n = rules.sosend_chunk(self.p, self._w_resid, self.sndbuf - self.sb_cc)
+        in_round = self._round_space > 0
+        space = self._round_space if in_round else self.sndbuf - self.sb_cc
+        n = rules.sosend_chunk(self.p, self._w_resid, space, in_round)
+        if n and not in_round and rules.sosend_rounds(self.p):
+            self._round_space = space  # measured once; the round copies until it is used up
         if n == 0:
+            self._round_space = 0
             self._w_blocked = True
             if self.sb_cc and self.snd_max - self.snd_una >= self.sb_cc:
                 self.stalls.hold(HOLD_BUFFER_FULL, "copy", b_sent=self.snd_max - self.snd_una, s_byte=self.sb_cc)
@@ -288,7 +294,12 @@ class Host:
         self.sb_cc += n
         self._w_resid -= n
         more = self._w_resid > 0
-        nagle_mod.before_pru_send(self.nagle, self._w_resid, self.sndbuf - self.sb_cc)
+        if self._round_space:
+            self._round_space = self._round_space - n if more else 0
+            space = self._round_space  # sosend's local `space` (Mogul figure 4 reads it)
+        else:
+            space = self.sndbuf - self.sb_cc
+        nagle_mod.before_pru_send(self.nagle, self._w_resid, space)
         self._tcp_output(now, "copy", more_to_come=more, end_of_write=not more)
         if more:
             self._sosend_step(now)

@@ -15,13 +15,15 @@ BACKOFF = (1, 2, 4, 8, 16, 32, 64, 64, 64, 64, 64, 64, 64)
 MAX_RXTSHIFT = 12
 
 
-def sosend_chunk(p: Personality, resid: int, space: int) -> int:
+def sosend_chunk(p: Personality, resid: int, space: int, in_round: bool = False) -> int:
     """Bytes the socket layer copies before its next PRU_SEND; 0 means the writer sleeps.
 
-    Sleep rule (notes 1.1): space < resid and space < the low-water mark (BSD sosend)."""
+    Sleep rule (notes 1.1): space < resid and space < the low-water mark (BSD sosend), tested
+    when a copy round starts. `in_round`: a 4.4BSD/OSF round is still using the space it measured
+    at its start (`} while (resid && space > 0)`), so the chunk is not re-tested against the mark."""
     if resid <= 0:
         return 0
-    if space <= 0 or (space < resid and space < p.writer_lowat):
+    if space <= 0 or (not in_round and space < resid and space < p.writer_lowat):
         return 0
     n = min(resid, space)
     if p.copy_rule is CopyRule.SUNOS_CHUNK:
@@ -29,6 +31,14 @@ def sosend_chunk(p: Personality, resid: int, space: int) -> int:
     if p.copy_rule is CopyRule.PER_CLUSTER:
         return min(n, p.mclbytes)  # one cluster per PRU_SEND (notes 1.1)
     return n
+
+
+def sosend_rounds(p: Personality) -> bool:
+    """4.4BSD/OSF sosend measures sbspace once per round and copies cluster after cluster (one
+    PRU_SEND each) until that space is used up before it measures and tests again (uipc_socket.c,
+    Mogul §3: "copies it in chunks of length MCLBYTES, calling tcp_output() each time"). SunOS
+    re-measures after every 4 KB chunk; Linux appends the whole write."""
+    return p.copy_rule is CopyRule.PER_CLUSTER
 
 
 def bsd_send_reason(
