@@ -1,60 +1,1277 @@
-//! PLACEHOLDER by the world developer with the contract's signatures (todo!() bodies); the host
-//! developer owns and replaces this file with the port of simulate/tcp/host.py.
-#![allow(unused_variables)]
+//! A simulated end host with one TCP connection: simulate/tcp/host.py ported statement by
+//! statement (same names, same order of engine schedule calls). Python's callbacks are HostEvent
+//! values; the application's callbacks are crate::sim::app::{established, write_done, read_data}.
 
-use crate::sim::app::App;
+use std::collections::VecDeque;
+
+use super::congestion::{self as cc_mod, CongestionState};
+use super::costs::HostCost;
+use super::cpu::HostCpu;
+use super::delack::{self as delack_mod, AckNow, DelAckState};
+use super::personality::{get_personality, CopyRule, DelAckPolicy, Family, Personality, Recovery, WindowUpdateRule};
+use super::rules::{self, SendReason};
+use super::state::{TcpState, TimerKind};
+use super::stalls::{Ctx, HoldEvidence, HoldReason, StallTracker, Trigger};
+use super::timers::Timers;
+use crate::sim::app::{self, App};
 use crate::sim::engine::Ns;
 use crate::sim::ground_truth::Stall;
-use crate::sim::net::Net;
-use crate::sim::segment::Segment;
+use crate::sim::nagle::{self as nagle_mod, NagleState, NagleVariant, SendContext};
+use crate::sim::net::{Event, Net};
+use crate::sim::segment::{
+    Segment, ACK, FIN, PSH, RST, SYN, TAG_ABORT, TAG_DELACK_TIMER, TAG_PERSIST, TAG_RETRANSMIT, TAG_WINDOW_UPDATE,
+};
 
+pub const MAX_WINDOW: i64 = 65535;
+
+/// The two ends of run_bulk (Python builds the stall direction from addresses and ports).
+const ENDPOINTS: [&str; 2] = ["10.0.0.1:40000", "10.0.0.2:5001"];
+const NAMES: [&str; 2] = ["sender", "receiver"];
+
+/// Application-level CPU work (HostCpu.process's callback).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum CpuJob {
+    /// _copied(n): a write's chunk is in the send buffer.
+    Copied(i64),
+    /// _read_done(n): a read copied n bytes out.
+    ReadDone(i64),
+}
+
+/// The host's own scheduled callbacks.
 #[derive(Debug)]
 pub enum HostEvent {
-    Placeholder,
+    FastTick,
+    SlowTick,
+    /// Timers._event for one kind.
+    Timer(TimerKind),
+    /// HostCpu._process_fire.
+    Cpu { snap: Ns, job: CpuJob },
+    /// The delayed `out.receive(t, seg)` of _emit.
+    Emit(Segment),
+    /// The delayed `_tcp_input(t, seg)` of receive.
+    Input(Segment),
+}
+
+pub struct HostConfig {
+    pub index: u8,
+    pub personality: &'static str,
+    pub mtu: u32,
+    pub sndbuf: Option<u32>,
+    pub rcvbuf: Option<u32>,
+    pub route_mtu: Option<u32>,
+    pub mss: Option<u32>,
+    pub advertised_mss: Option<u32>,
+    pub nagle: Option<NagleVariant>,
+    pub receiver_inference: Option<bool>,
+    pub cost: HostCost,
+    pub record_stalls: bool,
+    pub stall_threshold_ns: Ns,
+    pub tick_phase_ns: Ns,
+    pub uid_base: u64,
+    pub iss: i64,
+    /// run_bulk's _mark_predictable input: the receiver's window-update rule and rcvbuf.
+    pub peer_window_update: Option<(WindowUpdateRule, u32)>,
 }
 
 pub struct Host {
     pub index: u8,
     pub app: App,
+    pub p: &'static Personality,
+    pub mtu: i64,
+    pub route_mtu: Option<i64>,
+    pub mss_override: Option<i64>,
+    pub advertised_mss: Option<i64>,
+    pub sndbuf: i64,
+    pub rcvbuf: i64,
+    pub variant: NagleVariant,
+    pub infer: bool,
+    pub state: TcpState,
+    uid: u64,
+    pub stopped: bool,
+    pub iss: i64,
+    pub snd_una: i64,
+    pub snd_nxt: i64,
+    pub snd_max: i64,
+    pub snd_wnd: i64,
+    pub max_sndwnd: i64,
+    pub snd_wl1: i64,
+    pub snd_wl2: i64,
+    pub snd_scale: u32,
+    pub rcv_scale: u32,
+    pub irs: i64,
+    pub rcv_nxt: i64,
+    pub rcv_adv: i64,
+    pub last_ack_sent: i64,
+    pub maxseg: i64,
+    pub peer_mss: Option<i64>,
+    pub sb_cc: i64,
+    pub rcv_cc: i64,
+    ooo: Vec<(i64, i64)>,
+    closing: bool,
+    fin_seq: Option<i64>,
+    peer_fin: bool,
+    rcv_mss_seen: i64,
+    pub acknow: bool,
+    pub delack_flag: bool,
+    lastidle: bool,
+    force: bool,
+    linux20_partial: bool,
+    pub nagle: NagleState,
+    pub dack: DelAckState,
+    pub cc: CongestionState,
+    pub srtt_ns: Option<i64>,
+    pub rttvar_ns: i64,
+    pub rxtshift: i64,
+    pub rxtcur: i64,
+    rtt_seq: Option<i64>,
+    rtt_start: Ns,
+    rtt_start_tick: i64,
+    slow_ticks: i64,
+    pub timers: Timers,
+    persist_shift: i64,
+    /// seq -> uid of its latest transmission, sorted by seq (Python's dict; only its sorted
+    /// uids and the removal of acked keys are observable).
+    sent_uids: VecDeque<(i64, u64)>,
+    pub cpu: HostCpu,
+    pub rx_drops: Vec<(Ns, u64)>,
+    w_resid: i64,
+    /// Python's `_w_cb is not None`: a write call is in progress.
+    w_cb: bool,
+    w_blocked: bool,
+    w_eom: bool,
+    r_want: i64,
+    /// Python's `_r_cb is not None`: a read call is in progress.
+    r_cb: bool,
+    r_busy: bool,
+    /// Python's `self.stalls` (StallTracker); its ground truth's stalls are `stalls` below.
+    pub tracker: StallTracker,
+    pub stalls: Vec<Stall>,
     pub segments_sent: u64,
+    pub bytes_sent: u64,
     pub retransmits: u64,
     pub timeouts: u64,
-    pub maxseg: u32,
-    pub sndbuf: u32,
-    pub rcvbuf: u32,
-    pub rx_drops: Vec<(Ns, u64)>,
     pub icmp_mss_changes: u64,
     pub aborted_at: Option<Ns>,
-    pub stopped: bool,
-    pub stalls: Vec<Stall>,
+    pub reset_by_peer_at: Option<Ns>,
+    peer_window_update: Option<(WindowUpdateRule, i64)>,
 }
 
 impl Host {
-    pub fn listen(&mut self) {
-        todo!()
+    /// Host.__init__: panics on an unknown personality or non-positive buffers (Python raises;
+    /// simulate/native_core.py validates the config before calling in).
+    pub fn new(cfg: HostConfig, net: &mut Net) -> Host {
+        let p = get_personality(cfg.personality).unwrap_or_else(|| panic!("unknown personality {:?}", cfg.personality));
+        let index = cfg.index;
+        let sndbuf = cfg.sndbuf.map_or(p.default_sndbuf, i64::from) * p.sndbuf_multiplier;
+        let rcvbuf = cfg.rcvbuf.map_or(p.default_rcvbuf, i64::from);
+        let name = NAMES[usize::from(index & 1)];
+        assert!(sndbuf > 0 && rcvbuf > 0, "{name}: socket buffers must be positive (sndbuf={sndbuf}, rcvbuf={rcvbuf})");
+        let variant = cfg.nagle.unwrap_or(p.nagle);
+        let infer = cfg.receiver_inference.unwrap_or(p.small_sender_inference);
+        // Default class of a Nagle stall not entered through a timer ACK (Moldeklev 3.1, Mogul 3).
+        let detail = if p.copy_rule == CopyRule::SunosChunk {
+            "copy_rule"
+        } else if matches!(p.delack, DelAckPolicy::FreeBsd | DelAckPolicy::LinuxAto) {
+            "of_sfs"
+        } else {
+            "buffer_tearing"
+        };
+        let mut tracker = StallTracker::new(cfg.record_stalls, cfg.stall_threshold_ns, format!("{name} ->"), detail);
+        tracker.sticky_bytes = 2 * sndbuf;
+        let iss = cfg.iss;
+        let mut h = Host {
+            index,
+            app: App::None,
+            p,
+            mtu: i64::from(cfg.mtu),
+            route_mtu: cfg.route_mtu.map(i64::from),
+            mss_override: cfg.mss.map(i64::from),
+            advertised_mss: cfg.advertised_mss.map(i64::from),
+            sndbuf,
+            rcvbuf,
+            variant,
+            infer,
+            state: TcpState::Closed,
+            uid: cfg.uid_base,
+            stopped: false,
+            iss,
+            snd_una: iss,
+            snd_nxt: iss,
+            snd_max: iss,
+            snd_wnd: 0,
+            max_sndwnd: 0,
+            snd_wl1: 0,
+            snd_wl2: 0,
+            snd_scale: 0,
+            rcv_scale: 0,
+            irs: 0,
+            rcv_nxt: 0,
+            rcv_adv: 0,
+            last_ack_sent: 0,
+            maxseg: 536,
+            peer_mss: None,
+            sb_cc: 0,
+            rcv_cc: 0,
+            ooo: Vec::new(),
+            closing: false,
+            fin_seq: None,
+            peer_fin: false,
+            rcv_mss_seen: 1,
+            acknow: false,
+            delack_flag: false,
+            lastidle: false,
+            force: false,
+            linux20_partial: false,
+            nagle: nagle_mod::new_state(variant, p.mclbytes),
+            dack: delack_mod::new_state(p, rcvbuf, 536),
+            cc: cc_mod::new_state(p.recovery, 536, p.initial_cwnd_segments),
+            srtt_ns: None,
+            rttvar_ns: 0,
+            rxtshift: 0,
+            rxtcur: p.rto_initial_ns,
+            rtt_seq: None,
+            rtt_start: 0,
+            rtt_start_tick: 0,
+            slow_ticks: 0,
+            timers: Timers::new(index, p.slow_tick_ns),
+            persist_shift: 0,
+            sent_uids: VecDeque::with_capacity(64),
+            cpu: HostCpu::new(cfg.cost),
+            rx_drops: Vec::new(),
+            w_resid: 0,
+            w_cb: false,
+            w_blocked: false,
+            w_eom: true,
+            r_want: 0,
+            r_cb: false,
+            r_busy: false,
+            tracker,
+            stalls: Vec::new(),
+            segments_sent: 0,
+            bytes_sent: 0,
+            retransmits: 0,
+            timeouts: 0,
+            icmp_mss_changes: 0,
+            aborted_at: None,
+            reset_by_peer_at: None,
+            peer_window_update: cfg.peer_window_update.map(|(rule, r)| (rule, i64::from(r))),
+        };
+        h.start_ticks(net, cfg.tick_phase_ns);
+        h
     }
-    pub fn connect(&mut self, net: &mut Net, now: Ns) {
-        todo!()
-    }
-    pub fn write(&mut self, net: &mut Net, now: Ns, nbytes: u64, eom: bool) {
-        todo!()
-    }
-    pub fn read(&mut self, net: &mut Net, now: Ns, maxbytes: u64) {
-        todo!()
-    }
-    pub fn close(&mut self, net: &mut Net, now: Ns) {
-        todo!()
-    }
-    pub fn idle_app(&mut self) {
-        todo!()
-    }
+
+    // ------------------------------------------------------------------ wiring and clocks
+
+    /// Stop the free-running ticks and timers so the event queue can drain.
     pub fn stop(&mut self, net: &mut Net) {
-        todo!()
+        self.stopped = true;
+        self.timers.stop(net);
     }
-    pub fn receive(&mut self, net: &mut Net, now: Ns, seg: Segment) {
-        todo!()
+
+    fn next_uid(&mut self) -> u64 {
+        self.uid += 1;
+        self.uid
     }
+
+    fn ev(&self, e: HostEvent) -> Event {
+        Event::Host(self.index, e)
+    }
+
+    fn start_ticks(&mut self, net: &mut Net, phase: Ns) {
+        let p = self.p;
+        if p.delack == DelAckPolicy::BsdTick {
+            net.schedule(phase.rem_euclid(p.delack_ns), self.ev(HostEvent::FastTick));
+        }
+        if let Some(tick) = p.slow_tick_ns {
+            net.schedule(phase.rem_euclid(tick), self.ev(HostEvent::SlowTick));
+        }
+    }
+
+    /// Dispatch of the host's own events (each arm is the Python callback it replaces).
     pub fn handle(&mut self, net: &mut Net, now: Ns, ev: HostEvent) {
-        todo!()
+        match ev {
+            HostEvent::FastTick => self.fast_tick(net, now),
+            HostEvent::SlowTick => self.slow_tick(net, now),
+            HostEvent::Timer(kind) => {
+                if self.timers.event(net, now, kind) {
+                    self.timer_fired(net, now, kind);
+                }
+            }
+            HostEvent::Cpu { snap, job } => {
+                if let Some(job) = self.cpu.process_fire(net, self.index, now, snap, job) {
+                    match job {
+                        CpuJob::Copied(n) => self.copied(net, now, n),
+                        CpuJob::ReadDone(n) => self.read_done(net, now, n),
+                    }
+                }
+            }
+            HostEvent::Emit(seg) => net.emit(now, self.index, seg),
+            HostEvent::Input(seg) => self.tcp_input(net, now, seg),
+        }
+    }
+
+    /// tcp_fasttimo: every 200 ms for all connections at once.
+    fn fast_tick(&mut self, net: &mut Net, now: Ns) {
+        if self.stopped {
+            return;
+        }
+        net.schedule(now + self.p.delack_ns, self.ev(HostEvent::FastTick));
+        if self.delack_flag {
+            self.delack_flag = false;
+            self.acknow = true;
+            self.tcp_output(net, now, Ctx::Timer, false, false, TAG_DELACK_TIMER, false);
+        }
+    }
+
+    /// tcp_slowtimo: every 500 ms, counts REXMT and PERSIST down.
+    fn slow_tick(&mut self, net: &mut Net, now: Ns) {
+        if self.stopped {
+            return;
+        }
+        let tick = self.p.slow_tick_ns.expect("slow tick without a slow-tick personality");
+        net.schedule(now + tick, self.ev(HostEvent::SlowTick));
+        self.slow_ticks += 1;
+        // Timers.slow_tick: fire every ticked timer that reaches zero, in insertion order.
+        let (kinds, n) = self.timers.ticked_kinds();
+        for kind in kinds.iter().take(n).flatten() {
+            if self.timers.count_down(*kind) {
+                self.timer_fired(net, now, *kind);
+            }
+        }
+    }
+
+    fn timer_fired(&mut self, net: &mut Net, now: Ns, kind: TimerKind) {
+        if self.stopped {
+            return;
+        }
+        match kind {
+            TimerKind::Rexmt => self.retransmit_timeout(net, now),
+            TimerKind::Persist => self.persist_timeout(net, now),
+            TimerKind::Delack => {
+                if self.delack_flag {
+                    self.delack_flag = false;
+                    self.acknow = true;
+                    self.tcp_output(net, now, Ctx::Timer, false, false, TAG_DELACK_TIMER, false);
+                }
+            }
+            TimerKind::Partial => {
+                if self.linux20_partial {
+                    self.linux20_partial = false;
+                    self.tcp_output(net, now, Ctx::PartialTimer, false, false, 0, true);
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ CPU and wire
+
+    fn emit(&mut self, net: &mut Net, now: Ns, seg: Segment) {
+        let done = self.cpu.kernel(now, self.cpu.cost.output_ns(i64::from(seg.payload_len)));
+        if done == now {
+            net.emit(now, self.index, seg);
+        } else {
+            net.schedule(done, self.ev(HostEvent::Emit(seg)));
+        }
+    }
+
+    // ------------------------------------------------------------------ application API
+
+    pub fn listen(&mut self) {
+        self.state = TcpState::Listen;
+    }
+
+    pub fn connect(&mut self, net: &mut Net, now: Ns) {
+        self.state = TcpState::SynSent;
+        self.send_syn(net, now, false);
+    }
+
+    /// A blocking write(): app::write_done once every byte is in the socket buffer.
+    pub fn write(&mut self, net: &mut Net, now: Ns, nbytes: u64, eom: bool) {
+        let name = NAMES[usize::from(self.index & 1)];
+        assert!(!self.w_cb, "{name}: write while a write is in progress");
+        assert!(self.state.can_send_data(), "{name}: write in state {}", self.state.value());
+        self.w_resid = nbytes as i64;
+        self.w_cb = true;
+        self.w_eom = eom;
+        nagle_mod::on_write_entry(&mut self.nagle, self.snd_max == self.snd_una);
+        self.sosend_step(net, now);
+    }
+
+    pub fn close(&mut self, net: &mut Net, now: Ns) {
+        self.closing = true;
+        if self.state == TcpState::Established {
+            self.state = TcpState::FinWait1;
+        } else if self.state == TcpState::CloseWait {
+            self.state = TcpState::LastAck;
+        }
+        self.tcp_output(net, now, Ctx::Close, false, false, 0, false);
+    }
+
+    /// A blocking read(): app::read_data(n) with n == 0 at end of stream.
+    pub fn read(&mut self, net: &mut Net, now: Ns, maxbytes: u64) {
+        let name = NAMES[usize::from(self.index & 1)];
+        assert!(!self.r_cb, "{name}: read while a read is in progress");
+        self.r_want = maxbytes as i64;
+        self.r_cb = true;
+        self.reader_try(net, now);
+    }
+
+    /// The writer has nothing to send right now (think time).
+    pub fn idle_app(&mut self) {
+        if self.sb_cc <= self.snd_nxt - self.snd_una {
+            self.tracker.hold(HoldReason::AppIdle, Ctx::App, HoldEvidence::None);
+        }
+    }
+
+    // ------------------------------------------------------------------ socket layer
+
+    fn sosend_step(&mut self, net: &mut Net, now: Ns) {
+        let n = rules::sosend_chunk(self.p, self.w_resid, self.sndbuf - self.sb_cc);
+        if n == 0 {
+            self.w_blocked = true;
+            if self.sb_cc != 0 && self.snd_max - self.snd_una >= self.sb_cc {
+                let ev = HoldEvidence::Copy { b_sent: self.snd_max - self.snd_una, s_byte: self.sb_cc };
+                self.tracker.hold(HoldReason::BufferFull, Ctx::Copy, ev);
+            }
+            if nagle_mod::on_app_block(&mut self.nagle) {
+                self.tcp_output(net, now, Ctx::Block, false, false, 0, false);
+            }
+            return;
+        }
+        self.w_blocked = false;
+        let cost = self.cpu.cost.write_ns(n);
+        self.cpu.process(net, self.index, now, cost, CpuJob::Copied(n));
+    }
+
+    fn copied(&mut self, net: &mut Net, now: Ns, n: i64) {
+        self.sb_cc += n;
+        self.w_resid -= n;
+        let more = self.w_resid > 0;
+        nagle_mod::before_pru_send(&mut self.nagle, self.w_resid, self.sndbuf - self.sb_cc);
+        self.tcp_output(net, now, Ctx::Copy, more, !more, 0, false);
+        if more {
+            self.sosend_step(net, now);
+        } else {
+            self.w_cb = false;
+            app::write_done(self, net, now);
+        }
+    }
+
+    fn writer_wake(&mut self, net: &mut Net, now: Ns) {
+        if self.w_blocked && self.w_cb {
+            self.w_blocked = false;
+            nagle_mod::on_app_wake(&mut self.nagle);
+            self.sosend_step(net, now);
+        }
+    }
+
+    fn reader_try(&mut self, net: &mut Net, now: Ns) {
+        if !self.r_cb || self.r_busy {
+            return;
+        }
+        if self.rcv_cc == 0 {
+            if self.peer_fin {
+                self.r_cb = false;
+                app::read_data(self, net, now, 0);
+            } else if nagle_mod::on_app_block(&mut self.nagle) {
+                self.tcp_output(net, now, Ctx::Block, false, false, 0, false);
+            }
+            return;
+        }
+        let n = self.rcv_cc.min(self.r_want);
+        self.r_busy = true;
+        let cost = self.cpu.cost.read_ns(n);
+        self.cpu.process(net, self.index, now, cost, CpuJob::ReadDone(n));
+    }
+
+    fn read_done(&mut self, net: &mut Net, now: Ns, n: i64) {
+        self.r_busy = false;
+        self.rcv_cc -= n;
+        self.tcp_output(net, now, Ctx::Read, false, false, 0, false); // PRU_RCVD: once per read call
+        self.r_cb = false;
+        app::read_data(self, net, now, n as u64);
+    }
+
+    // ------------------------------------------------------------------ output
+
+    fn window_to_advertise(&self) -> i64 {
+        let peer_has = (self.rcv_adv - self.rcv_nxt).max(0);
+        rules::receive_window(
+            self.rcvbuf - self.rcv_cc,
+            self.rcvbuf,
+            self.maxseg,
+            peer_has,
+            self.p.max_window << self.rcv_scale,
+        )
+    }
+
+    /// tcp_output: the decision order of notes 1.3 (BSD) with the Linux variants of 1.4/1.5.
+    #[allow(clippy::too_many_arguments)]
+    fn tcp_output(
+        &mut self,
+        net: &mut Net,
+        now: Ns,
+        context: Ctx,
+        more_to_come: bool,
+        end_of_write: bool,
+        tags: u8,
+        flush_partial: bool,
+    ) {
+        if matches!(self.state, TcpState::Closed | TcpState::Listen | TcpState::SynSent | TcpState::SynReceived) {
+            return;
+        }
+        let p = self.p;
+        let mut idle = self.snd_max == self.snd_una; // computed once per call (notes 1.3)
+        if p.moretocome {
+            if self.lastidle {
+                idle = true;
+            }
+            if idle && more_to_come {
+                self.lastidle = true;
+                idle = false;
+            } else if !more_to_come {
+                self.lastidle = false;
+            }
+        }
+        let trigger = match context {
+            Ctx::TimerAck => Trigger::TimerAck,
+            Ctx::Rto => Trigger::Rto,
+            Ctx::Persist => Trigger::Persist,
+            Ctx::PartialTimer => Trigger::PartialTimer,
+            _ => Trigger::Ack,
+        };
+        let mut sent_any = false;
+        loop {
+            let mut off = self.snd_nxt - self.snd_una;
+            let mut win = self.snd_wnd.min(self.cc.cwnd);
+            if self.force && win == 0 {
+                win = 1;
+            }
+            let mut length = self.sb_cc.min(win) - off;
+            let mut unsent = self.sb_cc - off;
+            if length < 0 {
+                length = 0;
+                if win == 0 {
+                    // 4.4BSD: the window shut on data already sent (a probe): pull snd_nxt back
+                    // and let the persist timer, not the retransmission timer, take over.
+                    self.timers.cancel(TimerKind::Rexmt);
+                    self.snd_nxt = self.snd_una;
+                    off = 0;
+                    unsent = self.sb_cc;
+                }
+            }
+            if length > self.maxseg {
+                length = self.maxseg;
+            }
+            let mut reason = None;
+            let mut hold = None;
+            if length > 0 {
+                let mut nagle_ok = false;
+                if length < self.maxseg {
+                    nagle_ok = self.nagle_ok(net, now, length, off, idle, more_to_come, end_of_write, flush_partial);
+                }
+                reason = rules::bsd_send_reason(
+                    length,
+                    self.maxseg,
+                    nagle_ok,
+                    self.force,
+                    self.max_sndwnd,
+                    self.snd_nxt < self.snd_max,
+                );
+                if reason.is_none() {
+                    hold = Some(if length < unsent && win - off < self.maxseg {
+                        if length < self.max_sndwnd / 2 && win - off > 0 {
+                            HoldReason::Sws
+                        } else {
+                            HoldReason::Window
+                        }
+                    } else if self.linux20_partial && self.variant == NagleVariant::Off {
+                        HoldReason::Partial
+                    } else {
+                        HoldReason::Nagle
+                    });
+                }
+            } else if unsent > 0 {
+                hold = Some(HoldReason::Window);
+            }
+            let fin = self.closing && self.fin_seq.is_none() && self.snd_nxt + length == self.snd_una + self.sb_cc;
+            // Window update (only if the receive window is open): notes 1.3.
+            let mut wupdate = false;
+            if reason.is_none() && !self.acknow {
+                let space = self.rcvbuf - self.rcv_cc;
+                if space > 0 && self.state.receives_data() {
+                    let peer_has = (self.rcv_adv - self.rcv_nxt).max(0);
+                    let adv = space.min(p.max_window << self.rcv_scale) - peer_has;
+                    wupdate =
+                        rules::window_update_due(p.window_update, adv, self.rcv_cc, self.rcvbuf, self.maxseg, peer_has);
+                    if wupdate && p.suppress_update_with_delack && self.delack_flag {
+                        wupdate = false;
+                    }
+                }
+            }
+            if reason.is_none() && !(wupdate || self.acknow || fin) {
+                if let Some(hold) = hold {
+                    let ev = HoldEvidence::Output {
+                        b_sent: self.snd_max - self.snd_una,
+                        s_byte: self.sb_cc,
+                        held: length,
+                        snd_wnd: self.snd_wnd,
+                        writing: self.w_resid > 0 || self.w_blocked,
+                    };
+                    self.tracker.hold(hold, context, ev);
+                }
+                break;
+            }
+            if reason.is_none() && !fin && p.family != Family::Bsd {
+                length = 0; // Linux sends a pure ACK; BSD's ACK carries whatever len allowed
+            }
+            let mut seg_tags = tags;
+            if reason == Some(SendReason::Retransmit) || (self.snd_nxt < self.snd_max && length > 0) {
+                seg_tags |= TAG_RETRANSMIT;
+            }
+            if wupdate && length == 0 {
+                seg_tags |= TAG_WINDOW_UPDATE;
+            }
+            if reason == Some(SendReason::Persist) {
+                seg_tags |= TAG_PERSIST;
+            }
+            let mut flags = ACK;
+            if fin && self.snd_nxt + length == self.snd_una + self.sb_cc {
+                flags |= FIN;
+            }
+            if length != 0 && off + length == self.sb_cc {
+                flags |= PSH;
+            }
+            let new_before = self.snd_max;
+            let seq = self.snd_nxt;
+            self.send(net, now, seq, length, flags, seg_tags);
+            sent_any = true;
+            if self.snd_max > new_before && length > 0 {
+                let n = self.snd_max - new_before;
+                self.tracker.progress(net, &mut self.stalls, now, trigger, n);
+            }
+            if reason.is_none() {
+                break;
+            }
+            // BSD loops only on sendalot; evaluating once more sends nothing else but records
+            // why the rest is held.
+        }
+        if !sent_any {
+            // Data queued and no timer running: persist (notes 1.3), whatever the window.
+            if self.sb_cc > self.snd_nxt - self.snd_una
+                && !self.timers.running(TimerKind::Rexmt)
+                && !self.timers.running(TimerKind::Persist)
+            {
+                self.persist_shift = 0;
+                self.set_persist(net);
+            }
+            if self.sb_cc == 0 && !self.w_cb && !self.closing {
+                self.tracker.hold(HoldReason::AppIdle, context, HoldEvidence::None);
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn nagle_ok(
+        &mut self,
+        net: &mut Net,
+        now: Ns,
+        length: i64,
+        off: i64,
+        idle: bool,
+        more: bool,
+        eow: bool,
+        flush: bool,
+    ) -> bool {
+        let p = self.p;
+        if p.family == Family::Linux20 {
+            return self.linux20_tail(net, length, off, eow, flush);
+        }
+        let ctx = SendContext {
+            now,
+            length,
+            maxseg: self.maxseg,
+            off,
+            sb_cc: self.sb_cc,
+            idle,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            snd_max: self.snd_max,
+            more_to_come: more,
+            end_of_message: self.w_eom && !more,
+        };
+        let ok = nagle_mod::may_send_short(self.variant, &mut self.nagle, &ctx);
+        if ok && p.moretocome && more && self.variant == NagleVariant::Nagle {
+            return false; // FreeBSD: step 2 also needs !TF_MORETOCOME (notes 1.3)
+        }
+        ok
+    }
+
+    /// Linux 2.0 partial segment (notes 1.5).
+    fn linux20_tail(&mut self, net: &mut Net, length: i64, off: i64, eow: bool, flush: bool) -> bool {
+        if length + off < self.sb_cc {
+            return false;
+        }
+        let packets_out = self.snd_max > self.snd_una;
+        let nodelay = self.variant == NagleVariant::Off;
+        if flush || !packets_out {
+            self.linux20_partial = false;
+            self.timers.cancel(TimerKind::Partial);
+            return true;
+        }
+        if eow && nodelay {
+            // At write time the tail went only if it fit the window (write_seq < window_seq).
+            let fits = self.snd_nxt + length <= self.snd_una + self.snd_wnd;
+            if fits {
+                return true;
+            }
+        }
+        if !self.linux20_partial {
+            self.linux20_partial = true;
+            self.timers.set(net, TimerKind::Partial, self.p.partial_timer_ns);
+        }
+        false
+    }
+
+    /// Build, account and emit one segment; it carries the pending ACK.
+    fn send(&mut self, net: &mut Net, now: Ns, seq: i64, length: i64, flags: u8, tags: u8) {
+        let win = self.window_to_advertise();
+        self.rcv_adv = self.rcv_adv.max(self.rcv_nxt + win);
+        let uid = self.next_uid();
+        let seg = Segment {
+            src: self.index,
+            seq,
+            ack: self.rcv_nxt,
+            flags,
+            window: (win >> self.rcv_scale).min(MAX_WINDOW) as u32,
+            payload_len: length as u32,
+            uid,
+            tags,
+            ..Default::default()
+        };
+        self.last_ack_sent = self.rcv_nxt;
+        self.acknow = false;
+        if self.delack_flag {
+            self.delack_flag = false;
+        }
+        self.timers.cancel(TimerKind::Delack);
+        delack_mod::on_ack_sent(&mut self.dack);
+        let space = length + i64::from(flags & FIN != 0);
+        if space != 0 {
+            if length != 0 {
+                self.record_sent_uid(seq, uid);
+            }
+            if flags & FIN != 0 && self.fin_seq.is_none() {
+                self.fin_seq = Some(seq + length);
+            }
+            let end = seq + space;
+            if seq < self.snd_max {
+                self.retransmits += 1;
+            }
+            if end > self.snd_max {
+                if self.rtt_seq.is_none() {
+                    self.rtt_seq = Some(seq);
+                    self.rtt_start = now;
+                    self.rtt_start_tick = self.slow_ticks;
+                }
+                self.snd_max = end;
+            }
+            self.snd_nxt = end;
+            if !self.timers.running(TimerKind::Rexmt) {
+                self.timers.cancel(TimerKind::Persist);
+                self.timers.set(net, TimerKind::Rexmt, self.rxtcur);
+            }
+            nagle_mod::on_segment_sent(&mut self.nagle, now, seq, length, self.maxseg);
+        }
+        self.force = false;
+        self.segments_sent += 1;
+        self.bytes_sent += length as u64;
+        self.emit(net, now, seg);
+    }
+
+    /// `_sent_uids[seq] = uid`, the deque kept sorted by seq.
+    fn record_sent_uid(&mut self, seq: i64, uid: u64) {
+        match self.sent_uids.back() {
+            Some(&(last, _)) if last < seq => self.sent_uids.push_back((seq, uid)),
+            None => self.sent_uids.push_back((seq, uid)),
+            _ => match self.sent_uids.binary_search_by_key(&seq, |&(s, _)| s) {
+                Ok(i) => self.sent_uids[i].1 = uid,
+                Err(i) => self.sent_uids.insert(i, (seq, uid)),
+            },
+        }
+    }
+
+    fn send_syn(&mut self, net: &mut Net, now: Ns, ack: bool) {
+        let offer = self
+            .advertised_mss
+            .or(self.mss_override)
+            .unwrap_or_else(|| rules::offered_mss(self.p, self.mtu));
+        let mut wscale = None;
+        if self.rcvbuf > MAX_WINDOW && self.p.name != "sunos41" {
+            let mut w = 0u8;
+            while (self.rcvbuf >> w) > MAX_WINDOW {
+                w += 1;
+            }
+            wscale = Some(w);
+        }
+        let uid = self.next_uid();
+        let seg = Segment {
+            src: self.index,
+            seq: self.iss,
+            ack: if ack { self.rcv_nxt } else { 0 },
+            flags: SYN | if ack { ACK } else { 0 },
+            window: self.rcvbuf.min(self.p.max_window) as u32,
+            mss: Some(offer as u32),
+            wscale,
+            uid,
+            ..Default::default()
+        };
+        self.snd_nxt = self.iss + 1;
+        self.snd_max = self.iss + 1;
+        self.rcv_adv = self.rcv_nxt + self.rcvbuf.min(self.p.max_window);
+        self.timers.set(net, TimerKind::Rexmt, self.p.rto_initial_ns);
+        self.emit(net, now, seg);
+    }
+
+    fn set_persist(&mut self, net: &mut Net) {
+        let srtt = self.srtt_ns.unwrap_or(0);
+        let d = rules::persist_ns(srtt, self.rttvar_ns, self.persist_shift);
+        self.timers.set(net, TimerKind::Persist, d);
+    }
+
+    // ------------------------------------------------------------------ timers
+
+    fn retransmit_timeout(&mut self, net: &mut Net, now: Ns) {
+        if self.snd_una == self.snd_max {
+            return;
+        }
+        if self.state == TcpState::SynSent {
+            self.send_syn(net, now, false);
+            return;
+        }
+        self.rxtshift += 1;
+        self.timeouts += 1;
+        if self.rxtshift > i64::from(self.p.max_retransmits) {
+            self.abort(net, now);
+            return;
+        }
+        let base = self.rto_base();
+        self.rxtcur = rules::backed_off_rto(self.p, base, self.rxtshift);
+        let snd_una = self.snd_una;
+        let mut outstanding: Vec<u64> =
+            self.sent_uids.iter().filter(|&&(s, _)| s >= snd_una).map(|&(_, u)| u).collect();
+        outstanding.sort_unstable();
+        self.tracker.timeout(outstanding);
+        self.snd_nxt = self.snd_una;
+        self.rtt_seq = None; // Karn
+        cc_mod::on_timeout(&mut self.cc, self.snd_wnd);
+        if matches!(self.fin_seq, Some(f) if self.snd_una <= f) {
+            self.fin_seq = None;
+        }
+        self.timers.set(net, TimerKind::Rexmt, self.rxtcur);
+        self.tcp_output(net, now, Ctx::Rto, false, false, 0, false);
+    }
+
+    /// tcp_drop after too many retransmissions: a RST, the connection closed, the stall recorded.
+    fn abort(&mut self, net: &mut Net, now: Ns) {
+        self.tracker.abort(net, &mut self.stalls, now);
+        let uid = self.next_uid();
+        let seg = Segment {
+            src: self.index,
+            seq: self.snd_nxt,
+            ack: self.rcv_nxt,
+            flags: RST | ACK,
+            window: 0,
+            uid,
+            tags: TAG_ABORT,
+            ..Default::default()
+        };
+        self.segments_sent += 1;
+        self.emit(net, now, seg);
+        self.state = TcpState::Closed;
+        self.aborted_at = Some(now);
+        self.stop(net);
+    }
+
+    /// ICMP "fragmentation needed" with the next-hop MTU (RFC 1191): on_icmp_frag_needed.
+    pub fn on_icmp_frag_needed(&mut self, net: &mut Net, now: Ns, mtu: i64) {
+        if self.stopped {
+            return;
+        }
+        self.route_mtu = Some(self.route_mtu.unwrap_or(self.mtu).min(mtu));
+        if matches!(self.state, TcpState::Closed | TcpState::Listen | TcpState::SynSent | TcpState::SynReceived) {
+            return;
+        }
+        let mss = rules::select_mss(self.p, mtu, self.peer_mss, None);
+        if mss >= self.maxseg {
+            return;
+        }
+        self.maxseg = mss;
+        self.cc.mss = self.cc.mss.min(mss);
+        self.icmp_mss_changes += 1;
+        self.snd_nxt = self.snd_una;
+        self.rtt_seq = None;
+        self.tcp_output(net, now, Ctx::Icmp, false, false, 0, false);
+    }
+
+    fn persist_timeout(&mut self, net: &mut Net, now: Ns) {
+        self.force = true;
+        self.tcp_output(net, now, Ctx::Persist, false, false, 0, false);
+        self.force = false;
+        self.persist_shift = (self.persist_shift + 1).min(rules::MAX_RXTSHIFT);
+        if self.sb_cc > self.snd_nxt - self.snd_una && !self.timers.running(TimerKind::Rexmt) {
+            self.set_persist(net);
+        }
+    }
+
+    fn rto_base(&self) -> i64 {
+        match self.srtt_ns {
+            None => self.p.rto_initial_ns,
+            Some(srtt) => rules::rto_ns(self.p, srtt, self.rttvar_ns),
+        }
+    }
+
+    fn rtt_sample(&mut self, now: Ns) {
+        let sample = match self.p.slow_tick_ns {
+            Some(tick) => (self.slow_ticks - self.rtt_start_tick + 1) * tick, // t_rtt counts slow ticks
+            None => (now - self.rtt_start).max(1),
+        };
+        match self.srtt_ns {
+            None => {
+                self.srtt_ns = Some(sample);
+                self.rttvar_ns = rules::fdiv(sample, 2);
+            }
+            Some(srtt) => {
+                let err = sample - srtt;
+                self.srtt_ns = Some(srtt + rules::fdiv(err, 8));
+                self.rttvar_ns += rules::fdiv(err.abs() - self.rttvar_ns, 4);
+            }
+        }
+        self.rtt_seq = None;
+        self.rxtshift = 0;
+        self.rxtcur = self.rto_base();
+    }
+
+    // ------------------------------------------------------------------ input
+
+    /// The network interface: frames wait in the receive FIFO for kernel input processing.
+    pub fn receive(&mut self, net: &mut Net, now: Ns, seg: Segment) {
+        if self.stopped {
+            return;
+        }
+        let ip_len = i64::from(seg.ip_len());
+        if !self.cpu.rx_admit(now, ip_len) {
+            self.rx_drops.push((now, seg.uid));
+            // Only run_bulk's receiver has on_rx_drop (Net::record_drop ignores the sender's).
+            let place = if self.index == 1 { "receiver-rx-fifo" } else { "sender-rx-fifo" };
+            net.record_drop(now, &seg, "queue_overflow", place);
+            return;
+        }
+        let cost = self.cpu.input_cost(net, i64::from(seg.payload_len));
+        let done = self.cpu.kernel(now, cost);
+        self.cpu.rx_hold(done, ip_len);
+        if done == now {
+            self.tcp_input(net, now, seg);
+        } else {
+            net.schedule(done, self.ev(HostEvent::Input(seg)));
+        }
+    }
+
+    fn tcp_input(&mut self, net: &mut Net, now: Ns, seg: Segment) {
+        if self.stopped {
+            return;
+        }
+        let st = self.state;
+        if st == TcpState::Listen {
+            if seg.flags & SYN != 0 && seg.flags & ACK == 0 {
+                self.accept_syn(&seg);
+                self.state = TcpState::SynReceived;
+                self.send_syn(net, now, true);
+            }
+            return;
+        }
+        if st == TcpState::SynSent {
+            if seg.flags & SYN != 0 && seg.flags & ACK != 0 && seg.ack == self.iss + 1 {
+                self.accept_syn(&seg);
+                self.snd_una = seg.ack;
+                self.timers.cancel(TimerKind::Rexmt);
+                self.established(net, now);
+                self.acknow = true;
+                self.tcp_output(net, now, Ctx::Input, false, false, 0, false);
+            }
+            return;
+        }
+        if st == TcpState::SynReceived {
+            if seg.flags & SYN != 0 {
+                self.send_syn(net, now, true); // our SYN-ACK was lost
+                return;
+            }
+            if seg.flags & ACK != 0 && seg.ack == self.iss + 1 {
+                self.snd_una = seg.ack;
+                self.timers.cancel(TimerKind::Rexmt);
+                self.established(net, now);
+            } else {
+                return;
+            }
+        }
+        if seg.flags & RST != 0 {
+            // RFC 793: a reset in the window closes the connection (the peer gave up).
+            if self.rcv_nxt <= seg.seq && seg.seq <= self.rcv_nxt + self.rcvbuf.max(1) {
+                self.state = TcpState::Closed;
+                self.reset_by_peer_at = Some(now);
+                self.stop(net);
+            }
+            return;
+        }
+        if seg.flags & SYN != 0 {
+            self.acknow = true; // a retransmitted SYN-ACK: our ACK was lost
+            self.tcp_output(net, now, Ctx::Input, false, false, 0, false);
+            return;
+        }
+        let timer_ack = seg.has_tag(TAG_DELACK_TIMER);
+        if timer_ack {
+            self.tracker.timer_ack();
+        }
+        if seg.flags & ACK != 0 {
+            self.process_ack(net, now, &seg, timer_ack);
+        }
+        if seg.payload_len != 0 || seg.flags & FIN != 0 {
+            self.process_data(net, now, &seg);
+        }
+        if self.acknow {
+            self.tcp_output(net, now, Ctx::Input, false, false, 0, false);
+        }
+    }
+
+    fn accept_syn(&mut self, seg: &Segment) {
+        self.irs = seg.seq;
+        self.rcv_nxt = seg.seq + 1;
+        self.last_ack_sent = self.rcv_nxt;
+        self.peer_mss = seg.mss.map(i64::from);
+        if let Some(ws) = seg.wscale {
+            if self.rcvbuf > MAX_WINDOW && self.p.name != "sunos41" {
+                self.snd_scale = u32::from(ws);
+                let mut s = 0;
+                while (self.rcvbuf >> s) > MAX_WINDOW {
+                    s += 1;
+                }
+                self.rcv_scale = s;
+            }
+        }
+        self.snd_wnd = i64::from(seg.window);
+        self.max_sndwnd = i64::from(seg.window);
+        self.snd_wl1 = seg.seq;
+        self.snd_wl2 = seg.ack;
+    }
+
+    fn established(&mut self, net: &mut Net, now: Ns) {
+        let p = self.p;
+        if let Some(over) = self.mss_override {
+            let peer = match self.peer_mss {
+                Some(m) if m != 0 => m, // Python: `self.peer_mss or self.mss_override`
+                _ => over,
+            };
+            self.maxseg = over.min(peer);
+        } else {
+            self.maxseg = rules::select_mss(p, self.mtu, self.peer_mss, self.route_mtu);
+        }
+        self.sndbuf = rules::round_buffer(p, self.sndbuf, self.maxseg);
+        self.rcvbuf = rules::round_buffer(p, self.rcvbuf, self.maxseg);
+        self.cc = cc_mod::new_state(p.recovery, self.maxseg, p.initial_cwnd_segments);
+        self.dack = delack_mod::new_state(p, self.rcvbuf, self.maxseg);
+        self.state = TcpState::Established;
+        self.tracker.start(now);
+        let i = usize::from(self.index & 1);
+        self.tracker.direction = format!("{} -> {}", ENDPOINTS[i], ENDPOINTS[1 - i]);
+        // on_established_hooks: run_bulk's _mark_predictable (the receiver is not up yet).
+        if let Some((rule, r)) = self.peer_window_update {
+            let s = self.sndbuf;
+            self.tracker.update_unreachable = s < r && !rules::window_update_due(rule, s, 0, r, self.maxseg, r - s);
+        }
+        app::established(self, net, now);
+    }
+
+    fn process_ack(&mut self, net: &mut Net, now: Ns, seg: &Segment, timer_ack: bool) {
+        let ack = seg.ack;
+        let win = i64::from(seg.window) << self.snd_scale;
+        if ack > self.snd_max {
+            self.acknow = true;
+            return;
+        }
+        if ack <= self.snd_una {
+            let dup = ack == self.snd_una
+                && seg.payload_len == 0
+                && seg.flags & FIN == 0
+                && win == self.snd_wnd
+                && self.timers.running(TimerKind::Rexmt)
+                && self.snd_max > self.snd_una;
+            self.update_window(seg, win);
+            if dup {
+                if cc_mod::on_dupack(&mut self.cc, self.snd_wnd, self.snd_max) {
+                    self.fast_retransmit(net, now);
+                } else if self.cc.dupacks > cc_mod::DUPACK_THRESHOLD && self.cc.in_recovery {
+                    self.tcp_output(net, now, Ctx::Ack, false, false, 0, false);
+                }
+            } else if self.sb_cc > self.snd_nxt - self.snd_una {
+                let ctx = if timer_ack { Ctx::TimerAck } else { Ctx::Ack };
+                self.tcp_output(net, now, ctx, false, false, 0, false);
+            }
+            return;
+        }
+        let acked = ack - self.snd_una;
+        if matches!(self.rtt_seq, Some(r) if ack > r) {
+            self.rtt_sample(now);
+        }
+        let partial = cc_mod::on_new_ack(&mut self.cc, acked, ack);
+        let mut data_acked = acked;
+        if matches!(self.fin_seq, Some(f) if ack > f) {
+            data_acked -= 1;
+        }
+        self.sb_cc -= data_acked.min(self.sb_cc);
+        self.snd_una = ack;
+        nagle_mod::on_ack(&mut self.nagle, now, ack);
+        while matches!(self.sent_uids.front(), Some(&(s, _)) if s < ack) {
+            self.sent_uids.pop_front();
+        }
+        if self.snd_nxt < self.snd_una {
+            self.snd_nxt = self.snd_una;
+        }
+        if ack == self.snd_max {
+            self.timers.cancel(TimerKind::Rexmt);
+        } else {
+            self.timers.set(net, TimerKind::Rexmt, self.rxtcur);
+        }
+        self.update_window(seg, win);
+        if self.snd_wnd > 0 {
+            self.timers.cancel(TimerKind::Persist);
+        }
+        if matches!(self.fin_seq, Some(f) if ack > f) {
+            self.our_fin_acked();
+        }
+        if partial {
+            self.fast_retransmit(net, now);
+        }
+        let context = if timer_ack { Ctx::TimerAck } else { Ctx::Ack };
+        if self.p.family == Family::Linux20 && self.linux20_partial && self.snd_una == self.snd_max {
+            self.tcp_output(net, now, context, false, false, 0, true);
+        } else {
+            self.tcp_output(net, now, context, false, false, 0, false);
+        }
+        self.writer_wake(net, now);
+    }
+
+    fn update_window(&mut self, seg: &Segment, win: i64) {
+        if self.snd_wl1 < seg.seq || (self.snd_wl1 == seg.seq && self.snd_wl2 <= seg.ack) {
+            self.snd_wnd = win;
+            self.snd_wl1 = seg.seq;
+            self.snd_wl2 = seg.ack;
+            self.max_sndwnd = self.max_sndwnd.max(win);
+        }
+    }
+
+    fn fast_retransmit(&mut self, net: &mut Net, now: Ns) {
+        let onxt = self.snd_nxt;
+        let cwnd = self.cc.cwnd;
+        self.snd_nxt = self.snd_una;
+        self.cc.cwnd = self.cc.mss;
+        self.rtt_seq = None;
+        self.timers.cancel(TimerKind::Rexmt);
+        self.tcp_output(net, now, Ctx::FastRetransmit, false, false, 0, false);
+        self.cc.cwnd = if self.p.recovery == Recovery::Tahoe { self.cc.mss } else { cwnd };
+        self.snd_nxt = onxt.max(self.snd_nxt);
+    }
+
+    fn our_fin_acked(&mut self) {
+        if self.state == TcpState::FinWait1 {
+            self.state = TcpState::FinWait2;
+        } else if matches!(self.state, TcpState::Closing | TcpState::LastAck) {
+            self.state = if self.state == TcpState::Closing { TcpState::TimeWait } else { TcpState::Closed };
+            self.timers.cancel(TimerKind::Rexmt);
+        }
+    }
+
+    fn process_data(&mut self, net: &mut Net, now: Ns, seg: &Segment) {
+        let start = seg.seq;
+        let mut end = seg.seq + i64::from(seg.payload_len);
+        let mut fin = seg.flags & FIN != 0;
+        if end <= self.rcv_nxt && !(fin && end == self.rcv_nxt && !self.peer_fin) {
+            self.acknow = true; // an old duplicate
+            return;
+        }
+        if !self.state.receives_data() && !fin {
+            return;
+        }
+        let in_order = start <= self.rcv_nxt;
+        let unacked_before = self.rcv_nxt - self.last_ack_sent;
+        let space = (self.rcvbuf - self.rcv_cc).max(0);
+        if in_order && end - self.rcv_nxt > space {
+            end = self.rcv_nxt + space; // beyond the window: trimmed (a zero-window probe's byte)
+            fin = false;
+            self.acknow = true;
+        }
+        if in_order {
+            let added = end - self.rcv_nxt;
+            self.rcv_nxt = end;
+            self.rcv_cc += added.max(0);
+            self.pull_reassembly();
+            if fin {
+                self.peer_fin_arrived();
+            }
+        } else {
+            // append + sort: insert after any equal tuple
+            let pos = self.ooo.partition_point(|&x| x <= (start, end));
+            self.ooo.insert(pos, (start, end));
+        }
+        // Linux estimates the peer's MSS from the largest segment seen (tcp_measure_rcv_mss).
+        self.rcv_mss_seen = self.rcv_mss_seen.max(i64::from(seg.payload_len).min(self.maxseg));
+        let rcv_mss = if self.p.family != Family::Bsd { self.rcv_mss_seen } else { self.maxseg };
+        let rto = self.rto_base();
+        let decision = delack_mod::on_data(
+            self.p,
+            &mut self.dack,
+            now,
+            in_order && self.ooo.is_empty(),
+            unacked_before + i64::from(seg.payload_len),
+            rcv_mss,
+            self.infer,
+            rto,
+            self.srtt_ns.unwrap_or(0),
+        );
+        if fin || decision == AckNow::Now || !in_order {
+            self.acknow = true;
+        } else {
+            self.delack_flag = true;
+            let delay = delack_mod::one_shot_delay(&self.dack, now);
+            if let Some(delay) = delay {
+                if !self.timers.running(TimerKind::Delack) {
+                    self.timers.set(net, TimerKind::Delack, delay);
+                }
+            }
+        }
+        self.reader_try(net, now);
+    }
+
+    fn pull_reassembly(&mut self) {
+        while let Some(&(s, e)) = self.ooo.first() {
+            if s > self.rcv_nxt {
+                break;
+            }
+            self.ooo.remove(0);
+            if e > self.rcv_nxt {
+                self.rcv_cc += e - self.rcv_nxt;
+                self.rcv_nxt = e;
+            }
+        }
+    }
+
+    fn peer_fin_arrived(&mut self) {
+        self.peer_fin = true;
+        self.rcv_nxt += 1;
+        match self.state {
+            TcpState::Established => self.state = TcpState::CloseWait,
+            TcpState::FinWait1 => self.state = TcpState::Closing,
+            TcpState::FinWait2 => self.state = TcpState::TimeWait,
+            _ => {}
+        }
     }
 }

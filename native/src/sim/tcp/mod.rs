@@ -1,3 +1,11 @@
-//! PLACEHOLDER by the world developer so the skeleton compiles; the host developer owns and
-//! replaces this file (module list of simulate/tcp/*.py ports).
+//! The reference TCP host in Rust: one file per module of simulate/tcp/ (same names, same rules).
+pub mod congestion;
+pub mod costs;
+pub mod cpu;
+pub mod delack;
 pub mod host;
+pub mod personality;
+pub mod rules;
+pub mod stalls;
+pub mod state;
+pub mod timers;

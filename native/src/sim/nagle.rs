@@ -1,0 +1,380 @@
+//! Every Nagle variant as one pure decision module: simulate/nagle.py (all 13 variants).
+
+pub const MCLBYTES_TRU64: i64 = 8192;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum NagleVariant {
+    Nagle,
+    Off,
+    Minshall,
+    Msmv,
+    Eom,
+    EM,
+    MinMore,
+    Dldet,
+    EMM,
+    EMD,
+    Borman,
+    UnackedMss,
+    Cork,
+}
+
+impl NagleVariant {
+    pub const ALL: [NagleVariant; 13] = [
+        NagleVariant::Nagle,
+        NagleVariant::Off,
+        NagleVariant::Minshall,
+        NagleVariant::Msmv,
+        NagleVariant::Eom,
+        NagleVariant::EM,
+        NagleVariant::MinMore,
+        NagleVariant::Dldet,
+        NagleVariant::EMM,
+        NagleVariant::EMD,
+        NagleVariant::Borman,
+        NagleVariant::UnackedMss,
+        NagleVariant::Cork,
+    ];
+
+    /// The exact name of Mogul table 3 (NagleVariant.value).
+    pub fn value(self) -> &'static str {
+        match self {
+            NagleVariant::Nagle => "NAGLE",
+            NagleVariant::Off => "OFF",
+            NagleVariant::Minshall => "MINSHALL",
+            NagleVariant::Msmv => "MSMV",
+            NagleVariant::Eom => "EOM",
+            NagleVariant::EM => "E+M",
+            NagleVariant::MinMore => "MIN+MORE",
+            NagleVariant::Dldet => "DLDET",
+            NagleVariant::EMM => "E+M+M",
+            NagleVariant::EMD => "E+M+D",
+            NagleVariant::Borman => "BORMAN",
+            NagleVariant::UnackedMss => "UNACKED-MSS",
+            NagleVariant::Cork => "CORK",
+        }
+    }
+
+    /// The Python enum member name (NagleVariant.name).
+    fn member_name(self) -> &'static str {
+        match self {
+            NagleVariant::EM => "E_M",
+            NagleVariant::MinMore => "MIN_MORE",
+            NagleVariant::EMM => "E_M_M",
+            NagleVariant::EMD => "E_M_D",
+            NagleVariant::UnackedMss => "UNACKED_MSS",
+            v => v.value(),
+        }
+    }
+
+    /// NagleVariant.parse: the exact name or the member name, case-insensitively.
+    pub fn parse(name: &str) -> Option<NagleVariant> {
+        let key = name.trim().to_ascii_uppercase();
+        NagleVariant::ALL.into_iter().find(|v| v.value() == key || v.member_name() == key)
+    }
+
+    fn eom_family(self) -> bool {
+        matches!(self, NagleVariant::Eom | NagleVariant::EM | NagleVariant::EMM | NagleVariant::EMD)
+    }
+    fn more_family(self) -> bool {
+        matches!(
+            self,
+            NagleVariant::EM | NagleVariant::MinMore | NagleVariant::EMM | NagleVariant::EMD | NagleVariant::Borman
+        )
+    }
+    fn dldet_family(self) -> bool {
+        matches!(self, NagleVariant::Dldet | NagleVariant::EMD)
+    }
+    fn msmv_family(self) -> bool {
+        matches!(self, NagleVariant::Msmv | NagleVariant::EMM)
+    }
+    fn minshall_family(self) -> bool {
+        matches!(self, NagleVariant::Minshall | NagleVariant::MinMore)
+    }
+}
+
+/// SendContext: filled by tcp_output for a candidate segment shorter than maxseg.
+#[derive(Clone, Copy, Debug)]
+pub struct SendContext {
+    pub now: i64,
+    pub length: i64,
+    pub maxseg: i64,
+    pub off: i64,
+    pub sb_cc: i64,
+    pub idle: bool,
+    pub snd_una: i64,
+    pub snd_nxt: i64,
+    pub snd_max: i64,
+    pub more_to_come: bool,
+    pub end_of_message: bool,
+}
+
+impl SendContext {
+    pub fn emptying(&self) -> bool {
+        self.length + self.off >= self.sb_cc
+    }
+}
+
+/// NagleState: one field per flag or sequence variable of Mogul section 5.
+#[derive(Clone, Debug)]
+pub struct NagleState {
+    pub variant: NagleVariant,
+    pub mclbytes: i64,
+    pub snd_sml: Option<i64>,
+    pub small_prev: bool,
+    pub eom: bool,
+    pub more: bool,
+    pub nodelay: bool,
+    pub dldet_cr: bool,
+    pub app_blocked: bool,
+    pub hooks_used: bool,
+    pub outcount: i64,
+    pub idle_on_entry: bool,
+    pub more_on_entry: bool,
+    pub last_sb_cc: Option<i64>,
+    pub last_end: Option<i64>,
+    pub last_more: bool,
+}
+
+pub fn new_state(variant: NagleVariant, mclbytes: i64) -> NagleState {
+    NagleState {
+        variant,
+        mclbytes,
+        snd_sml: None,
+        small_prev: false,
+        eom: false,
+        more: false,
+        nodelay: false,
+        dldet_cr: false,
+        app_blocked: false,
+        hooks_used: false,
+        outcount: 0,
+        idle_on_entry: false,
+        more_on_entry: false,
+        last_sb_cc: None,
+        last_end: None,
+        last_more: false,
+    }
+}
+
+fn short_unacked(state: &NagleState, snd_una: i64) -> bool {
+    matches!(state.snd_sml, Some(sml) if sml > snd_una)
+}
+
+fn eom_flag(state: &NagleState, ctx: &SendContext) -> bool {
+    if state.hooks_used { state.eom } else { ctx.end_of_message }
+}
+
+fn more_flag(state: &NagleState, ctx: &SendContext) -> bool {
+    if state.hooks_used { state.more } else { ctx.more_to_come }
+}
+
+fn dldet_release(state: &NagleState) -> bool {
+    state.dldet_cr && state.app_blocked
+}
+
+/// may_send_short: the Nagle test (step 2 of the BSD order).
+pub fn may_send_short(variant: NagleVariant, state: &mut NagleState, ctx: &SendContext) -> bool {
+    state.last_sb_cc = Some(ctx.sb_cc);
+    state.last_end = Some(ctx.snd_nxt + ctx.length);
+    state.last_more = ctx.more_to_come;
+    if !ctx.emptying() {
+        return false;
+    }
+    let v = variant;
+    match v {
+        NagleVariant::Off => return true,
+        NagleVariant::Cork => return false,
+        NagleVariant::Nagle => return ctx.idle,
+        NagleVariant::UnackedMss => return ctx.idle || (ctx.snd_max - ctx.snd_una) > ctx.maxseg,
+        _ => {}
+    }
+    let more = v.more_family() && more_flag(state, ctx);
+    if more && !(v.dldet_family() && dldet_release(state)) {
+        return false;
+    }
+    if ctx.idle {
+        return true;
+    }
+    if v.minshall_family() {
+        return !short_unacked(state, ctx.snd_una);
+    }
+    if v.msmv_family() && !state.small_prev {
+        return true;
+    }
+    if v.eom_family() && eom_flag(state, ctx) {
+        return true;
+    }
+    if v == NagleVariant::Borman && state.nodelay {
+        return true;
+    }
+    if v.dldet_family() && dldet_release(state) {
+        return true;
+    }
+    false
+}
+
+/// on_segment_sent: record a data segment handed to IP.
+pub fn on_segment_sent(state: &mut NagleState, _now: i64, seq: i64, length: i64, maxseg: i64) {
+    if length <= 0 {
+        return;
+    }
+    if length >= maxseg {
+        state.small_prev = false;
+        return;
+    }
+    state.snd_sml = Some(state.snd_sml.unwrap_or(0).max(seq + length));
+    let torn_at_cluster = state.last_end == Some(seq + length) && state.last_more;
+    state.small_prev = !torn_at_cluster;
+    if state.variant.dldet_family() && dldet_release(state) {
+        state.dldet_cr = false;
+    }
+}
+
+pub fn on_ack(state: &mut NagleState, _now: i64, ack: i64) {
+    if matches!(state.snd_sml, Some(sml) if ack >= sml) {
+        state.snd_sml = None;
+    }
+}
+
+pub fn on_write_entry(state: &mut NagleState, idle: bool) {
+    state.hooks_used = true;
+    state.outcount = 0;
+    state.idle_on_entry = idle;
+    state.more_on_entry = state.more;
+    if state.variant == NagleVariant::Borman {
+        state.nodelay = false;
+    }
+}
+
+pub fn before_pru_send(state: &mut NagleState, resid: i64, space: i64) {
+    state.hooks_used = true;
+    let v = state.variant;
+    if v.eom_family() {
+        state.eom = (resid == 0 || space <= 0) && (state.outcount > 0 || state.more);
+    }
+    if v.more_family() {
+        state.more = resid > 0;
+        if resid > 0 {
+            state.eom = false;
+        }
+    }
+    state.outcount += 1;
+    if v == NagleVariant::Borman && resid == 0 && (state.idle_on_entry || state.more_on_entry) {
+        state.nodelay = true;
+    }
+}
+
+pub fn on_app_block(state: &mut NagleState) -> bool {
+    if !state.variant.dldet_family() {
+        return false;
+    }
+    state.dldet_cr = true;
+    state.app_blocked = true;
+    true
+}
+
+pub fn on_app_wake(state: &mut NagleState) {
+    state.app_blocked = false;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx(length: i64, sb_cc: i64, idle: bool, una: i64, nxt: i64, max: i64, more: bool, eom: bool) -> SendContext {
+        SendContext {
+            now: 0, length, maxseg: 1460, off: nxt - una, sb_cc, idle, snd_una: una, snd_nxt: nxt, snd_max: max,
+            more_to_come: more, end_of_message: eom,
+        }
+    }
+
+    #[test]
+    fn parse_accepts_values_and_member_names() {
+        for v in NagleVariant::ALL {
+            assert_eq!(NagleVariant::parse(v.value()), Some(v));
+            assert_eq!(NagleVariant::parse(&v.value().to_lowercase()), Some(v));
+        }
+        assert_eq!(NagleVariant::parse(" e_m_d "), Some(NagleVariant::EMD));
+        assert_eq!(NagleVariant::parse("unacked_mss"), Some(NagleVariant::UnackedMss));
+        assert_eq!(NagleVariant::parse("sometimes"), None);
+    }
+
+    #[test]
+    fn a_segment_that_does_not_empty_the_buffer_is_held_by_every_variant() {
+        for v in NagleVariant::ALL {
+            let mut st = new_state(v, 8192);
+            assert!(!may_send_short(v, &mut st, &ctx(500, 2000, true, 0, 0, 0, false, true)), "{v:?}");
+        }
+    }
+
+    #[test]
+    fn the_classic_variants_on_a_busy_connection() {
+        // 1000 bytes outstanding, a 500-byte tail that empties the buffer.
+        let c = ctx(500, 1500, false, 0, 1000, 1000, false, true);
+        let mut st = new_state(NagleVariant::Nagle, 8192);
+        assert!(!may_send_short(NagleVariant::Nagle, &mut st, &c));
+        assert!(may_send_short(NagleVariant::Off, &mut new_state(NagleVariant::Off, 8192), &c));
+        assert!(!may_send_short(NagleVariant::Cork, &mut new_state(NagleVariant::Cork, 8192), &ctx(500, 500, true, 0, 0, 0, false, true)));
+        // Minshall: the outstanding data was full-sized, so the short one may go ...
+        let mut m = new_state(NagleVariant::Minshall, 8192);
+        assert!(may_send_short(NagleVariant::Minshall, &mut m, &c));
+        // ... but not while an earlier short segment is unacknowledged.
+        on_segment_sent(&mut m, 0, 0, 300, 1460);
+        assert!(!may_send_short(NagleVariant::Minshall, &mut m, &c));
+        on_ack(&mut m, 0, 300);
+        assert_eq!(m.snd_sml, None);
+        // Unacked-MSS: sends once more than one MSS is outstanding.
+        let big = ctx(500, 2500, false, 0, 2000, 2000, false, true);
+        assert!(may_send_short(NagleVariant::UnackedMss, &mut new_state(NagleVariant::UnackedMss, 8192), &big));
+        assert!(!may_send_short(NagleVariant::UnackedMss, &mut new_state(NagleVariant::UnackedMss, 8192), &c));
+    }
+
+    #[test]
+    fn eom_more_and_dldet_hooks() {
+        let c = ctx(500, 1500, false, 0, 1000, 1000, false, false);
+        // EOM: the last PRU_SEND of a multi-chunk write carries EOM.
+        let mut e = new_state(NagleVariant::Eom, 8192);
+        on_write_entry(&mut e, false);
+        before_pru_send(&mut e, 100, 1000);
+        assert!(!e.eom);
+        before_pru_send(&mut e, 0, 1000);
+        assert!(e.eom);
+        assert!(may_send_short(NagleVariant::Eom, &mut e, &c));
+        // E+M: MORE holds the short segment while the write still has bytes to copy.
+        let mut em = new_state(NagleVariant::EM, 8192);
+        on_write_entry(&mut em, true);
+        before_pru_send(&mut em, 100, 1000);
+        assert!(em.more && !em.eom);
+        assert!(!may_send_short(NagleVariant::EM, &mut em, &ctx(500, 500, true, 0, 0, 0, true, false)));
+        // DLDET: an application blocking on the socket releases the held segment once.
+        let mut d = new_state(NagleVariant::Dldet, 8192);
+        assert!(!may_send_short(NagleVariant::Dldet, &mut d, &c));
+        assert!(on_app_block(&mut d));
+        assert!(may_send_short(NagleVariant::Dldet, &mut d, &c));
+        on_segment_sent(&mut d, 0, 1000, 500, 1460);
+        assert!(!d.dldet_cr);
+        assert!(!on_app_block(&mut new_state(NagleVariant::Nagle, 8192)));
+        // Borman: NODELAY for the write that found the connection idle.
+        let mut b = new_state(NagleVariant::Borman, 8192);
+        on_write_entry(&mut b, true);
+        before_pru_send(&mut b, 0, 1000);
+        assert!(b.nodelay);
+        assert!(may_send_short(NagleVariant::Borman, &mut b, &c));
+    }
+
+    #[test]
+    fn msmv_ignores_a_tear_at_a_cluster_boundary() {
+        let mut s = new_state(NagleVariant::Msmv, 8192);
+        // A short tail decided with more_to_come, then sent: not counted as a small packet.
+        let torn = ctx(500, 1500, true, 0, 1000, 1000, true, false);
+        may_send_short(NagleVariant::Msmv, &mut s, &torn);
+        on_segment_sent(&mut s, 0, 1000, 500, 1460);
+        assert!(!s.small_prev);
+        let tail = ctx(300, 1800, false, 0, 1500, 1500, false, true);
+        assert!(may_send_short(NagleVariant::Msmv, &mut s, &tail));
+        on_segment_sent(&mut s, 0, 1500, 300, 1460);
+        assert!(s.small_prev);
+        assert!(!may_send_short(NagleVariant::Msmv, &mut s, &ctx(200, 2000, false, 0, 1800, 1800, false, true)));
+    }
+}

@@ -1,0 +1,233 @@
+//! Per-stack parameters: simulate/tcp/personality.py, the same six stacks with the same values.
+
+use crate::sim::nagle::NagleVariant;
+
+const NS_PER_MS: i64 = 1_000_000;
+const NS_PER_S: i64 = 1_000_000_000;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Family {
+    Bsd,
+    Linux,
+    Linux20,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum CopyRule {
+    SunosChunk,
+    PerCluster,
+    WholeWrite,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum WindowUpdateRule {
+    Sunos35,
+    Bsd50,
+    Linux,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum DelAckPolicy {
+    BsdTick,
+    FreeBsd,
+    LinuxAto,
+    Linux20Ato,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Recovery {
+    Tahoe,
+    Reno,
+    NewReno,
+}
+
+/// Field for field as Personality in personality.py.
+#[derive(Clone, Copy, Debug)]
+pub struct Personality {
+    pub name: &'static str,
+    pub family: Family,
+    pub copy_rule: CopyRule,
+    pub mclbytes: i64,
+    pub send_chunk: i64,
+    pub writer_lowat: i64,
+    pub moretocome: bool,
+    pub mss_cluster_round: bool,
+    pub mss_nonlocal_cap: Option<i64>,
+    pub buffer_round_to_mss: bool,
+    pub timestamps: bool,
+    pub window_update: WindowUpdateRule,
+    pub suppress_update_with_delack: bool,
+    pub delack: DelAckPolicy,
+    pub delack_ns: i64,
+    pub small_sender_inference: bool,
+    pub slow_tick_ns: Option<i64>,
+    pub rto_min_ns: i64,
+    pub rto_max_ns: i64,
+    pub rto_initial_ns: i64,
+    pub rttvar_mult: i64,
+    pub recovery: Recovery,
+    pub initial_cwnd_segments: i64,
+    pub nagle: NagleVariant,
+    pub default_sndbuf: i64,
+    pub default_rcvbuf: i64,
+    pub partial_timer_ns: i64,
+    pub max_window: i64,
+    pub sndbuf_multiplier: i64,
+    pub linux20_max_unacked: i64,
+    pub max_retransmits: u32,
+}
+
+pub const SUNOS41: Personality = Personality {
+    name: "sunos41",
+    family: Family::Bsd,
+    copy_rule: CopyRule::SunosChunk,
+    mclbytes: 1024,
+    send_chunk: 4096,
+    writer_lowat: 1024,
+    moretocome: false,
+    mss_cluster_round: false,
+    mss_nonlocal_cap: None,
+    buffer_round_to_mss: false,
+    timestamps: false,
+    window_update: WindowUpdateRule::Sunos35,
+    suppress_update_with_delack: false,
+    delack: DelAckPolicy::BsdTick,
+    delack_ns: 200 * NS_PER_MS,
+    small_sender_inference: false,
+    // _BSD_TIMERS
+    slow_tick_ns: Some(500 * NS_PER_MS),
+    rto_min_ns: NS_PER_S,
+    rto_max_ns: 64 * NS_PER_S,
+    rto_initial_ns: 6 * NS_PER_S,
+    rttvar_mult: 2,
+    recovery: Recovery::Tahoe,
+    initial_cwnd_segments: 0,
+    nagle: NagleVariant::Nagle,
+    default_sndbuf: 4096,
+    default_rcvbuf: 4096,
+    partial_timer_ns: NS_PER_S,
+    max_window: 65535,
+    sndbuf_multiplier: 1,
+    linux20_max_unacked: 8192,
+    max_retransmits: 12,
+};
+
+pub const BSD44: Personality = Personality {
+    name: "bsd44",
+    copy_rule: CopyRule::PerCluster,
+    mclbytes: 2048,
+    send_chunk: 2048,
+    writer_lowat: 2048,
+    mss_cluster_round: true,
+    buffer_round_to_mss: true,
+    window_update: WindowUpdateRule::Bsd50,
+    rttvar_mult: 4,
+    recovery: Recovery::Reno,
+    initial_cwnd_segments: 1,
+    default_sndbuf: 8192,
+    default_rcvbuf: 8192,
+    ..SUNOS41
+};
+
+pub const FREEBSD4: Personality = Personality {
+    name: "freebsd4",
+    moretocome: true,
+    timestamps: true,
+    delack: DelAckPolicy::FreeBsd,
+    delack_ns: 100 * NS_PER_MS,
+    slow_tick_ns: None,
+    recovery: Recovery::NewReno,
+    default_sndbuf: 32768,
+    default_rcvbuf: 65536,
+    ..BSD44
+};
+
+pub const TRU64: Personality = Personality {
+    name: "tru64",
+    mclbytes: 8192,
+    send_chunk: 8192,
+    writer_lowat: 8192,
+    small_sender_inference: true,
+    // Buffers kept at the size asked for (personality.py explains why).
+    buffer_round_to_mss: false,
+    default_sndbuf: 32768,
+    default_rcvbuf: 32768,
+    ..BSD44
+};
+
+pub const LINUX: Personality = Personality {
+    name: "linux",
+    family: Family::Linux,
+    copy_rule: CopyRule::WholeWrite,
+    mclbytes: 4096,
+    send_chunk: 65536,
+    writer_lowat: 1,
+    moretocome: false,
+    mss_cluster_round: false,
+    mss_nonlocal_cap: None,
+    buffer_round_to_mss: false,
+    timestamps: false,
+    window_update: WindowUpdateRule::Linux,
+    suppress_update_with_delack: false,
+    delack: DelAckPolicy::LinuxAto,
+    delack_ns: 200 * NS_PER_MS,
+    small_sender_inference: false,
+    slow_tick_ns: None,
+    rto_min_ns: 200 * NS_PER_MS,
+    rto_max_ns: 120 * NS_PER_S,
+    rto_initial_ns: NS_PER_S,
+    rttvar_mult: 4,
+    recovery: Recovery::NewReno,
+    initial_cwnd_segments: 10,
+    nagle: NagleVariant::Minshall,
+    sndbuf_multiplier: 2,
+    max_retransmits: 15,
+    default_sndbuf: 65536,
+    default_rcvbuf: 65536,
+    partial_timer_ns: NS_PER_S,
+    max_window: 65535,
+    linux20_max_unacked: 8192,
+};
+
+pub const LINUX20: Personality = Personality {
+    name: "linux20",
+    sndbuf_multiplier: 1,
+    max_window: 32767,
+    family: Family::Linux20,
+    nagle: NagleVariant::Nagle,
+    delack: DelAckPolicy::Linux20Ato,
+    delack_ns: NS_PER_S / 3, // HZ/3 initial ATO
+    rto_min_ns: 200 * NS_PER_MS,
+    initial_cwnd_segments: 0,
+    recovery: Recovery::Reno,
+    default_sndbuf: 32768,
+    default_rcvbuf: 32768,
+    ..LINUX
+};
+
+pub static PERSONALITIES: [&Personality; 6] = [&SUNOS41, &BSD44, &FREEBSD4, &TRU64, &LINUX20, &LINUX];
+
+/// get_personality: the stack by its name, or None for an unknown one.
+pub fn get_personality(name: &str) -> Option<&'static Personality> {
+    PERSONALITIES.iter().copied().find(|p| p.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_match_the_python_table() {
+        assert_eq!(get_personality("bsd44").unwrap().send_chunk, 2048);
+        assert_eq!(FREEBSD4.slow_tick_ns, None);
+        assert_eq!(FREEBSD4.rttvar_mult, 4); // inherited from bsd44
+        assert_eq!(FREEBSD4.default_rcvbuf, 65536);
+        assert!(!TRU64.buffer_round_to_mss);
+        assert_eq!(TRU64.delack, DelAckPolicy::BsdTick);
+        assert_eq!(LINUX20.delack_ns, 333_333_333);
+        assert_eq!(LINUX20.max_retransmits, 15);
+        assert_eq!(LINUX20.sndbuf_multiplier, 1);
+        assert_eq!(LINUX.sndbuf_multiplier, 2);
+        assert!(get_personality("vms").is_none());
+    }
+}

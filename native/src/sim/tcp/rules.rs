@@ -1,0 +1,240 @@
+//! Pure per-rule decisions of the TCP host: simulate/tcp/rules.py. Every input is passed in.
+
+use super::personality::{CopyRule, Personality, WindowUpdateRule};
+
+pub const IP_TCP_HEADERS: i64 = 40;
+pub const TIMESTAMP_OPTION: i64 = 12;
+/// BSD tcp_backoff[]: the multiplier for the n-th retransmission.
+pub const BACKOFF: [i64; 13] = [1, 2, 4, 8, 16, 32, 64, 64, 64, 64, 64, 64, 64];
+pub const MAX_RXTSHIFT: i64 = 12;
+
+/// Python's `a // b` (floor division); every divisor here is positive.
+#[inline]
+pub fn fdiv(a: i64, b: i64) -> i64 {
+    a.div_euclid(b)
+}
+
+/// Why bsd_send_reason lets data go (Python returns the string).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum SendReason {
+    FullSegment,
+    NagleOk,
+    Persist,
+    HalfPeerWindow,
+    Retransmit,
+}
+
+/// sosend_chunk: bytes copied before the next PRU_SEND; 0 means the writer sleeps.
+pub fn sosend_chunk(p: &Personality, resid: i64, space: i64) -> i64 {
+    if resid <= 0 {
+        return 0;
+    }
+    if space <= 0 || (space < resid && space < p.writer_lowat) {
+        return 0;
+    }
+    let n = resid.min(space);
+    match p.copy_rule {
+        CopyRule::SunosChunk => n.min(p.send_chunk),
+        CopyRule::PerCluster => n.min(p.mclbytes),
+        CopyRule::WholeWrite => n,
+    }
+}
+
+/// bsd_send_reason: the data tests of BSD tcp_output in order.
+pub fn bsd_send_reason(
+    length: i64,
+    maxseg: i64,
+    nagle_ok: bool,
+    force: bool,
+    max_sndwnd: i64,
+    retransmitting: bool,
+) -> Option<SendReason> {
+    if length <= 0 {
+        return None;
+    }
+    if length >= maxseg {
+        return Some(SendReason::FullSegment);
+    }
+    if nagle_ok {
+        return Some(SendReason::NagleOk);
+    }
+    if force {
+        return Some(SendReason::Persist);
+    }
+    if max_sndwnd > 0 && length >= fdiv(max_sndwnd, 2) {
+        return Some(SendReason::HalfPeerWindow);
+    }
+    if retransmitting {
+        return Some(SendReason::Retransmit);
+    }
+    None
+}
+
+/// window_update_due: should a read send a pure window update?
+pub fn window_update_due(rule: WindowUpdateRule, adv: i64, rcv_cc: i64, rcv_hiwat: i64, maxseg: i64, peer_has: i64) -> bool {
+    if adv <= 0 {
+        return false;
+    }
+    match rule {
+        WindowUpdateRule::Sunos35 => (rcv_cc == 0 && adv >= 2 * maxseg) || fdiv(100 * adv, rcv_hiwat) >= 35,
+        WindowUpdateRule::Bsd50 => adv >= 2 * maxseg || 2 * adv >= rcv_hiwat,
+        WindowUpdateRule::Linux => 2 * peer_has <= rcv_hiwat && adv + peer_has >= 2 * peer_has,
+    }
+}
+
+/// receive_window: receiver silly-window avoidance and never shrinking.
+pub fn receive_window(space: i64, hiwat: i64, maxseg: i64, peer_has: i64, max_window: i64) -> i64 {
+    let mut win = space;
+    if win < fdiv(hiwat, 4) && win < maxseg {
+        win = 0;
+    }
+    win = win.min(max_window);
+    win.max(peer_has)
+}
+
+/// offered_mss: the MSS put in our SYN, from the interface MTU.
+pub fn offered_mss(_p: &Personality, if_mtu: i64) -> i64 {
+    if_mtu - IP_TCP_HEADERS
+}
+
+/// select_mss (tcp_mss).
+pub fn select_mss(p: &Personality, if_mtu: i64, peer_offer: Option<i64>, route_mtu: Option<i64>) -> i64 {
+    let mut mss = route_mtu.unwrap_or(if_mtu) - IP_TCP_HEADERS;
+    if p.timestamps {
+        mss -= TIMESTAMP_OPTION;
+    }
+    if let Some(offer) = peer_offer {
+        mss = mss.min(offer);
+    }
+    if p.mss_cluster_round && mss > p.mclbytes {
+        mss = fdiv(mss, p.mclbytes) * p.mclbytes;
+    }
+    mss.max(1)
+}
+
+/// round_buffer: 4.4BSD rounds socket buffers up to a multiple of the MSS.
+pub fn round_buffer(p: &Personality, size: i64, mss: i64) -> i64 {
+    if p.buffer_round_to_mss && size.rem_euclid(mss) != 0 {
+        return (fdiv(size, mss) + 1) * mss;
+    }
+    size
+}
+
+/// rto_ns: srtt + k * rttvar clamped to [min, max].
+pub fn rto_ns(p: &Personality, srtt_ns: i64, rttvar_ns: i64) -> i64 {
+    (srtt_ns + p.rttvar_mult * rttvar_ns).max(p.rto_min_ns).min(p.rto_max_ns)
+}
+
+fn backoff(shift: i64) -> i64 {
+    BACKOFF[shift.clamp(0, BACKOFF.len() as i64 - 1) as usize]
+}
+
+/// backed_off_rto: base * tcp_backoff[shift], clamped.
+pub fn backed_off_rto(p: &Personality, base_ns: i64, shift: i64) -> i64 {
+    (base_ns * backoff(shift)).max(p.rto_min_ns).min(p.rto_max_ns)
+}
+
+/// ticks_for: a delay rounded up to whole ticks, at least one.
+pub fn ticks_for(delay_ns: i64, tick_ns: i64) -> i64 {
+    1.max(-fdiv(-delay_ns, tick_ns))
+}
+
+/// persist_ns: (srtt + 2 rttvar) * backoff, clamped to [5 s, 60 s].
+pub fn persist_ns(srtt_ns: i64, rttvar_ns: i64, shift: i64) -> i64 {
+    let base = (srtt_ns + 2 * rttvar_ns) * backoff(shift);
+    base.max(5_000_000_000).min(60_000_000_000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::personality::{BSD44, FREEBSD4, LINUX, SUNOS41};
+    use super::*;
+
+    const MSS: i64 = 9204;
+
+    #[test]
+    fn bsd_output_decision_order() {
+        use SendReason::*;
+        let cases: [(i64, bool, bool, i64, bool, Option<SendReason>); 8] = [
+            (9204, false, false, 32768, false, Some(FullSegment)),
+            (3084, true, false, 32768, false, Some(NagleOk)),
+            (3084, false, true, 32768, false, Some(Persist)),
+            (4096, false, false, 8192, false, Some(HalfPeerWindow)),
+            (4095, false, false, 8192, false, None),
+            (3084, false, false, 32768, true, Some(Retransmit)),
+            (3084, false, false, 32768, false, None),
+            (0, true, true, 32768, true, None),
+        ];
+        for (length, ok, force, maxw, rexmit, expected) in cases {
+            assert_eq!(bsd_send_reason(length, MSS, ok, force, maxw, rexmit), expected, "length {length}");
+        }
+    }
+
+    #[test]
+    fn window_update_thresholds() {
+        use WindowUpdateRule::*;
+        let cases = [
+            (Sunos35, 8192, 5108, 32768, 19468, false),
+            (Sunos35, 13300, 0, 32768, 19468, true),
+            (Sunos35, 4096, 0, 16384, 12288, false),
+            (Sunos35, 5735, 100, 16384, 0, true),
+            (Sunos35, 18408, 100, 65536, 0, false),
+            (Sunos35, 18408, 0, 65536, 0, true),
+            (Bsd50, 18408, 9000, 65536, 0, true),
+            (Bsd50, 8192, 0, 16384, 0, true),
+            (Bsd50, 8191, 0, 16384, 0, false),
+            (Linux, 20000, 0, 32768, 12000, true),
+            (Linux, 20000, 0, 32768, 20000, false),
+        ];
+        for (rule, adv, cc, hiwat, peer, expected) in cases {
+            assert_eq!(window_update_due(rule, adv, cc, hiwat, MSS, peer), expected, "{rule:?} adv {adv}");
+        }
+    }
+
+    #[test]
+    fn sosend_chunking() {
+        assert_eq!(sosend_chunk(&SUNOS41, 8192, 16384), 4096);
+        assert_eq!(sosend_chunk(&SUNOS41, 8192, 3084), 3084);
+        assert_eq!(sosend_chunk(&SUNOS41, 8192, 1012), 0);
+        assert_eq!(sosend_chunk(&SUNOS41, 500, 1012), 500);
+        assert_eq!(sosend_chunk(&BSD44, 8192, 16384), 2048);
+        assert_eq!(sosend_chunk(&LINUX, 8192, 16384), 8192);
+        assert_eq!(sosend_chunk(&LINUX, 8192, 0), 0);
+    }
+
+    #[test]
+    fn mss_selection_per_personality() {
+        assert_eq!(select_mss(&SUNOS41, 9244, None, None), 9204);
+        assert_eq!(select_mss(&BSD44, 9180, None, None), 8192);
+        assert_eq!(select_mss(&FREEBSD4, 1500, None, None), 1448);
+        assert_eq!(select_mss(&SUNOS41, 9244, Some(1460), None), 1460);
+        assert_eq!(select_mss(&LINUX, 9000, None, Some(1500)), 1460);
+    }
+
+    #[test]
+    fn receiver_silly_window_avoidance() {
+        assert_eq!(receive_window(3000, 16384, MSS, 0, 65535), 0);
+        assert_eq!(receive_window(3000, 16384, MSS, 5000, 65535), 5000);
+        assert_eq!(receive_window(5000, 16384, MSS, 0, 65535), 5000);
+    }
+
+    #[test]
+    fn rto_backoff_grid_and_slow_tick() {
+        let base = 1_500_000_000;
+        for (s, m) in (1..9).zip([2, 4, 8, 16, 32, 64, 64, 64]) {
+            assert_eq!(backed_off_rto(&BSD44, base, s), (base * m).min(64_000_000_000));
+        }
+        assert_eq!(backed_off_rto(&SUNOS41, 100_000_000, 0), 1_000_000_000);
+        assert_eq!(ticks_for(1_000_000_000, 500_000_000), 2);
+        assert_eq!(ticks_for(1_000_000_001, 500_000_000), 3);
+        assert_eq!(ticks_for(1, 500_000_000), 1);
+    }
+
+    #[test]
+    fn buffers_round_up_to_the_mss_on_bsd_only() {
+        assert_eq!(round_buffer(&BSD44, 8192, 1460), 8760);
+        assert_eq!(round_buffer(&BSD44, 8760, 1460), 8760);
+        assert_eq!(round_buffer(&SUNOS41, 8192, 1460), 8192);
+        assert_eq!(fdiv(-7, 4), -2); // Python floor division for the RTT estimator's negative errors
+    }
+}

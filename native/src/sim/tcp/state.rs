@@ -1,0 +1,56 @@
+//! Connection state (RFC 793 names) and the connection's timers: simulate/tcp/state.py.
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum TcpState {
+    Closed,
+    Listen,
+    SynSent,
+    SynReceived,
+    Established,
+    FinWait1,
+    FinWait2,
+    CloseWait,
+    Closing,
+    LastAck,
+    TimeWait,
+}
+
+impl TcpState {
+    /// The RFC 793 name, as TcpState.value in Python.
+    pub fn value(self) -> &'static str {
+        match self {
+            TcpState::Closed => "CLOSED",
+            TcpState::Listen => "LISTEN",
+            TcpState::SynSent => "SYN-SENT",
+            TcpState::SynReceived => "SYN-RECEIVED",
+            TcpState::Established => "ESTABLISHED",
+            TcpState::FinWait1 => "FIN-WAIT-1",
+            TcpState::FinWait2 => "FIN-WAIT-2",
+            TcpState::CloseWait => "CLOSE-WAIT",
+            TcpState::Closing => "CLOSING",
+            TcpState::LastAck => "LAST-ACK",
+            TcpState::TimeWait => "TIME-WAIT",
+        }
+    }
+
+    pub fn can_send_data(self) -> bool {
+        matches!(self, TcpState::Established | TcpState::CloseWait)
+    }
+
+    pub fn receives_data(self) -> bool {
+        matches!(self, TcpState::Established | TcpState::FinWait1 | TcpState::FinWait2)
+    }
+}
+
+/// Every timer a connection can run (TimerKind); the discriminant indexes the timer arrays.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum TimerKind {
+    Rexmt = 0,
+    Persist = 1,
+    Delack = 2,
+    Partial = 3,
+}
+
+impl TimerKind {
+    pub const ALL: [TimerKind; 4] = [TimerKind::Rexmt, TimerKind::Persist, TimerKind::Delack, TimerKind::Partial];
+}

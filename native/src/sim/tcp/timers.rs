@@ -1,0 +1,120 @@
+//! A connection's timers: simulate/tcp/timers.py. BSD-family personalities count REXMT and
+//! PERSIST down on the host's slow tick; the others are exact one-shot events (one pending engine
+//! event per kind whose deadline only moves). The host runs the slow-tick countdown and the timer
+//! event itself (Python's on_fire callback cannot borrow the host from here).
+
+use super::rules;
+use super::state::TimerKind;
+use crate::sim::engine::{EventId, Ns};
+use crate::sim::net::{Event, Net};
+use crate::sim::tcp::host::HostEvent;
+
+fn ticked(kind: TimerKind) -> bool {
+    matches!(kind, TimerKind::Rexmt | TimerKind::Persist)
+}
+
+pub struct Timers {
+    index: u8,
+    pub slow_tick_ns: Option<Ns>,
+    /// Python's `_ticks` dict: insertion order matters (slow_tick fires in that order).
+    ticks: Vec<(TimerKind, i64)>,
+    deadline: [Option<Ns>; 4],
+    /// Pending engine event per kind and the time it was scheduled for (EventHandle.at).
+    handles: [Option<(EventId, Ns)>; 4],
+    pub stopped: bool,
+}
+
+impl Timers {
+    pub fn new(index: u8, slow_tick_ns: Option<Ns>) -> Timers {
+        Timers { index, slow_tick_ns, ticks: Vec::with_capacity(2), deadline: [None; 4], handles: [None; 4], stopped: false }
+    }
+
+    pub fn set(&mut self, net: &mut Net, kind: TimerKind, delay_ns: Ns) {
+        if let Some(tick) = self.slow_tick_ns {
+            if ticked(kind) {
+                let n = rules::ticks_for(delay_ns, tick);
+                match self.ticks.iter_mut().find(|(k, _)| *k == kind) {
+                    Some(slot) => slot.1 = n,
+                    None => self.ticks.push((kind, n)),
+                }
+                return;
+            }
+        }
+        if self.stopped {
+            return;
+        }
+        let deadline = net.now() + delay_ns;
+        let k = kind as usize;
+        self.deadline[k] = Some(deadline);
+        let h = self.handles[k];
+        let reschedule = match h {
+            None => true,
+            Some((id, at)) => !net.queue.pending(id) || at > deadline,
+        };
+        if reschedule {
+            if let Some((id, _)) = h {
+                net.cancel(id);
+            }
+            let id = net.schedule(deadline, Event::Host(self.index, HostEvent::Timer(kind)));
+            self.handles[k] = Some((id, deadline));
+        }
+    }
+
+    pub fn cancel(&mut self, kind: TimerKind) {
+        self.ticks.retain(|(k, _)| *k != kind);
+        self.deadline[kind as usize] = None; // a pending event finds no deadline and does nothing
+    }
+
+    pub fn running(&self, kind: TimerKind) -> bool {
+        self.deadline[kind as usize].is_some() || self.ticks.iter().any(|(k, _)| *k == kind)
+    }
+
+    /// The ticked kinds in insertion order (the snapshot `list(self._ticks)` of slow_tick).
+    pub fn ticked_kinds(&self) -> ([Option<TimerKind>; 2], usize) {
+        let mut out = [None; 2];
+        for (i, (k, _)) in self.ticks.iter().take(2).enumerate() {
+            out[i] = Some(*k);
+        }
+        (out, self.ticks.len().min(2))
+    }
+
+    /// One countdown step of slow_tick for `kind`: true when it reached zero and must fire
+    /// (it is then removed). A kind cancelled meanwhile is skipped (Python raised KeyError).
+    pub fn count_down(&mut self, kind: TimerKind) -> bool {
+        let Some(pos) = self.ticks.iter().position(|(k, _)| *k == kind) else { return false };
+        let left = self.ticks[pos].1 - 1;
+        if left <= 0 {
+            self.ticks.remove(pos);
+            true
+        } else {
+            self.ticks[pos].1 = left;
+            false
+        }
+    }
+
+    pub fn stop(&mut self, net: &mut Net) {
+        self.stopped = true;
+        for h in self.handles.iter_mut() {
+            if let Some((id, _)) = h.take() {
+                net.cancel(id);
+            }
+        }
+        self.deadline = [None; 4];
+        self.ticks.clear();
+    }
+
+    /// Timers._event: true when the timer fires now (the host then runs _timer_fired).
+    pub fn event(&mut self, net: &mut Net, now: Ns, kind: TimerKind) -> bool {
+        let k = kind as usize;
+        self.handles[k] = None;
+        let Some(deadline) = self.deadline[k] else { return false };
+        if deadline > now {
+            // re-armed later since this event was scheduled
+            let id = net.schedule(deadline, Event::Host(self.index, HostEvent::Timer(kind)));
+            self.handles[k] = Some((id, deadline));
+            return false;
+        }
+        self.deadline[k] = None;
+        true
+    }
+}
