@@ -139,6 +139,8 @@ pub struct Host {
     w_cb: bool,
     w_blocked: bool,
     w_eom: bool,
+    /// sosend: space left in the current copy round (4.4BSD/OSF).
+    round_space: i64,
     r_want: i64,
     /// Python's `_r_cb is not None`: a read call is in progress.
     r_cb: bool,
@@ -242,6 +244,7 @@ impl Host {
             w_cb: false,
             w_blocked: false,
             w_eom: true,
+            round_space: 0,
             r_want: 0,
             r_cb: false,
             r_busy: false,
@@ -426,8 +429,14 @@ impl Host {
     // ------------------------------------------------------------------ socket layer
 
     fn sosend_step(&mut self, net: &mut Net, now: Ns) {
-        let n = rules::sosend_chunk(self.p, self.w_resid, self.sndbuf - self.sb_cc);
+        let in_round = self.round_space > 0;
+        let space = if in_round { self.round_space } else { self.sndbuf - self.sb_cc };
+        let n = rules::sosend_chunk(self.p, self.w_resid, space, in_round);
+        if n != 0 && !in_round && rules::sosend_rounds(self.p) {
+            self.round_space = space; // measured once; the round copies until it is used up
+        }
         if n == 0 {
+            self.round_space = 0;
             self.w_blocked = true;
             if self.sb_cc != 0 && self.snd_max - self.snd_una >= self.sb_cc {
                 let ev = HoldEvidence::Copy { b_sent: self.snd_max - self.snd_una, s_byte: self.sb_cc };
@@ -447,7 +456,13 @@ impl Host {
         self.sb_cc += n;
         self.w_resid -= n;
         let more = self.w_resid > 0;
-        nagle_mod::before_pru_send(&mut self.nagle, self.w_resid, self.sndbuf - self.sb_cc);
+        let space = if self.round_space != 0 {
+            self.round_space = if more { self.round_space - n } else { 0 };
+            self.round_space // sosend's local `space` (Mogul figure 4 reads it)
+        } else {
+            self.sndbuf - self.sb_cc
+        };
+        nagle_mod::before_pru_send(&mut self.nagle, self.w_resid, space);
         self.tcp_output(net, now, Ctx::Copy, more, !more, 0, false);
         if more {
             self.sosend_step(net, now);

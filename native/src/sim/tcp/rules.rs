@@ -24,12 +24,13 @@ pub enum SendReason {
     Retransmit,
 }
 
-/// sosend_chunk: bytes copied before the next PRU_SEND; 0 means the writer sleeps.
-pub fn sosend_chunk(p: &Personality, resid: i64, space: i64) -> i64 {
+/// sosend_chunk: bytes copied before the next PRU_SEND; 0 means the writer sleeps. The low-water
+/// test runs when a copy round starts; `in_round`: a 4.4BSD/OSF round still uses its space.
+pub fn sosend_chunk(p: &Personality, resid: i64, space: i64, in_round: bool) -> i64 {
     if resid <= 0 {
         return 0;
     }
-    if space <= 0 || (space < resid && space < p.writer_lowat) {
+    if space <= 0 || (!in_round && space < resid && space < p.writer_lowat) {
         return 0;
     }
     let n = resid.min(space);
@@ -38,6 +39,12 @@ pub fn sosend_chunk(p: &Personality, resid: i64, space: i64) -> i64 {
         CopyRule::PerCluster => n.min(p.mclbytes),
         CopyRule::WholeWrite => n,
     }
+}
+
+/// sosend_rounds: 4.4BSD/OSF sosend measures sbspace once per round and copies cluster after
+/// cluster until that space is used up; SunOS re-measures per 4 KB chunk, Linux appends it all.
+pub fn sosend_rounds(p: &Personality) -> bool {
+    p.copy_rule == CopyRule::PerCluster
 }
 
 /// bsd_send_reason: the data tests of BSD tcp_output in order.
@@ -193,13 +200,17 @@ mod tests {
 
     #[test]
     fn sosend_chunking() {
-        assert_eq!(sosend_chunk(&SUNOS41, 8192, 16384), 4096);
-        assert_eq!(sosend_chunk(&SUNOS41, 8192, 3084), 3084);
-        assert_eq!(sosend_chunk(&SUNOS41, 8192, 1012), 0);
-        assert_eq!(sosend_chunk(&SUNOS41, 500, 1012), 500);
-        assert_eq!(sosend_chunk(&BSD44, 8192, 16384), 2048);
-        assert_eq!(sosend_chunk(&LINUX, 8192, 16384), 8192);
-        assert_eq!(sosend_chunk(&LINUX, 8192, 0), 0);
+        assert_eq!(sosend_chunk(&SUNOS41, 8192, 16384, false), 4096);
+        assert_eq!(sosend_chunk(&SUNOS41, 8192, 3084, false), 3084);
+        assert_eq!(sosend_chunk(&SUNOS41, 8192, 1012, false), 0);
+        assert_eq!(sosend_chunk(&SUNOS41, 500, 1012, false), 500);
+        assert_eq!(sosend_chunk(&BSD44, 8192, 16384, false), 2048);
+        assert_eq!(sosend_chunk(&LINUX, 8192, 16384, false), 8192);
+        assert_eq!(sosend_chunk(&LINUX, 8192, 0, false), 0);
+        // Inside a 4.4BSD round the low-water mark is not tested again.
+        assert_eq!(sosend_chunk(&BSD44, 8192, 1000, false), 0);
+        assert_eq!(sosend_chunk(&BSD44, 8192, 1000, true), 1000);
+        assert!(sosend_rounds(&BSD44) && !sosend_rounds(&SUNOS41) && !sosend_rounds(&LINUX));
     }
 
     #[test]
