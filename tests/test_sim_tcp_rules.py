@@ -128,3 +128,21 @@ def test_delayed_ack_policies_as_transition_table():
     # Tru64 inference: once 1 MSS was seen outstanding, ACK when half of the largest is unacked.
     assert _feed(TRU64, [1460, 1460], infer=True) == ["now", "now"]
     assert _feed(TRU64, [1460, 1460], infer=False) == ["delay", "delay"]
+
+
+def test_bsd_fixed_point_rto_settles_at_three_ticks_on_a_lan():
+    """4.4BSD / Digital UNIX tcp_xmit_timer + TCP_REXMTVAL in integer slow ticks: LAN samples
+    (t_rtt = 1) leave rttvar stuck at 3/4 tick, so the RTO is 3 ticks = 1.5 s, not the 2-tick
+    floor a real-valued estimator decays to; a one-tick sample raises it and it comes back."""
+    srtt, var = rules.bsd_xmit_timer(None, 0, 1)
+    assert (srtt, var, rules.bsd_rexmtval_ticks(srtt, var)) == (8, 2, 3)  # first: 3 x rtt
+    for _ in range(20):
+        srtt, var = rules.bsd_xmit_timer(srtt, var, 1)
+    assert (srtt, var, rules.bsd_rexmtval_ticks(srtt, var)) == (7, 3, 3)
+    srtt, var = rules.bsd_xmit_timer(srtt, var, 2)
+    assert rules.bsd_rexmtval_ticks(srtt, var) == 5
+    for _ in range(20):
+        srtt, var = rules.bsd_xmit_timer(srtt, var, 1)
+    assert rules.bsd_rexmtval_ticks(srtt, var) == 3
+    assert BSD44.rtt_fixed_point and TRU64.rtt_fixed_point
+    assert not SUNOS41.rtt_fixed_point and not FREEBSD4.rtt_fixed_point

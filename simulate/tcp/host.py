@@ -127,6 +127,8 @@ class Host:
         # RTT / RTO.
         self.srtt_ns: int | None = None
         self.rttvar_ns = 0
+        self._srtt_fp: int | None = None  # t_srtt / t_rttvar in fixed point (p.rtt_fixed_point)
+        self._rttvar_fp = 0
         self.rxtshift = 0
         self.rxtcur = p.rto_initial_ns
         self._rtt_seq: int | None = None
@@ -623,10 +625,22 @@ class Host:
     def _rto_base(self) -> int:
         if self.srtt_ns is None:
             return self.p.rto_initial_ns
+        if self._srtt_fp is not None:
+            ticks = rules.bsd_rexmtval_ticks(self._srtt_fp, self._rttvar_fp)
+            return min(max(ticks * self.p.slow_tick_ns, self.p.rto_min_ns), self.p.rto_max_ns)
         return rules.rto_ns(self.p, self.srtt_ns, self.rttvar_ns)
 
     def _rtt_sample(self, now: int) -> None:
         tick = self.p.slow_tick_ns
+        if tick is not None and self.p.rtt_fixed_point:
+            rtt_ticks = self._slow_ticks - self._rtt_start_tick + 1  # t_rtt counts slow ticks from 1
+            self._srtt_fp, self._rttvar_fp = rules.bsd_xmit_timer(self._srtt_fp, self._rttvar_fp, rtt_ticks)
+            self.srtt_ns = (self._srtt_fp * tick) >> rules.RTT_SHIFT
+            self.rttvar_ns = (self._rttvar_fp * tick) >> rules.RTTVAR_SHIFT
+            self._rtt_seq = None
+            self.rxtshift = 0
+            self.rxtcur = self._rto_base()
+            return
         if tick is not None:
             sample = (self._slow_ticks - self._rtt_start_tick + 1) * tick  # t_rtt counts slow ticks
         else:

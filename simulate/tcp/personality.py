@@ -76,6 +76,9 @@ class Personality:
     # Retransmissions before the connection is dropped with a RST: BSD TCP_MAXRXTSHIFT = 12
     # (tcp_timer.c); Linux net.ipv4.tcp_retries2 = 15 (ip-sysctl.txt).
     max_retransmits: int = 12
+    # 4.4BSD / OSF tcp_xmit_timer: srtt and rttvar kept in slow ticks as integers scaled by 8 and 4
+    # (rules.bsd_xmit_timer). False: the same smoothing on exact nanoseconds.
+    rtt_fixed_point: bool = False
 
     def with_(self, **changes) -> "Personality":
         return replace(self, **changes)
@@ -124,6 +127,7 @@ BSD44 = SUNOS41.with_(
     buffer_round_to_mss=True,
     window_update=WindowUpdateRule.BSD_50,
     rttvar_mult=4,
+    rtt_fixed_point=True,
     recovery=Recovery.RENO,
     initial_cwnd_segments=1,
     default_sndbuf=8192,
@@ -137,6 +141,7 @@ FREEBSD4 = BSD44.with_(
     delack=DelAckPolicy.FREEBSD,
     delack_ns=100 * NS_PER_MS,
     slow_tick_ns=None,
+    rtt_fixed_point=False,  # hz-based timers (notes 3: "same, finer")
     recovery=Recovery.NEWRENO,
     default_sndbuf=32768,
     default_rcvbuf=65536,

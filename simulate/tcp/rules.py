@@ -120,6 +120,31 @@ def rto_ns(p: Personality, srtt_ns: int, rttvar_ns: int) -> int:
     return min(max(srtt_ns + p.rttvar_mult * rttvar_ns, p.rto_min_ns), p.rto_max_ns)
 
 
+RTT_SHIFT = 3  # t_srtt: slow ticks scaled by 8 (tcp_var.h TCP_RTT_SHIFT)
+RTTVAR_SHIFT = 2  # t_rttvar: slow ticks scaled by 4 (TCP_RTTVAR_SHIFT)
+
+
+def bsd_xmit_timer(srtt_fp: int | None, rttvar_fp: int, rtt_ticks: int) -> tuple[int, int]:
+    """4.4BSD / OSF tcp_xmit_timer: one RTT sample `rtt_ticks` (t_rtt, which counts slow ticks from
+    1) folded into srtt (x8) and rttvar (x4) with integer shifts, origin moved to 0, each floored at
+    1. The integer arithmetic is the point: rttvar stops decaying once below one tick (|delta| -
+    (rttvar >> 2) is never negative there), so on a LAN it settles at 3/4 tick."""
+    if srtt_fp is None:
+        return rtt_ticks << RTT_SHIFT, rtt_ticks << (RTTVAR_SHIFT - 1)  # first retransmit at 3 x rtt
+    delta = rtt_ticks - 1 - (srtt_fp >> RTT_SHIFT)
+    srtt_fp = max(srtt_fp + delta, 1)
+    delta = abs(delta) - (rttvar_fp >> RTTVAR_SHIFT)
+    rttvar_fp = max(rttvar_fp + delta, 1)
+    return srtt_fp, rttvar_fp
+
+
+def bsd_rexmtval_ticks(srtt_fp: int, rttvar_fp: int) -> int:
+    """TCP_REXMTVAL = (t_srtt >> 3) + t_rttvar, in slow ticks: srtt + 4 rttvar, whose statistical
+    +1/2 tick bias each gives "exactly the 1.5 tick we need" (the macro's comment in 4.4BSD and
+    Digital UNIX tcp_var.h); 3 ticks = 1.5 s on a LAN, before the [min, max] clamp."""
+    return (srtt_fp >> RTT_SHIFT) + rttvar_fp
+
+
 def backed_off_rto(p: Personality, base_ns: int, shift: int) -> int:
     """The RTO for the shift-th retransmission: base * tcp_backoff[shift], clamped (notes 3)."""
     mult = BACKOFF[min(shift, len(BACKOFF) - 1)]
