@@ -15,7 +15,8 @@ def test_small_buffer_collapses_into_timeouts_that_follow_two_damaged_packets():
     assert small["goodput_mbit_s"] < 5  # of ~46 loss-free
     assert small["timeouts"] >= 10
     assert small["pdus_per_episode"] == 2
-    assert 0.5 <= small["pause_s"] <= 3.0
+    # 3 slow ticks from the BSD fixed-point RTO (not the 2-tick floor): 1.0-1.5 s after re-arming
+    assert 1.2 <= small["pause_s"] <= 1.5
     assert small["stall_causes"] == ["burst_loss_timeout/atm_cell_loss"]
 
 
