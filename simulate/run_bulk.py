@@ -128,9 +128,19 @@ def path_parameters(cfg: BulkConfig) -> dict[str, Any]:
     }
 
 
-def run_bulk(cfg: BulkConfig, pcap: Path | None = None, *, impairments: dict[str, Any] | None = None) -> BulkResult:
+def run_bulk(cfg: BulkConfig, pcap: Path | None = None, *, impairments: dict[str, Any] | None = None,
+             engine: str = "auto") -> BulkResult:
     """Run one transfer. `impairments` go to make_path (loss, atm_switch, jumbo_slots, pmtu_mtu...);
-    the built path inputs are kept on the result as `path_inputs` for their counters."""
+    the built path inputs are kept on the result as `path_inputs` for their counters.
+    `engine`: "auto" runs the identical native core when it supports the config and is built,
+    "python" forces this code, "native" requires the native core (simulate/native_core.py)."""
+    from . import native_core
+
+    if native_core.choose(engine, cfg, impairments):
+        result = native_core.run_bulk_native(cfg)
+        if pcap is not None:
+            write_outputs(result, Path(pcap), path_parameters(cfg))
+        return result
     sim = Simulator(cfg.seed)
     send_p = get_personality(cfg.personality)
     recv_p = get_personality(cfg.receiver_personality or cfg.personality)

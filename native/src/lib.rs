@@ -21,6 +21,8 @@ pub mod pcapng;
 pub mod py_bindings;
 #[cfg(feature = "python")]
 pub mod py_flows;
+#[cfg(feature = "python")]
+pub mod py_sim;
 pub mod reader;
 pub mod record;
 pub mod sim;
@@ -32,5 +34,6 @@ pub mod tcp;
 fn _native(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {
     py_bindings::register(m)?;
     py_flows::register(m)?;
+    py_sim::register(m)?;
     Ok(())
 }

@@ -10,3 +10,4 @@ pub mod net;
 pub mod rng;
 pub mod segment;
 pub mod tcp;
+pub mod world;

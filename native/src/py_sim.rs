@@ -1,0 +1,167 @@
+//! Python binding of the native simulator: `simulate_bulk(config, rng_state, draws) -> dict`.
+//! `config` is BulkConfig as a dict (cost as HostCost fields), `rng_state` is
+//! `(624 words, index)` from `random.Random.getstate()` after the pre-run draws, `draws` is
+//! `(sender tick phase, sender ISS, receiver tick phase, receiver ISS)`. The result holds the
+//! packet records as columns, stalls and drops as tuples and the summary counters;
+//! simulate/native_core.py turns it into a BulkResult.
+
+use pyo3::exceptions::{PyKeyError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+
+use crate::sim::ground_truth::Evidence;
+use crate::sim::rng::PyRandom;
+use crate::sim::tcp::costs::HostCost;
+use crate::sim::world::{run_bulk, BulkRun, Draws, HostSummary};
+
+fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<T> {
+    match d.get_item(key)? {
+        Some(v) => v.extract().map_err(|e| PyValueError::new_err(format!("config[{key:?}]: {e}"))),
+        None => Err(PyKeyError::new_err(format!("config has no {key:?}"))),
+    }
+}
+
+fn cost_of(d: &Bound<'_, PyDict>) -> PyResult<HostCost> {
+    let c: Bound<'_, PyDict> = get(d, "cost")?;
+    Ok(HostCost {
+        write_copy_ns_per_kb: get(&c, "write_copy_ns_per_kb")?,
+        read_copy_ns_per_kb: get(&c, "read_copy_ns_per_kb")?,
+        output_ns_per_packet: get(&c, "output_ns_per_packet")?,
+        output_ns_per_kb: get(&c, "output_ns_per_kb")?,
+        input_ns_per_packet: get(&c, "input_ns_per_packet")?,
+        input_ns_per_kb: get(&c, "input_ns_per_kb")?,
+        rx_fifo_bytes: get(&c, "rx_fifo_bytes")?,
+        input_jitter_ns: get(&c, "input_jitter_ns")?,
+    })
+}
+
+fn config_of(d: &Bound<'_, PyDict>) -> PyResult<BulkRun> {
+    Ok(BulkRun {
+        personality: get(d, "personality")?,
+        receiver_personality: get(d, "receiver_personality")?,
+        link: get(d, "link")?,
+        mtu: get(d, "mtu")?,
+        mss: get(d, "mss")?,
+        sndbuf: get(d, "sndbuf")?,
+        rcvbuf: get(d, "rcvbuf")?,
+        write: get(d, "write")?,
+        read: get(d, "read")?,
+        bytes: get(d, "bytes")?,
+        nagle: get(d, "nagle")?,
+        receiver_nagle: get(d, "receiver_nagle")?,
+        receiver_inference: get(d, "receiver_inference")?,
+        rate_bps: get(d, "rate_bps")?,
+        delay_ns: get(d, "delay_ns")?,
+        queue_bytes: get(d, "queue_bytes")?,
+        cost: cost_of(d)?,
+        think_ns: get(d, "think_ns")?,
+        reply: get(d, "reply")?,
+        route_mtu: get(d, "route_mtu")?,
+        advertised_mss: get(d, "advertised_mss")?,
+        host_mtu: get(d, "host_mtu")?,
+    })
+}
+
+fn host_dict<'py>(py: Python<'py>, h: &HostSummary) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("segments_sent", h.segments_sent)?;
+    d.set_item("retransmits", h.retransmits)?;
+    d.set_item("timeouts", h.timeouts)?;
+    d.set_item("maxseg", h.maxseg)?;
+    d.set_item("sndbuf", h.sndbuf)?;
+    d.set_item("rcvbuf", h.rcvbuf)?;
+    d.set_item("rx_fifo_drops", h.rx_fifo_drops)?;
+    d.set_item("icmp_mss_changes", h.icmp_mss_changes)?;
+    d.set_item("aborted_at", h.aborted_at)?;
+    Ok(d)
+}
+
+fn evidence_value(py: Python<'_>, e: &Evidence) -> PyResult<PyObject> {
+    Ok(match e {
+        Evidence::Int(v) => v.into_pyobject(py)?.into_any().unbind(),
+        Evidence::Bool(v) => v.into_pyobject(py)?.to_owned().into_any().unbind(),
+        Evidence::Str(v) => v.into_pyobject(py)?.into_any().unbind(),
+        Evidence::Ints(v) => PyList::new(py, v)?.into_any().unbind(),
+    })
+}
+
+/// Run one bulk transfer natively. Raises ValueError on a config the core cannot run.
+#[pyfunction]
+#[pyo3(signature = (config, rng_state, draws))]
+fn simulate_bulk<'py>(
+    py: Python<'py>,
+    config: &Bound<'py, PyDict>,
+    rng_state: (Vec<u32>, usize),
+    draws: (i64, i64, i64, i64),
+) -> PyResult<Bound<'py, PyDict>> {
+    let cfg = config_of(config)?;
+    let rng = PyRandom::from_state(&rng_state.0, rng_state.1).map_err(PyValueError::new_err)?;
+    let draws = Draws { sender_tick_phase: draws.0, sender_iss: draws.1, receiver_tick_phase: draws.2, receiver_iss: draws.3 };
+    let out = py.allow_threads(|| run_bulk(&cfg, rng, draws)).map_err(PyValueError::new_err)?;
+
+    let d = PyDict::new(py);
+    let r = &out.records;
+    let cols = PyDict::new(py);
+    macro_rules! col {
+        ($name:expr, |$s:ident| $e:expr) => {
+            cols.set_item($name, r.iter().map(|(_, $s)| $e).collect::<Vec<_>>())?;
+        };
+    }
+    cols.set_item("t", r.iter().map(|(t, _)| *t).collect::<Vec<_>>())?;
+    col!("src", |s| u32::from(s.src));
+    col!("seq", |s| s.seq);
+    col!("ack", |s| s.ack);
+    col!("flags", |s| u32::from(s.flags));
+    col!("window", |s| s.window);
+    col!("payload_len", |s| s.payload_len);
+    col!("mss", |s| s.mss);
+    col!("wscale", |s| s.wscale.map(u32::from));
+    col!("sack_permitted", |s| s.sack_permitted);
+    col!("timestamp", |s| s.timestamp);
+    col!("sack", |s| s.sack.clone());
+    col!("ip_id", |s| u32::from(s.ip_id));
+    col!("uid", |s| s.uid);
+    col!("tags", |s| u32::from(s.tags));
+    d.set_item("records", cols)?;
+
+    let stalls = PyList::empty(py);
+    for s in &out.stalls {
+        let ev = PyDict::new(py);
+        for (k, v) in &s.evidence {
+            ev.set_item(*k, evidence_value(py, v)?)?;
+        }
+        let t = PyTuple::new(
+            py,
+            [
+                s.start_ns.into_pyobject(py)?.into_any(),
+                s.end_ns.into_pyobject(py)?.into_any(),
+                s.cause.name().into_pyobject(py)?.into_any(),
+                s.detail.into_pyobject(py)?.into_any(),
+                s.direction.as_str().into_pyobject(py)?.into_any(),
+                ev.into_any(),
+            ],
+        )?;
+        stalls.append(t)?;
+    }
+    d.set_item("stalls", stalls)?;
+    let drops: Vec<_> = out
+        .drops
+        .iter()
+        .map(|x| (x.at_ns, x.uid, x.reason, x.place.as_str(), u32::from(x.flow_src), x.seq, x.payload_len, x.ip_len))
+        .collect();
+    d.set_item("drops", drops)?;
+    d.set_item("started_at", out.started_at)?;
+    d.set_item("finished_at", out.finished_at)?;
+    d.set_item("now", out.now)?;
+    d.set_item("events", out.events)?;
+    d.set_item("received", out.received)?;
+    d.set_item("path_mtu", out.path_mtu)?;
+    d.set_item("sender", host_dict(py, &out.sender)?)?;
+    d.set_item("receiver", host_dict(py, &out.receiver)?)?;
+    Ok(d)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(simulate_bulk, m)?)?;
+    Ok(())
+}

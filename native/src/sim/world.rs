@@ -1,0 +1,259 @@
+//! simulate/run_bulk.py without impairments: builds the two hosts, the path and the bulk apps,
+//! runs the event loop with the watchdog, and collects what run_bulk returns. Python's random
+//! draws made before the run (tick phases, ISNs) come in as values; the generator state after
+//! them drives the draws made during the run (interrupt jitter).
+
+use super::app::{self, App, BulkReader, BulkWriter};
+use super::engine::{Ns, NS_PER_MS, NS_PER_S};
+use super::ground_truth::{Drop, Stall};
+use super::link::{preset, SerialLink};
+use super::nagle::NagleVariant;
+use super::net::{Event, Net, FORWARD, RECEIVER, REVERSE, SENDER};
+use super::rng::PyRandom;
+use super::segment::Segment;
+use super::tcp::costs::HostCost;
+use super::tcp::host::{Host, HostConfig};
+use super::tcp::personality::get_personality;
+use super::tcp::state::TcpState;
+
+pub const MAX_SIM_NS: Ns = 4 * 3600 * NS_PER_S;
+
+/// BulkConfig's fields the native core supports (no impairments).
+#[derive(Clone, Debug)]
+pub struct BulkRun {
+    pub personality: String,
+    pub receiver_personality: Option<String>,
+    pub link: String,
+    pub mtu: Option<u32>,
+    pub mss: Option<u32>,
+    pub sndbuf: Option<u32>,
+    pub rcvbuf: Option<u32>,
+    pub write: u64,
+    pub read: u64,
+    pub bytes: u64,
+    pub nagle: Option<String>,
+    pub receiver_nagle: Option<String>,
+    pub receiver_inference: Option<bool>,
+    pub rate_bps: Option<i64>,
+    pub delay_ns: Option<Ns>,
+    pub queue_bytes: Option<u64>,
+    pub cost: HostCost,
+    pub think_ns: Ns,
+    pub reply: u64,
+    pub route_mtu: Option<u32>,
+    pub advertised_mss: Option<u32>,
+    pub host_mtu: Option<u32>,
+}
+
+/// Python's draws before the run, in run_bulk's order.
+#[derive(Clone, Copy, Debug)]
+pub struct Draws {
+    pub sender_tick_phase: Ns,
+    pub sender_iss: i64,
+    pub receiver_tick_phase: Ns,
+    pub receiver_iss: i64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct HostSummary {
+    pub segments_sent: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub maxseg: u64,
+    pub sndbuf: u64,
+    pub rcvbuf: u64,
+    pub rx_fifo_drops: u64,
+    pub icmp_mss_changes: u64,
+    pub aborted_at: Option<Ns>,
+}
+
+pub struct BulkOutcome {
+    pub started_at: Option<Ns>,
+    pub finished_at: Option<Ns>,
+    /// Simulated time when the loop ended (MAX_SIM_NS, as Python's run(until=...)).
+    pub now: Ns,
+    pub events: u64,
+    pub received: u64,
+    /// Both taps merged by time; at equal times the sender-out record comes first (a stable sort).
+    pub records: Vec<(Ns, Segment)>,
+    /// The sender's stalls in the order recorded (GroundTruth.stalls).
+    pub stalls: Vec<Stall>,
+    pub drops: Vec<Drop>,
+    pub sender: HostSummary,
+    pub receiver: HostSummary,
+    pub path_mtu: u32,
+}
+
+fn nagle_of(name: &Option<String>) -> Result<Option<NagleVariant>, String> {
+    match name {
+        None => Ok(None),
+        Some(n) if n.is_empty() => Ok(None),
+        Some(n) => NagleVariant::parse(n).map(Some).ok_or_else(|| format!("unknown Nagle variant {n:?}")),
+    }
+}
+
+fn summary(h: &Host) -> HostSummary {
+    HostSummary {
+        segments_sent: h.segments_sent as u64,
+        retransmits: h.retransmits as u64,
+        timeouts: h.timeouts as u64,
+        maxseg: h.maxseg as u64,
+        sndbuf: h.sndbuf as u64,
+        rcvbuf: h.rcvbuf as u64,
+        rx_fifo_drops: h.rx_drops.len() as u64,
+        icmp_mss_changes: h.icmp_mss_changes as u64,
+        aborted_at: h.aborted_at,
+    }
+}
+
+/// run_bulk(cfg) for a supported config.
+pub fn run_bulk(cfg: &BulkRun, rng: PyRandom, draws: Draws) -> Result<BulkOutcome, String> {
+    let send_p = get_personality(&cfg.personality)
+        .ok_or_else(|| format!("unknown personality {:?}", cfg.personality))?;
+    let recv_name = cfg.receiver_personality.as_deref().unwrap_or(&cfg.personality);
+    let recv_p = get_personality(recv_name).ok_or_else(|| format!("unknown personality {recv_name:?}"))?;
+    let p = preset(&cfg.link).ok_or_else(|| format!("unknown link {:?}", cfg.link))?;
+    let rate = cfg.rate_bps.unwrap_or(p.rate_bps);
+    let delay = cfg.delay_ns.unwrap_or(p.delay_ns);
+    let mtu = cfg.mtu.unwrap_or(p.mtu);
+    if rate <= 0 {
+        return Err(format!("make_path({:?}) needs a positive rate_bps", cfg.link));
+    }
+    let rtt = 2 * delay;
+    let threshold = (10 * NS_PER_MS).max(2 * rtt);
+    let host_mtu = cfg.host_mtu.unwrap_or(mtu);
+    // make_path: no stage draws randomness or schedules anything, so building it first is safe.
+    let fwd = SerialLink::new(format!("{}-fwd", cfg.link), rate, delay, mtu, cfg.queue_bytes, p.framing)?;
+    let rev = SerialLink::new(format!("{}-rev", cfg.link), rate, delay, mtu, cfg.queue_bytes, p.framing)?;
+    let mut net = Net::new(rng, fwd, rev);
+    // _mark_predictable reads the receiver's buffer before the receiver is up (its initial size).
+    let receiver_rcvbuf = cfg.rcvbuf.unwrap_or(recv_p.default_rcvbuf as u32);
+    let sender_cfg = HostConfig {
+        index: SENDER,
+        personality: send_p.name,
+        mtu: host_mtu,
+        sndbuf: cfg.sndbuf,
+        rcvbuf: cfg.rcvbuf,
+        route_mtu: cfg.route_mtu,
+        mss: cfg.mss,
+        advertised_mss: cfg.advertised_mss,
+        nagle: nagle_of(&cfg.nagle)?,
+        receiver_inference: None,
+        cost: cfg.cost,
+        record_stalls: true,
+        stall_threshold_ns: threshold,
+        tick_phase_ns: draws.sender_tick_phase,
+        uid_base: 0,
+        iss: draws.sender_iss,
+        peer_window_update: Some((recv_p.window_update, receiver_rcvbuf)),
+    };
+    let receiver_cfg = HostConfig {
+        index: RECEIVER,
+        personality: recv_p.name,
+        mtu: host_mtu,
+        sndbuf: cfg.sndbuf,
+        rcvbuf: cfg.rcvbuf,
+        route_mtu: None,
+        mss: cfg.mss,
+        advertised_mss: None,
+        nagle: nagle_of(&cfg.receiver_nagle)?,
+        receiver_inference: cfg.receiver_inference,
+        cost: cfg.cost,
+        record_stalls: false,
+        stall_threshold_ns: threshold,
+        tick_phase_ns: draws.receiver_tick_phase,
+        uid_base: 1 << 40,
+        iss: draws.receiver_iss,
+        peer_window_update: None,
+    };
+    let sender = Host::new(sender_cfg, &mut net);
+    let receiver = Host::new(receiver_cfg, &mut net);
+    let mut hosts = [sender, receiver];
+    hosts[0].app = App::BulkWriter(BulkWriter::new(cfg.bytes, cfg.write, cfg.think_ns, cfg.reply)?);
+    hosts[1].app = App::BulkReader(BulkReader::new(cfg.read, cfg.bytes, cfg.write, cfg.reply)?);
+    hosts[1].listen();
+    net.schedule(0, Event::Start);
+    net.schedule(NS_PER_S, Event::Watchdog);
+    run_loop(&mut hosts, &mut net);
+    net.queue.advance_to(MAX_SIM_NS);
+
+    let received = match &hosts[1].app {
+        App::BulkReader(r) => r.received,
+        _ => 0,
+    };
+    let [out, inn] = std::mem::take(&mut net.taps);
+    let records = merge_by_time(out, inn);
+    let stalls = std::mem::take(&mut hosts[0].stalls);
+    Ok(BulkOutcome {
+        started_at: net.started_at,
+        finished_at: net.finished_at,
+        now: net.now(),
+        events: net.queue.events_run(),
+        received,
+        records,
+        stalls,
+        drops: std::mem::take(&mut net.drops),
+        sender: summary(&hosts[0]),
+        receiver: summary(&hosts[1]),
+        path_mtu: mtu,
+    })
+}
+
+fn run_loop(hosts: &mut [Host; 2], net: &mut Net) {
+    while let Some((now, ev)) = net.queue.pop(MAX_SIM_NS) {
+        match ev {
+            Event::Host(i, hev) => hosts[usize::from(i)].handle(net, now, hev),
+            Event::App(i, aev) => app::handle(&mut hosts[usize::from(i)], net, now, aev),
+            Event::Link(dir, seg) => {
+                if dir == FORWARD {
+                    hosts[1].receive(net, now, seg);
+                } else {
+                    debug_assert_eq!(dir, REVERSE);
+                    net.taps[1].push((now, seg.clone())); // the sender-in tap
+                    hosts[0].receive(net, now, seg);
+                }
+            }
+            Event::Start => hosts[0].connect(net, now),
+            Event::Watchdog => watchdog(hosts, net, now),
+        }
+    }
+}
+
+/// run_bulk's watchdog: stop both hosts once the transfer is over (or hopeless) so the queue drains.
+fn watchdog(hosts: &mut [Host; 2], net: &mut Net, now: Ns) {
+    let finished = net.finished_at;
+    let rstate = hosts[1].state;
+    if (finished.is_some() && matches!(rstate, TcpState::Closed | TcpState::LastAck)) || now >= MAX_SIM_NS {
+        hosts[0].stop(net);
+        hosts[1].stop(net);
+        return;
+    }
+    if let Some(at) = finished {
+        if now - at > 5 * NS_PER_S {
+            hosts[0].stop(net);
+            hosts[1].stop(net);
+            return;
+        }
+    }
+    if hosts[0].stopped && hosts[1].stopped {
+        return;
+    }
+    net.schedule(now + NS_PER_S, Event::Watchdog);
+}
+
+/// sorted(out + in, key=time) for two time-ordered lists: ties keep `out` first.
+fn merge_by_time(out: Vec<(Ns, Segment)>, inn: Vec<(Ns, Segment)>) -> Vec<(Ns, Segment)> {
+    let mut merged = Vec::with_capacity(out.len() + inn.len());
+    let mut a = out.into_iter().peekable();
+    let mut b = inn.into_iter().peekable();
+    loop {
+        let take_a = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) => x.0 <= y.0,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => break,
+        };
+        merged.push(if take_a { a.next() } else { b.next() }.expect("peeked"));
+    }
+    merged
+}

@@ -1,0 +1,191 @@
+"""The native (Rust) simulator core behind `run_bulk(engine=...)`: which configurations it runs,
+and turning its columns back into the `BulkResult` the Python simulator returns.
+
+The Rust core is a transliteration of this package, held identical by
+tests/test_native_sim_differential.py. Python's random draws before the run (the two hosts' tick
+phases and ISNs, in run_bulk's order) are made here and passed as values; the generator state
+after them goes along for the draws made during the run (interrupt jitter).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import asdict
+from typing import Any
+
+from .engine import NS_PER_S
+from .ground_truth import Cause, GroundTruth, Stall
+from .links.presets import LINK_PRESETS
+from .nagle import NagleVariant
+from .segment import Segment
+from .tcp.costs import HostCost
+
+ENGINES = ("auto", "python", "native")
+
+_ADDR = {0: ("10.0.0.1", 40000), 1: ("10.0.0.2", 5001)}  # run_bulk's SENDER/RECEIVER
+_TAGS = ((0x01, "delack_timer"), (0x02, "retransmit"), (0x04, "window_update"), (0x08, "persist_probe"),
+         (0x10, "abort"))
+_PERSONALITIES = frozenset({"sunos41", "bsd44", "freebsd4", "tru64", "linux20", "linux"})
+# Personalities whose Rust host is behind a change to the Python one: "auto" runs them in Python
+# until tests/test_native_sim_differential.py shows them identical again.
+PENDING_PERSONALITIES: dict[str, str] = {
+    p: "Rust host behind simulate/tcp (f2a1897 sosend copy round for bsd44/freebsd4/tru64; BSD RTO one "
+       "slow tick early)"
+    for p in ("bsd44", "freebsd4", "tru64")
+}
+
+
+class NativeUnavailable(RuntimeError):
+    """engine="native" was asked for a run the native core cannot do (or is not built)."""
+
+
+def _native_module() -> Any | None:
+    try:
+        from stallscope import _native
+    except ImportError:
+        return None
+    return _native if hasattr(_native, "simulate_bulk") else None
+
+
+def native_built() -> bool:
+    """Is the Rust core built with the simulator (a stale .so lacks `simulate_bulk`)?"""
+    return _native_module() is not None
+
+
+def unsupported_reason(cfg: Any, impairments: dict[str, Any] | None = None) -> str | None:
+    """Why the native core cannot run `cfg`, or None when it can. Invalid names are 'unsupported'
+    too, so the Python path raises its usual error for them."""
+    if impairments:
+        return f"impairments {sorted(impairments)} run in Python only"
+    for field in ("personality", "receiver_personality"):
+        name = getattr(cfg, field)
+        if name is not None and name not in _PERSONALITIES:
+            return f"{field} {name!r} is not a known personality"
+    if cfg.link not in LINK_PRESETS:
+        return f"link {cfg.link!r} is not a named preset"
+    for field in ("nagle", "receiver_nagle"):
+        name = getattr(cfg, field)
+        if name:
+            try:
+                NagleVariant.parse(name)
+            except (ValueError, KeyError):
+                return f"{field} {name!r} is not a Nagle variant"
+    if not isinstance(cfg.cost, HostCost) and cfg.cost not in ("free", "sun_ipx"):
+        return f"cost model {cfg.cost!r} is not known"
+    if cfg.bytes <= 0 or cfg.write <= 0 or cfg.read <= 0:
+        return "sizes must be positive (the Python path raises the error)"
+    rate = cfg.rate_bps if cfg.rate_bps is not None else LINK_PRESETS[cfg.link].rate_bps
+    if rate <= 0:
+        return "the link needs a positive rate (the Python path raises the error)"
+    for field in ("mtu", "mss", "sndbuf", "rcvbuf", "route_mtu", "advertised_mss", "host_mtu", "queue_bytes"):
+        v = getattr(cfg, field)
+        if v is not None and not 0 < v < 1 << 31:
+            return f"{field}={v} is outside what the native core takes"
+    return None
+
+
+def pre_run_draws(seed: Any) -> tuple[tuple[int, int, int, int], tuple[list[int], int]]:
+    """run_bulk's draws before the first event, in its order: each Host's tick phase is an
+    argument (drawn first), its ISN is drawn in the constructor."""
+    rng = random.Random(seed)
+    draws = (rng.randrange(NS_PER_S), rng.randrange(1 << 32), rng.randrange(NS_PER_S), rng.randrange(1 << 32))
+    _version, internal, _gauss = rng.getstate()
+    return draws, (list(internal[:624]), internal[624])
+
+
+def config_dict(cfg: Any) -> dict[str, Any]:
+    d = asdict(cfg)
+    d["cost"] = asdict(cfg.host_cost())
+    return d
+
+
+def simulate_raw(cfg: Any) -> dict[str, Any]:
+    """The native core's own output (record columns, stall and drop tuples, counters)."""
+    native = _native_module()
+    if native is None:
+        raise NativeUnavailable("stallscope._native has no simulate_bulk: run `make native`")
+    draws, state = pre_run_draws(cfg.seed)
+    return native.simulate_bulk(config_dict(cfg), state, draws)
+
+
+def _tags(bits: int) -> tuple[str, ...]:
+    return tuple(name for bit, name in _TAGS if bits & bit)
+
+
+def records_of(cols: dict[str, list]) -> list[tuple[int, Segment]]:
+    out = []
+    for t, src, seq, ack, flags, window, plen, mss, wscale, sackp, ts, sack, ip_id, uid, tags in zip(
+        cols["t"], cols["src"], cols["seq"], cols["ack"], cols["flags"], cols["window"], cols["payload_len"],
+        cols["mss"], cols["wscale"], cols["sack_permitted"], cols["timestamp"], cols["sack"], cols["ip_id"],
+        cols["uid"], cols["tags"], strict=True,
+    ):
+        (saddr, sport), (daddr, dport) = _ADDR[src], _ADDR[1 - src]
+        out.append((t, Segment(
+            src=saddr, dst=daddr, sport=sport, dport=dport, seq=seq, ack=ack, flags=flags, window=window,
+            payload_len=plen, mss=mss, wscale=wscale, sack_permitted=sackp, timestamp=ts,
+            sack=tuple(tuple(b) for b in sack), ip_id=ip_id, uid=uid, tags=_tags(tags),
+        )))
+    return out
+
+
+def run_bulk_native(cfg: Any) -> Any:
+    """run_bulk(cfg) in the native core, as the same BulkResult (path_inputs is None: there are no
+    Python link objects)."""
+    return result_from_raw(cfg, simulate_raw(cfg))
+
+
+def result_from_raw(cfg: Any, raw: dict[str, Any]) -> Any:
+    """The BulkResult run_bulk builds, from the native core's output."""
+    from .run_bulk import BulkResult, path_parameters
+
+    path = path_parameters(cfg)
+    params = {k: (v if not isinstance(v, HostCost) else asdict(v)) for k, v in asdict(cfg).items()}
+    params["mtu"] = path["mtu"]
+    gt = GroundTruth(parameters=params)
+    for start, end, cause, detail, direction, evidence in raw["stalls"]:
+        gt.add(Stall(start, end, Cause(cause), detail, direction, evidence))
+    for drop in raw["drops"]:
+        gt.count_drop(drop[2])
+    start = raw["started_at"] or 0
+    end = raw["finished_at"]
+    completed = end is not None
+    duration = (end if completed else raw["now"]) - start
+    received = raw["received"]
+    goodput = received * 8 / (duration / NS_PER_S) / 1e6 if duration > 0 else 0.0
+    records = records_of(raw["records"])
+    snd, rcv = raw["sender"], raw["receiver"]
+    gt.summary = {
+        "goodput_mbit_s": round(goodput, 4), "duration_ns": duration, "completed": completed,
+        "maxseg": snd["maxseg"], "sndbuf": snd["sndbuf"], "rcvbuf": rcv["rcvbuf"],
+        "segments_sent": snd["segments_sent"], "retransmits": snd["retransmits"], "timeouts": snd["timeouts"],
+        "rx_fifo_drops": rcv["rx_fifo_drops"], "aborted": snd["aborted_at"] is not None,
+        "icmp_mss_changes": snd["icmp_mss_changes"],
+    }
+    return BulkResult(
+        config=cfg, goodput_mbit_s=goodput, duration_s=duration / NS_PER_S, duration_ns=duration,
+        bytes=received, completed=completed, stalls=sorted(gt.stalls, key=lambda s: (s.start_ns, s.end_ns)),
+        packets=len(records), retransmits=snd["retransmits"], timeouts=snd["timeouts"], events=raw["events"],
+        ground_truth=gt, records=records, path_inputs=None,
+        aborted=snd["aborted_at"] is not None, aborted_at_ns=snd["aborted_at"],
+    )
+
+
+def choose(engine: str, cfg: Any, impairments: dict[str, Any] | None) -> bool:
+    """True to run natively. "auto": when supported and built; "native": required (raises
+    NativeUnavailable naming why not); "python": never."""
+    if engine not in ENGINES:
+        raise ValueError(f"unknown simulator engine {engine!r}; expected one of {', '.join(ENGINES)}")
+    if engine == "python":
+        return False
+    reason = unsupported_reason(cfg, impairments)
+    if reason is None and engine == "auto":
+        pending = [p for p in (cfg.personality, cfg.receiver_personality) if p in PENDING_PERSONALITIES]
+        if pending:
+            return False
+    if reason is None and not native_built():
+        reason = "stallscope._native has no simulate_bulk (stale build: run `make native`)"
+    if reason is not None:
+        if engine == "native":
+            raise NativeUnavailable(f"native simulator cannot run this config: {reason}")
+        return False
+    return True
