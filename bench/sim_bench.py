@@ -1,19 +1,25 @@
 """Simulator benchmark: engine events per second on bulk runs, and the wall time of each reproduction.
 
-Usage: python3 bench/sim_bench.py [--quick] [--skip-tables]
+Usage: python3 bench/sim_bench.py [--repeat N] [--skip-tables] [--python-tables]
 Prints one JSON document. Hosts handle a segment inline (input, tcp_output, the link enqueue) so an
 engine event carries a whole packet's work; packets/s is the figure that compares across designs. Targets from the brief: >= 1M events/s; Table 1 (64 runs of 16 MB) in < 30 s.
 Each figure is the best of --repeat runs (the machine is shared). "engine" times the event engine
 alone (50 event chains, each event arming and cancelling a timer, as a connection does): the
 bulk figures minus it are the TCP hosts' share.
+Each bulk case runs in both engines (run_bulk engine="python" / "native"): events/s, packets/s and the
+native/Python ratio; "native core" times the Rust run alone, without building the BulkResult's
+Segment objects in Python. Reproductions run with engine "auto" (native where supported);
+--python-tables also times them with STALLSCOPE_SIM_ENGINE=python.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 
+from stallscope.simulate import native_core
 from stallscope.simulate.engine import Simulator
 from stallscope.simulate.reproductions import REPRODUCTIONS
 from stallscope.simulate.run_bulk import BulkConfig, run_bulk
@@ -66,23 +72,44 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--skip-tables", action="store_true", help="skip moldeklev-table1/2")
+    ap.add_argument("--python-tables", action="store_true", help="also time the reproductions in Python")
     args = ap.parse_args()
     out: dict = {"engine": {}, "bulk": {}, "reproductions": {}}
     wall, events = best_of(args.repeat, engine_only)
     out["engine"] = {"wall_s": round(wall, 3), "events": events, "events_per_s": round(events / wall)}
     for name, cfg in BULK_CASES.items():
-        wall, r = best_of(args.repeat, lambda cfg=cfg: run_bulk(cfg))
-        out["bulk"][name] = {"wall_s": round(wall, 3), "events": r.events, "events_per_s": round(r.events / wall),
-                             "packets_per_s": round(r.packets / wall),
-                             "packets": r.packets, "goodput_mbit_s": round(r.goodput_mbit_s, 2)}
+        row: dict = {}
+        for engine in ("python", "native"):
+            if engine == "native" and not native_core.native_built():
+                row[engine] = "not built (make native)"
+                continue
+            wall, r = best_of(args.repeat, lambda cfg=cfg, engine=engine: run_bulk(cfg, engine=engine))
+            row[engine] = {"wall_s": round(wall, 3), "events": r.events, "events_per_s": round(r.events / wall),
+                           "packets_per_s": round(r.packets / wall), "packets": r.packets,
+                           "goodput_mbit_s": round(r.goodput_mbit_s, 2)}
+        if isinstance(row.get("native"), dict):
+            wall, raw = best_of(args.repeat, lambda cfg=cfg: native_core.simulate_raw(cfg))
+            row["native_core"] = {"wall_s": round(wall, 4), "events_per_s": round(raw["events"] / wall),
+                                  "packets_per_s": round(len(raw["records"]["t"]) / wall)}
+            row["ratio_native_over_python"] = round(row["python"]["wall_s"] / row["native"]["wall_s"], 1)
+            row["identical_events"] = row["python"]["events"] == row["native"]["events"]
+        out["bulk"][name] = row
+    engines = [("auto", None)] + ([("python", "python")] if args.python_tables else [])
     for name, rep in REPRODUCTIONS.items():
         if not name.startswith(("moldeklev", "salamon")):
             continue
         if args.skip_tables and name in ("moldeklev-table1", "moldeklev-table2"):
             continue
         kwargs = {"workers": 1} if name in ("moldeklev-table1", "moldeklev-table2") else {}
-        wall, res = best_of(1, lambda rep=rep, kwargs=kwargs: rep.run(**kwargs))
-        out["reproductions"][name] = {"wall_s": round(wall, 2), "passed": res.passed, "verdict": res.verdict}
+        for label, env in engines:
+            if env is None:
+                os.environ.pop(native_core.ENGINE_ENV, None)
+            else:
+                os.environ[native_core.ENGINE_ENV] = env
+            wall, res = best_of(1, lambda rep=rep, kwargs=kwargs: rep.run(**kwargs))
+            out["reproductions"].setdefault(name, {})[label] = {
+                "wall_s": round(wall, 2), "passed": res.passed, "verdict": res.verdict}
+        os.environ.pop(native_core.ENGINE_ENV, None)
     print(json.dumps(out, indent=2))
 
 

@@ -9,6 +9,7 @@ after them goes along for the draws made during the run (interrupt jitter).
 
 from __future__ import annotations
 
+import os
 import random
 from dataclasses import asdict
 from typing import Any
@@ -21,6 +22,8 @@ from .segment import Segment
 from .tcp.costs import HostCost
 
 ENGINES = ("auto", "python", "native")
+# Overrides engine="auto" for a whole process (benchmarks, bisecting a divergence): python | native.
+ENGINE_ENV = "STALLSCOPE_SIM_ENGINE"
 
 _ADDR = {0: ("10.0.0.1", 40000), 1: ("10.0.0.2", 5001)}  # run_bulk's SENDER/RECEIVER
 _TAGS = ((0x01, "delack_timer"), (0x02, "retransmit"), (0x04, "window_update"), (0x08, "persist_probe"),
@@ -29,9 +32,8 @@ _PERSONALITIES = frozenset({"sunos41", "bsd44", "freebsd4", "tru64", "linux20", 
 # Personalities whose Rust host is behind a change to the Python one: "auto" runs them in Python
 # until tests/test_native_sim_differential.py shows them identical again.
 PENDING_PERSONALITIES: dict[str, str] = {
-    p: "Rust host behind simulate/tcp (f2a1897 sosend copy round for bsd44/freebsd4/tru64; BSD RTO one "
-       "slow tick early)"
-    for p in ("bsd44", "freebsd4", "tru64")
+    p: "Rust host behind 'sim tcp' dd7329e (4.4BSD/OSF fixed-point srtt/rttvar: RTO one slow tick early)"
+    for p in ("bsd44", "tru64")
 }
 
 
@@ -173,6 +175,8 @@ def result_from_raw(cfg: Any, raw: dict[str, Any]) -> Any:
 def choose(engine: str, cfg: Any, impairments: dict[str, Any] | None) -> bool:
     """True to run natively. "auto": when supported and built; "native": required (raises
     NativeUnavailable naming why not); "python": never."""
+    if engine == "auto":
+        engine = os.environ.get(ENGINE_ENV) or "auto"
     if engine not in ENGINES:
         raise ValueError(f"unknown simulator engine {engine!r}; expected one of {', '.join(ENGINES)}")
     if engine == "python":
