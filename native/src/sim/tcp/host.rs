@@ -121,6 +121,9 @@ pub struct Host {
     pub cc: CongestionState,
     pub srtt_ns: Option<i64>,
     pub rttvar_ns: i64,
+    /// t_srtt / t_rttvar in fixed point (p.rtt_fixed_point).
+    srtt_fp: Option<i64>,
+    rttvar_fp: i64,
     pub rxtshift: i64,
     pub rxtcur: i64,
     rtt_seq: Option<i64>,
@@ -229,6 +232,8 @@ impl Host {
             cc: cc_mod::new_state(p.recovery, 536, p.initial_cwnd_segments),
             srtt_ns: None,
             rttvar_ns: 0,
+            srtt_fp: None,
+            rttvar_fp: 0,
             rxtshift: 0,
             rxtcur: p.rto_initial_ns,
             rtt_seq: None,
@@ -940,13 +945,28 @@ impl Host {
     }
 
     fn rto_base(&self) -> i64 {
-        match self.srtt_ns {
-            None => self.p.rto_initial_ns,
-            Some(srtt) => rules::rto_ns(self.p, srtt, self.rttvar_ns),
+        let Some(srtt) = self.srtt_ns else { return self.p.rto_initial_ns };
+        if let Some(srtt_fp) = self.srtt_fp {
+            let ticks = rules::bsd_rexmtval_ticks(srtt_fp, self.rttvar_fp);
+            let tick = self.p.slow_tick_ns.expect("fixed-point RTT without a slow tick");
+            return (ticks * tick).max(self.p.rto_min_ns).min(self.p.rto_max_ns);
         }
+        rules::rto_ns(self.p, srtt, self.rttvar_ns)
     }
 
     fn rtt_sample(&mut self, now: Ns) {
+        if let (Some(tick), true) = (self.p.slow_tick_ns, self.p.rtt_fixed_point) {
+            let rtt_ticks = self.slow_ticks - self.rtt_start_tick + 1; // t_rtt counts slow ticks from 1
+            let (srtt_fp, rttvar_fp) = rules::bsd_xmit_timer(self.srtt_fp, self.rttvar_fp, rtt_ticks);
+            self.srtt_fp = Some(srtt_fp);
+            self.rttvar_fp = rttvar_fp;
+            self.srtt_ns = Some((srtt_fp * tick) >> rules::RTT_SHIFT);
+            self.rttvar_ns = (rttvar_fp * tick) >> rules::RTTVAR_SHIFT;
+            self.rtt_seq = None;
+            self.rxtshift = 0;
+            self.rxtcur = self.rto_base();
+            return;
+        }
         let sample = match self.p.slow_tick_ns {
             Some(tick) => (self.slow_ticks - self.rtt_start_tick + 1) * tick, // t_rtt counts slow ticks
             None => (now - self.rtt_start).max(1),

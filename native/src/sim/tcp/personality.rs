@@ -75,6 +75,8 @@ pub struct Personality {
     pub sndbuf_multiplier: i64,
     pub linux20_max_unacked: i64,
     pub max_retransmits: u32,
+    /// 4.4BSD / OSF tcp_xmit_timer: srtt and rttvar in slow ticks scaled by 8 and 4.
+    pub rtt_fixed_point: bool,
 }
 
 pub const SUNOS41: Personality = Personality {
@@ -110,6 +112,7 @@ pub const SUNOS41: Personality = Personality {
     sndbuf_multiplier: 1,
     linux20_max_unacked: 8192,
     max_retransmits: 12,
+    rtt_fixed_point: false,
 };
 
 pub const BSD44: Personality = Personality {
@@ -122,6 +125,7 @@ pub const BSD44: Personality = Personality {
     buffer_round_to_mss: true,
     window_update: WindowUpdateRule::Bsd50,
     rttvar_mult: 4,
+    rtt_fixed_point: true,
     recovery: Recovery::Reno,
     initial_cwnd_segments: 1,
     default_sndbuf: 8192,
@@ -136,6 +140,7 @@ pub const FREEBSD4: Personality = Personality {
     delack: DelAckPolicy::FreeBsd,
     delack_ns: 100 * NS_PER_MS,
     slow_tick_ns: None,
+    rtt_fixed_point: false, // hz-based timers
     recovery: Recovery::NewReno,
     default_sndbuf: 32768,
     default_rcvbuf: 65536,
@@ -187,6 +192,7 @@ pub const LINUX: Personality = Personality {
     partial_timer_ns: NS_PER_S,
     max_window: 65535,
     linux20_max_unacked: 8192,
+    rtt_fixed_point: false,
 };
 
 pub const LINUX20: Personality = Personality {

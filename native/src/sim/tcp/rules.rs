@@ -132,6 +132,28 @@ pub fn rto_ns(p: &Personality, srtt_ns: i64, rttvar_ns: i64) -> i64 {
     (srtt_ns + p.rttvar_mult * rttvar_ns).max(p.rto_min_ns).min(p.rto_max_ns)
 }
 
+/// t_srtt: slow ticks scaled by 8 (TCP_RTT_SHIFT); t_rttvar: scaled by 4 (TCP_RTTVAR_SHIFT).
+pub const RTT_SHIFT: u32 = 3;
+pub const RTTVAR_SHIFT: u32 = 2;
+
+/// bsd_xmit_timer: 4.4BSD / OSF tcp_xmit_timer on integer slow ticks (x8 and x4, origin 0,
+/// floored at 1); the integer arithmetic keeps rttvar at 3/4 tick on a LAN.
+pub fn bsd_xmit_timer(srtt_fp: Option<i64>, rttvar_fp: i64, rtt_ticks: i64) -> (i64, i64) {
+    let Some(srtt_fp) = srtt_fp else {
+        return (rtt_ticks << RTT_SHIFT, rtt_ticks << (RTTVAR_SHIFT - 1)); // first retransmit at 3 x rtt
+    };
+    let delta = rtt_ticks - 1 - (srtt_fp >> RTT_SHIFT);
+    let srtt_fp = (srtt_fp + delta).max(1);
+    let delta = delta.abs() - (rttvar_fp >> RTTVAR_SHIFT);
+    let rttvar_fp = (rttvar_fp + delta).max(1);
+    (srtt_fp, rttvar_fp)
+}
+
+/// bsd_rexmtval_ticks: TCP_REXMTVAL = (t_srtt >> 3) + t_rttvar, in slow ticks.
+pub fn bsd_rexmtval_ticks(srtt_fp: i64, rttvar_fp: i64) -> i64 {
+    (srtt_fp >> RTT_SHIFT) + rttvar_fp
+}
+
 fn backoff(shift: i64) -> i64 {
     BACKOFF[shift.clamp(0, BACKOFF.len() as i64 - 1) as usize]
 }
@@ -239,6 +261,24 @@ mod tests {
         assert_eq!(ticks_for(1_000_000_000, 500_000_000), 2);
         assert_eq!(ticks_for(1_000_000_001, 500_000_000), 3);
         assert_eq!(ticks_for(1, 500_000_000), 1);
+    }
+
+    #[test]
+    fn bsd_fixed_point_rto_settles_at_three_ticks_on_a_lan() {
+        let (mut srtt, mut var) = bsd_xmit_timer(None, 0, 1);
+        assert_eq!((srtt, var, bsd_rexmtval_ticks(srtt, var)), (8, 2, 3));
+        for _ in 0..20 {
+            (srtt, var) = bsd_xmit_timer(Some(srtt), var, 1);
+        }
+        assert_eq!((srtt, var, bsd_rexmtval_ticks(srtt, var)), (7, 3, 3));
+        (srtt, var) = bsd_xmit_timer(Some(srtt), var, 2);
+        assert_eq!(bsd_rexmtval_ticks(srtt, var), 5);
+        for _ in 0..20 {
+            (srtt, var) = bsd_xmit_timer(Some(srtt), var, 1);
+        }
+        assert_eq!(bsd_rexmtval_ticks(srtt, var), 3);
+        assert!(BSD44.rtt_fixed_point && super::super::personality::TRU64.rtt_fixed_point);
+        assert!(!SUNOS41.rtt_fixed_point && !FREEBSD4.rtt_fixed_point);
     }
 
     #[test]
