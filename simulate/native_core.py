@@ -101,12 +101,15 @@ def config_dict(cfg: Any) -> dict[str, Any]:
     return d
 
 
-def simulate_raw(cfg: Any) -> dict[str, Any]:
-    """The native core's own output (record columns, stall and drop tuples, counters)."""
+def simulate_raw(cfg: Any, segments: bool = True) -> dict[str, Any]:
+    """The native core's own output: stall and drop tuples, counters, and the trace as (t, Segment)
+    pairs under "segments" (or, with segments=False, as columns under "records")."""
     native = _native_module()
     if native is None:
         raise NativeUnavailable("stallscope._native has no simulate_bulk: run `make native`")
     draws, state = pre_run_draws(cfg.seed)
+    if segments:
+        return native.simulate_bulk(config_dict(cfg), state, draws, Segment, (_ADDR[0], _ADDR[1]))
     return native.simulate_bulk(config_dict(cfg), state, draws)
 
 
@@ -154,7 +157,7 @@ def result_from_raw(cfg: Any, raw: dict[str, Any]) -> Any:
     duration = (end if completed else raw["now"]) - start
     received = raw["received"]
     goodput = received * 8 / (duration / NS_PER_S) / 1e6 if duration > 0 else 0.0
-    records = records_of(raw["records"])
+    records = raw["segments"] if "segments" in raw else records_of(raw["records"])
     snd, rcv = raw["sender"], raw["receiver"]
     gt.summary = {
         "goodput_mbit_s": round(goodput, 4), "duration_ns": duration, "completed": completed,

@@ -85,22 +85,8 @@ fn evidence_value(py: Python<'_>, e: &Evidence) -> PyResult<PyObject> {
     })
 }
 
-/// Run one bulk transfer natively. Raises ValueError on a config the core cannot run.
-#[pyfunction]
-#[pyo3(signature = (config, rng_state, draws))]
-fn simulate_bulk<'py>(
-    py: Python<'py>,
-    config: &Bound<'py, PyDict>,
-    rng_state: (Vec<u32>, usize),
-    draws: (i64, i64, i64, i64),
-) -> PyResult<Bound<'py, PyDict>> {
-    let cfg = config_of(config)?;
-    let rng = PyRandom::from_state(&rng_state.0, rng_state.1).map_err(PyValueError::new_err)?;
-    let draws = Draws { sender_tick_phase: draws.0, sender_iss: draws.1, receiver_tick_phase: draws.2, receiver_iss: draws.3 };
-    let out = py.allow_threads(|| run_bulk(&cfg, rng, draws)).map_err(PyValueError::new_err)?;
-
-    let d = PyDict::new(py);
-    let r = &out.records;
+/// The trace as columns (one list per Segment field, plus the time "t").
+fn record_columns<'py>(py: Python<'py>, r: &[(i64, crate::sim::segment::Segment)]) -> PyResult<Bound<'py, PyDict>> {
     let cols = PyDict::new(py);
     macro_rules! col {
         ($name:expr, |$s:ident| $e:expr) => {
@@ -122,7 +108,84 @@ fn simulate_bulk<'py>(
     col!("ip_id", |s| u32::from(s.ip_id));
     col!("uid", |s| s.uid);
     col!("tags", |s| u32::from(s.tags));
-    d.set_item("records", cols)?;
+    Ok(cols)
+}
+
+/// The trace as `[(t, segment_class(src, dst, sport, dport, seq, ack, flags, window, payload_len,
+/// mss, wscale, sack_permitted, timestamp, sack, ip_id, uid, tags)), ...]`, built here because
+/// that is most of a fast run's cost when done from the columns in Python.
+fn segments<'py>(
+    py: Python<'py>,
+    records: &[(i64, crate::sim::segment::Segment)],
+    class: &Bound<'py, PyAny>,
+    endpoints: &[(String, u16); 2],
+) -> PyResult<Bound<'py, PyList>> {
+    let addr: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = endpoints
+        .iter()
+        .map(|(a, p)| Ok((a.as_str().into_pyobject(py)?.into_any(), p.into_pyobject(py)?.into_any())))
+        .collect::<PyResult<_>>()?;
+    let empty = PyTuple::empty(py).into_any();
+    let none = py.None().into_bound(py);
+    let mut tag_cache: Vec<Option<Bound<'py, PyAny>>> = vec![None; 32];
+    let out = PyList::empty(py);
+    for (t, s) in records {
+        let tags = match &tag_cache[usize::from(s.tags & 31)] {
+            Some(v) => v.clone(),
+            None => {
+                let v = PyTuple::new(py, s.tag_names())?.into_any();
+                tag_cache[usize::from(s.tags & 31)] = Some(v.clone());
+                v
+            }
+        };
+        let (src, sport) = &addr[usize::from(s.src & 1)];
+        let (dst, dport) = &addr[usize::from(1 - (s.src & 1))];
+        let sack = if s.sack.is_empty() { empty.clone() } else { PyTuple::new(py, &s.sack)?.into_any() };
+        let opt = |v: Option<u32>| -> PyResult<Bound<'py, PyAny>> {
+            Ok(match v { Some(x) => x.into_pyobject(py)?.into_any(), None => none.clone() })
+        };
+        let ts = match s.timestamp { Some(x) => x.into_pyobject(py)?.into_any(), None => none.clone() };
+        let args = PyTuple::new(
+            py,
+            [
+                src.clone(), dst.clone(), sport.clone(), dport.clone(),
+                s.seq.into_pyobject(py)?.into_any(), s.ack.into_pyobject(py)?.into_any(),
+                u32::from(s.flags).into_pyobject(py)?.into_any(), s.window.into_pyobject(py)?.into_any(),
+                s.payload_len.into_pyobject(py)?.into_any(), opt(s.mss)?, opt(s.wscale.map(u32::from))?,
+                s.sack_permitted.into_pyobject(py)?.to_owned().into_any(), ts, sack,
+                u32::from(s.ip_id).into_pyobject(py)?.into_any(), s.uid.into_pyobject(py)?.into_any(), tags,
+            ],
+        )?;
+        let seg = class.call1(args)?;
+        out.append((*t, seg))?;
+    }
+    Ok(out)
+}
+
+/// Run one bulk transfer natively. Raises ValueError on a config the core cannot run. With
+/// `segment_class` and `endpoints` ((addr, port) of host 0 and 1) the result also holds
+/// "segments", the trace as (t, Segment) pairs.
+#[pyfunction]
+#[pyo3(signature = (config, rng_state, draws, segment_class=None, endpoints=None))]
+fn simulate_bulk<'py>(
+    py: Python<'py>,
+    config: &Bound<'py, PyDict>,
+    rng_state: (Vec<u32>, usize),
+    draws: (i64, i64, i64, i64),
+    segment_class: Option<Bound<'py, PyAny>>,
+    endpoints: Option<[(String, u16); 2]>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let cfg = config_of(config)?;
+    let rng = PyRandom::from_state(&rng_state.0, rng_state.1).map_err(PyValueError::new_err)?;
+    let draws = Draws { sender_tick_phase: draws.0, sender_iss: draws.1, receiver_tick_phase: draws.2, receiver_iss: draws.3 };
+    let out = py.allow_threads(|| run_bulk(&cfg, rng, draws)).map_err(PyValueError::new_err)?;
+
+    let d = PyDict::new(py);
+    let r = &out.records;
+    if let (Some(class), Some(ends)) = (&segment_class, &endpoints) {
+        d.set_item("segments", segments(py, r, class, ends)?)?;
+    } else {
+        d.set_item("records", record_columns(py, r)?)?;
+    }
 
     let stalls = PyList::empty(py);
     for s in &out.stalls {
