@@ -184,3 +184,15 @@ def test_rng_matches_python_after_prerun_draws() -> None:
     rng = random.Random(7)
     assert draws == tuple(rng.randrange(n) for n in (10**9, 1 << 32, 10**9, 1 << 32))
     assert rng.getstate()[1] == tuple(words) + (index,)
+
+
+def test_native_randrange_is_pythons() -> None:
+    """The native MT19937 + randrange reproduces random.Random's draws for bounds below, at and
+    above 32 bits (rejection sampling included), from a state taken mid-stream."""
+    from stallscope import _native
+
+    rng = random.Random(12345)
+    rng.random()  # not at a fresh state: the index is mid-block
+    _version, internal, _gauss = rng.getstate()
+    bounds = [1, 2, 3, 7, 300_001, 10**9, 1 << 32, (1 << 32) + 1, 10**12, (1 << 63) - 25] * 150
+    assert _native.sim_randrange((list(internal[:624]), internal[624]), bounds) == [rng.randrange(n) for n in bounds]

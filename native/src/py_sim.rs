@@ -224,7 +224,19 @@ fn simulate_bulk<'py>(
     Ok(d)
 }
 
+/// `randrange(n)` for each n from a `random.Random` state: lets the tests hold the native
+/// generator to Python's own.
+#[pyfunction]
+fn sim_randrange(rng_state: (Vec<u32>, usize), bounds: Vec<u64>) -> PyResult<Vec<u64>> {
+    let mut rng = PyRandom::from_state(&rng_state.0, rng_state.1).map_err(PyValueError::new_err)?;
+    if bounds.contains(&0) {
+        return Err(PyValueError::new_err("empty range for randrange()"));
+    }
+    Ok(bounds.into_iter().map(|n| rng.randrange(n)).collect())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_bulk, m)?)?;
+    m.add_function(wrap_pyfunction!(sim_randrange, m)?)?;
     Ok(())
 }
