@@ -31,10 +31,7 @@ _TAGS = ((0x01, "delack_timer"), (0x02, "retransmit"), (0x04, "window_update"), 
 _PERSONALITIES = frozenset({"sunos41", "bsd44", "freebsd4", "tru64", "linux20", "linux"})
 # Personalities whose Rust host is behind a change to the Python one: "auto" runs them in Python
 # until tests/test_native_sim_differential.py shows them identical again.
-PENDING_PERSONALITIES: dict[str, str] = {
-    p: "Rust host behind 'sim tcp' dd7329e (4.4BSD/OSF fixed-point srtt/rttvar: RTO one slow tick early)"
-    for p in ("bsd44", "tru64")
-}
+PENDING_PERSONALITIES: dict[str, str] = {}
 
 
 class NativeUnavailable(RuntimeError):
