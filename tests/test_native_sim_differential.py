@@ -26,7 +26,8 @@ pytestmark = pytest.mark.skipif(
 
 PERSONALITIES = ("sunos41", "bsd44", "freebsd4", "tru64", "linux20", "linux")
 LINKS = ("atm140", "ethernet10", "fddi", "fastethernet", "gige")
-NAGLES = (None, "OFF", "MINSHALL", "EOM", "E+M+D", "DLDET", "CORK", "UNACKED-MSS")
+NAGLES = (None, "NAGLE", "OFF", "MINSHALL", "MSMV", "EOM", "E+M", "MIN+MORE", "DLDET", "E+M+M", "E+M+D",
+          "BORMAN", "UNACKED-MSS", "CORK")
 BUFFERS = ((4096, 4096), (16384, 32768), (32768, 16384), (65536, 65536), (None, None), (8192, 131072))
 SIZES = ((8192, 8192), (4096, 16384), (1000, 700), (65536, 65536))
 COSTS = ("free", "sun_ipx")
@@ -109,7 +110,7 @@ def _matrix(n: int, seed: int) -> list[BulkConfig]:
     ]
 
 
-MATRIX = _matrix(60, seed=3)
+MATRIX = _matrix(150, seed=3)
 
 
 @pytest.mark.parametrize("cfg", MATRIX, ids=lambda c: f"{c.personality}-{c.link}-{c.sndbuf}-{c.rcvbuf}-"
