@@ -285,13 +285,16 @@ impl Host {
         Event::Host(self.index, e)
     }
 
+    /// _start_ticks. Written as naglemark's _GlobalTickHost does it (a host created mid-run keeps
+    /// its ticks on the grid that started at t=0); at t=0 that is Python's `phase % period`.
     fn start_ticks(&mut self, net: &mut Net, phase: Ns) {
         let p = self.p;
+        let now = net.now();
         if p.delack == DelAckPolicy::BsdTick {
-            net.schedule(phase.rem_euclid(p.delack_ns), self.ev(HostEvent::FastTick));
+            net.schedule(now + (phase - now).rem_euclid(p.delack_ns), self.ev(HostEvent::FastTick));
         }
         if let Some(tick) = p.slow_tick_ns {
-            net.schedule(phase.rem_euclid(tick), self.ev(HostEvent::SlowTick));
+            net.schedule(now + (phase - now).rem_euclid(tick), self.ev(HostEvent::SlowTick));
         }
     }
 

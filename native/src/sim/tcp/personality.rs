@@ -218,6 +218,27 @@ pub fn get_personality(name: &str) -> Option<&'static Personality> {
     PERSONALITIES.iter().copied().find(|p| p.name == name)
 }
 
+/// naglemark_net.lan_server_personality: a BSD-family server starts without slow start.
+pub fn lan_server_personality(p: &'static Personality) -> &'static Personality {
+    const fn lan(p: Personality) -> Personality {
+        Personality { initial_cwnd_segments: 0, ..p }
+    }
+    static SUNOS41_LAN: Personality = lan(SUNOS41);
+    static BSD44_LAN: Personality = lan(BSD44);
+    static FREEBSD4_LAN: Personality = lan(FREEBSD4);
+    static TRU64_LAN: Personality = lan(TRU64);
+    if p.family != Family::Bsd {
+        return p;
+    }
+    match p.name {
+        "sunos41" => &SUNOS41_LAN,
+        "bsd44" => &BSD44_LAN,
+        "freebsd4" => &FREEBSD4_LAN,
+        "tru64" => &TRU64_LAN,
+        other => panic!("no LAN server variant of BSD-family personality {other}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -235,5 +256,8 @@ mod tests {
         assert_eq!(LINUX20.sndbuf_multiplier, 1);
         assert_eq!(LINUX.sndbuf_multiplier, 2);
         assert!(get_personality("vms").is_none());
+        let lan = lan_server_personality(&TRU64);
+        assert_eq!((lan.name, lan.initial_cwnd_segments, lan.mclbytes), ("tru64", 0, 8192));
+        assert_eq!(lan_server_personality(&LINUX).initial_cwnd_segments, 10);
     }
 }
