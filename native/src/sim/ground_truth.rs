@@ -65,14 +65,14 @@ impl Stall {
 }
 
 /// One packet a link or interface threw away (links/drops.py Drop). `flow_src` is the sending
-/// host's index, which names the flow (src, sport, dst, dport) of the two-host run.
+/// host's index, which names the flow (src, sport, dst, dport): one connection per host.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Drop {
     pub at_ns: Ns,
     pub uid: u64,
     pub reason: &'static str,
     pub place: String,
-    pub flow_src: u8,
+    pub flow_src: super::net::HostIndex,
     pub seq: i64,
     pub payload_len: u32,
     pub ip_len: u32,

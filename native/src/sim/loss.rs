@@ -3,6 +3,7 @@
 //! from the drops of the same flow since the previous answer plus the drops of the named uids.
 
 use super::ground_truth::{Cause, Drop};
+use super::net::HostIndex;
 
 /// Drop reason -> (cause, detail); the order is Python's priority order for mixed episodes.
 const BY_REASON: [(&str, Cause, Option<&str>); 11] = [
@@ -36,7 +37,7 @@ pub fn default_classification(uids: &[u64]) -> (Cause, Option<&'static str>) {
 /// attributed to an earlier timeout.
 #[derive(Debug, Default, Clone)]
 pub struct LossClassifier {
-    seen: [Option<usize>; 2],
+    seen: Vec<usize>,
 }
 
 impl LossClassifier {
@@ -48,22 +49,22 @@ impl LossClassifier {
                 named.push(i);
             }
         }
-        let mut flows = [false; 2];
-        for &i in &named {
-            flows[usize::from(drops[i].flow_src & 1)] = true;
-        }
-        let seen = |f: usize, s: &[Option<usize>; 2]| s[f].unwrap_or(0);
+        let mut flows: Vec<HostIndex> = named.iter().map(|&i| drops[i].flow_src).collect();
+        flows.sort_unstable();
+        flows.dedup();
+        let seen = |f: HostIndex, s: &[usize]| s.get(usize::from(f)).copied().unwrap_or(0);
         let mut episode: Vec<usize> = named.clone();
         for (i, d) in drops.iter().enumerate() {
-            let f = usize::from(d.flow_src & 1);
-            if flows[f] && i >= seen(f, &self.seen) {
+            if flows.contains(&d.flow_src) && i >= seen(d.flow_src, &self.seen) {
                 episode.push(i);
             }
         }
-        for f in 0..2 {
-            if flows[f] {
-                self.seen[f] = Some(drops.len());
+        for &f in &flows {
+            let f = usize::from(f);
+            if self.seen.len() <= f {
+                self.seen.resize(f + 1, 0);
             }
+            self.seen[f] = drops.len();
         }
         episode.sort_unstable();
         episode.dedup();
@@ -75,7 +76,7 @@ impl LossClassifier {
         else {
             return default_classification(uids);
         };
-        let mut packets: Vec<(u8, i64)> = episode.iter().map(|&i| (drops[i].flow_src, drops[i].seq)).collect();
+        let mut packets: Vec<(HostIndex, i64)> = episode.iter().map(|&i| (drops[i].flow_src, drops[i].seq)).collect();
         packets.sort_unstable();
         packets.dedup();
         if !structural(cause) && packets.len() == 1 {

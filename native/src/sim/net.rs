@@ -11,20 +11,21 @@ use super::rng::PyRandom;
 use super::segment::Segment;
 use super::tcp::host::HostEvent;
 
-pub const SENDER: u8 = 0;
-pub const RECEIVER: u8 = 1;
-/// Link directions: forward carries the sender's segments, reverse the receiver's.
-pub const FORWARD: u8 = 0;
-pub const REVERSE: u8 = 1;
+/// A host's number in the run (run_bulk: 0 = sender, 1 = receiver; naglemark: 2k and 2k + 1 for
+/// the client and server of connection k). Hosts use this alias so the width can grow.
+pub type HostIndex = u8;
+
+pub const SENDER: HostIndex = 0;
+pub const RECEIVER: HostIndex = 1;
 
 #[derive(Debug)]
 pub enum Event {
     /// A host's own scheduled callback (ticks, timers, CPU completions, delayed emits).
-    Host(u8, HostEvent),
+    Host(HostIndex, HostEvent),
     /// An application's scheduled callback (a writer's think time).
-    App(u8, AppEvent),
-    /// A link delivers a segment at its far end (direction, segment).
-    Link(u8, Segment),
+    App(HostIndex, AppEvent),
+    /// A link (index into Net.links) delivers a segment at its far end.
+    Link(u32, Segment),
     Watchdog,
     /// sender.connect at time 0.
     Start,
@@ -36,18 +37,40 @@ pub struct Net {
     pub drops: Vec<Drop>,
     pub finished_at: Option<Ns>,
     pub started_at: Option<Ns>,
-    /// [forward, reverse].
-    pub links: [SerialLink; 2],
-    /// [sender-out, sender-in]: what the sender emitted and what reached it.
+    pub links: Vec<SerialLink>,
+    /// The link each host emits into, by host index.
+    pub out_link: Vec<u32>,
+    /// The host each link delivers to, by link index.
+    pub link_sink: Vec<HostIndex>,
+    /// The host whose traffic the taps record (run_bulk's sender), if any.
+    pub tapped: Option<HostIndex>,
+    /// [out, in] of the tapped host: what it emitted and what reached it.
     pub taps: [Vec<(Ns, Segment)>; 2],
     pub loss: LossClassifier,
+    /// The host whose interface drops go to the drop log (run_bulk wires only the receiver's).
+    pub rx_drops_logged: Option<HostIndex>,
 }
 
 impl Net {
-    pub fn new(rng: PyRandom, forward: SerialLink, reverse: SerialLink) -> Net {
+    pub fn new(rng: PyRandom) -> Net {
         Net {
             queue: EventQueue::new(), rng, drops: Vec::new(), finished_at: None, started_at: None,
-            links: [forward, reverse], taps: [Vec::new(), Vec::new()], loss: LossClassifier::default(),
+            links: Vec::new(), out_link: Vec::new(), link_sink: Vec::new(), tapped: None,
+            taps: [Vec::new(), Vec::new()], loss: LossClassifier::default(), rx_drops_logged: None,
+        }
+    }
+
+    /// Wire hosts `a` and `b` with a link each way (make_path's forward and reverse inputs).
+    pub fn connect_pair(&mut self, a: HostIndex, b: HostIndex, a_to_b: SerialLink, b_to_a: SerialLink) {
+        for (from, to, link) in [(a, b, a_to_b), (b, a, b_to_a)] {
+            let l = self.links.len() as u32;
+            self.links.push(link);
+            self.link_sink.push(to);
+            let i = usize::from(from);
+            if self.out_link.len() <= i {
+                self.out_link.resize(i + 1, u32::MAX);
+            }
+            self.out_link[i] = l;
         }
     }
 
@@ -73,20 +96,30 @@ impl Net {
 
     /// Python's `host.out.receive(now, seg)`: the sender's output passes its tap, then both hosts'
     /// segments enter their link, synchronously.
-    pub fn emit(&mut self, now: Ns, from: u8, seg: Segment) {
-        let dir = if from == SENDER { FORWARD } else { REVERSE };
-        if from == SENDER {
+    pub fn emit(&mut self, now: Ns, from: HostIndex, seg: Segment) {
+        let l = self.out_link[usize::from(from)];
+        if self.tapped == Some(from) {
             self.taps[0].push((now, seg.clone()));
         }
-        match self.links[usize::from(dir)].offer(now, seg.ip_len()) {
+        match self.links[l as usize].offer(now, seg.ip_len()) {
             Verdict::DeliverAt(at) => {
-                self.schedule(at, Event::Link(dir, seg));
+                self.schedule(at, Event::Link(l, seg));
             }
             Verdict::Drop(reason) => {
-                let place = self.links[usize::from(dir)].name.clone();
+                let place = self.links[l as usize].name.clone();
                 self.push_drop(now, &seg, reason, place);
             }
         }
+    }
+
+    /// Where a link's delivery goes; the tapped host's arrivals pass its "in" tap first.
+    #[inline]
+    pub fn deliver_to(&mut self, now: Ns, link: u32, seg: &Segment) -> HostIndex {
+        let to = self.link_sink[link as usize];
+        if self.tapped == Some(to) {
+            self.taps[1].push((now, seg.clone()));
+        }
+        to
     }
 
     /// Python's loss_classifier (the sender's; the Python receiver gets no drop log and uses
@@ -96,9 +129,10 @@ impl Net {
     }
 
     /// Python's `on_rx_drop`: only the receiver has one (run_bulk wires "receiver-rx-fifo"), so a
-    /// drop at the sender's interface (a segment from the receiver) is not logged.
+    /// drop at another host's interface is not logged.
     pub fn record_drop(&mut self, now: Ns, seg: &Segment, reason: &'static str, place: &'static str) {
-        if seg.src == RECEIVER {
+        let at_host = self.link_sink[self.out_link[usize::from(seg.src)] as usize];
+        if self.rx_drops_logged != Some(at_host) {
             return;
         }
         self.push_drop(now, seg, reason, place.to_string());

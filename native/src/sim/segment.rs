@@ -28,7 +28,7 @@ pub const TAG_NAMES: [(u8, &str); 5] = [
 
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Segment {
-    pub src: u8,
+    pub src: super::net::HostIndex,
     pub seq: i64,
     pub ack: i64,
     pub flags: u8,

@@ -8,7 +8,7 @@ use super::engine::{Ns, NS_PER_MS, NS_PER_S};
 use super::ground_truth::{Drop, Stall};
 use super::link::{preset, SerialLink};
 use super::nagle::NagleVariant;
-use super::net::{Event, Net, FORWARD, RECEIVER, REVERSE, SENDER};
+use super::net::{Event, Net, RECEIVER, SENDER};
 use super::rng::PyRandom;
 use super::segment::Segment;
 use super::tcp::costs::HostCost;
@@ -125,7 +125,10 @@ pub fn run_bulk(cfg: &BulkRun, rng: PyRandom, draws: Draws) -> Result<BulkOutcom
     // make_path: no stage draws randomness or schedules anything, so building it first is safe.
     let fwd = SerialLink::new(format!("{}-fwd", cfg.link), rate, delay, mtu, cfg.queue_bytes, p.framing)?;
     let rev = SerialLink::new(format!("{}-rev", cfg.link), rate, delay, mtu, cfg.queue_bytes, p.framing)?;
-    let mut net = Net::new(rng, fwd, rev);
+    let mut net = Net::new(rng);
+    net.connect_pair(SENDER, RECEIVER, fwd, rev);
+    net.tapped = Some(SENDER);
+    net.rx_drops_logged = Some(RECEIVER);
     // _mark_predictable reads the receiver's buffer before the receiver is up (its initial size).
     let receiver_rcvbuf = cfg.rcvbuf.unwrap_or(recv_p.default_rcvbuf as u32);
     let sender_cfg = HostConfig {
@@ -204,14 +207,9 @@ fn run_loop(hosts: &mut [Host; 2], net: &mut Net) {
         match ev {
             Event::Host(i, hev) => hosts[usize::from(i)].handle(net, now, hev),
             Event::App(i, aev) => app::handle(&mut hosts[usize::from(i)], net, now, aev),
-            Event::Link(dir, seg) => {
-                if dir == FORWARD {
-                    hosts[1].receive(net, now, seg);
-                } else {
-                    debug_assert_eq!(dir, REVERSE);
-                    net.taps[1].push((now, seg.clone())); // the sender-in tap
-                    hosts[0].receive(net, now, seg);
-                }
+            Event::Link(l, seg) => {
+                let to = net.deliver_to(now, l, &seg);
+                hosts[usize::from(to)].receive(net, now, seg);
             }
             Event::Start => hosts[0].connect(net, now),
             Event::Watchdog => watchdog(hosts, net, now),
