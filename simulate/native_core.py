@@ -193,3 +193,46 @@ def choose(engine: str, cfg: Any, impairments: dict[str, Any] | None) -> bool:
             raise NativeUnavailable(f"native simulator cannot run this config: {reason}")
         return False
     return True
+
+
+def naglemark_trial(
+    *, personality: str, link: str, variant: Any, sockbuf: int, receiver_inference: bool, seed: int,
+    trial: Any, app_buf: int, lengths: list[int], engine: str = "auto",
+) -> Any | None:
+    """naglemark_net.make_network + naglemark.run_trial in the native core, as the same
+    TrialResult; None when the Python simulator must run it ("auto": not built, an unknown name,
+    or more connections than the native host index holds)."""
+    from .apps import naglemark as nm
+
+    if engine == "auto":
+        engine = os.environ.get(ENGINE_ENV) or "auto"
+    if engine not in ENGINES:
+        raise ValueError(f"unknown simulator engine {engine!r}; expected one of {', '.join(ENGINES)}")
+    native = _native_module()
+    preset = LINK_PRESETS.get(link)
+    supported = (engine != "python" and native is not None and hasattr(native, "naglemark_trial")
+                 and personality in _PERSONALITIES and preset is not None and preset.rate_bps > 0
+                 and 0 < sockbuf < 1 << 31 and app_buf > 0 and bool(lengths))
+    if not supported:
+        if engine == "native":
+            raise NativeUnavailable("native naglemark cannot run this trial (not built or unsupported config)")
+        return None
+    trial = nm.TrialType(trial)
+    rng = random.Random(seed)
+    tick = 200 * 1_000_000  # make_network's tick-phase range
+    phases = (rng.randrange(tick), rng.randrange(tick))
+    _version, internal, _gauss = rng.getstate()
+    config = {
+        "personality": personality, "link": link, "variant": NagleVariant(variant).value, "sockbuf": sockbuf,
+        "receiver_inference": bool(receiver_inference), "per_request": trial.per_request, "app_buf": app_buf,
+        "lengths": list(lengths),
+    }
+    try:
+        raw = native.naglemark_trial(config, (list(internal[:624]), internal[624]), phases)
+    except ValueError as e:
+        if "host index" in str(e) and engine == "auto":
+            return None  # more host pairs than the native index holds: Python runs it
+        raise
+    samples = tuple(nm.Sample(length, elapsed) for length, elapsed in raw["samples"])
+    result = nm.TrialResult(trial, app_buf, sockbuf, preset.rate_bps, samples, raw["finished_ns"])
+    return result, raw

@@ -197,3 +197,41 @@ def test_native_randrange_is_pythons() -> None:
     _version, internal, _gauss = rng.getstate()
     bounds = [1, 2, 3, 7, 300_001, 10**9, 1 << 32, (1 << 32) + 1, 10**12, (1 << 63) - 25] * 150
     assert _native.sim_randrange((list(internal[:624]), internal[624]), bounds) == [rng.randrange(n) for n in bounds]
+
+
+# --- version 2: the naglemark request/response trial (Mogul tables 4 and 5) ----------------------
+
+def _naglemark_cases(n: int, seed: int) -> list[tuple]:
+    from stallscope.simulate.reproductions.mogul import APP_BUFS, SOCKBUFS, TABLE_VARIANTS
+
+    rng = random.Random(seed)
+    variants = [v.value for v in TABLE_VARIANTS] + ["UNACKED-MSS", "CORK"]
+    full = list(itertools.product(("tru64",), ("ethernet10", "fddi"), variants, APP_BUFS, SOCKBUFS, "sSrR"))
+    cases = rng.sample(full, n)
+    # the other personalities (BSD-family servers start without slow start; Linux ones do not)
+    for i, p in enumerate(PERSONALITIES):
+        cases.append((p, LINKS[1 + i % 2], variants[i], APP_BUFS[i % 3], SOCKBUFS[(i + 1) % 3], "sSrR"[i % 4]))
+    return cases
+
+
+@pytest.mark.parametrize("case", _naglemark_cases(40, seed=5), ids=lambda c: "-".join(map(str, c)))
+def test_naglemark_trial_identical(case: tuple) -> None:
+    """One naglemark trial natively and in Python: the same samples (length, elapsed ns), finish
+    time, final time and engine event count."""
+    from stallscope.simulate.apps import naglemark as nm
+    from stallscope.simulate.apps.naglemark_net import make_network
+
+    personality, link, variant, app_buf, sockbuf, trial = case
+    lengths = nm.response_lengths(nm.TrialType(trial), 60, seed=11)
+    kw = dict(personality=personality, link=link, variant=variant, sockbuf=sockbuf, receiver_inference=False,
+              seed=11)
+    net, rate = make_network(**kw)
+    py = nm.run_trial(net, trial=nm.TrialType(trial), app_buf=app_buf, sockbuf=sockbuf, raw_rate_bps=rate,
+                      lengths=lengths)
+    got = native_core.naglemark_trial(**kw, trial=trial, app_buf=app_buf, lengths=lengths, engine="native")
+    assert got is not None
+    rs, raw = got
+    assert list(py.samples) == list(rs.samples), _first_difference(list(py.samples), list(rs.samples))
+    assert (py.finished_ns, net.sim.now, net.sim.events_run) == (rs.finished_ns, raw["now"], raw["events"])
+    assert py.score_pct == rs.score_pct
+    assert raw["connections"] == (len(lengths) if nm.TrialType(trial).per_request else 1)

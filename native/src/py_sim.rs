@@ -10,6 +10,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
 use crate::sim::ground_truth::Evidence;
+use crate::sim::nagle::NagleVariant;
+use crate::sim::naglemark::{run_trial, TrialConfig};
 use crate::sim::rng::PyRandom;
 use crate::sim::tcp::costs::HostCost;
 use crate::sim::world::{run_bulk, BulkRun, Draws, HostSummary};
@@ -224,6 +226,42 @@ fn simulate_bulk<'py>(
     Ok(d)
 }
 
+/// One naglemark trial natively: `config` holds personality, link, variant, sockbuf,
+/// receiver_inference, per_request, app_buf, lengths; `rng_state` is the generator after
+/// make_network's two tick-phase draws `phases` (client, server). Returns samples as
+/// (length, elapsed_ns) pairs, finished_ns, events, now and connections.
+#[pyfunction]
+fn naglemark_trial<'py>(
+    py: Python<'py>,
+    config: &Bound<'py, PyDict>,
+    rng_state: (Vec<u32>, usize),
+    phases: (i64, i64),
+) -> PyResult<Bound<'py, PyDict>> {
+    let variant: String = get(config, "variant")?;
+    let cfg = TrialConfig {
+        personality: get(config, "personality")?,
+        link: get(config, "link")?,
+        variant: NagleVariant::parse(&variant)
+            .ok_or_else(|| PyValueError::new_err(format!("unknown Nagle variant {variant:?}")))?,
+        sockbuf: get(config, "sockbuf")?,
+        receiver_inference: get(config, "receiver_inference")?,
+        per_request: get(config, "per_request")?,
+        app_buf: get(config, "app_buf")?,
+        lengths: get(config, "lengths")?,
+        client_tick_phase_ns: phases.0,
+        server_tick_phase_ns: phases.1,
+    };
+    let rng = PyRandom::from_state(&rng_state.0, rng_state.1).map_err(PyValueError::new_err)?;
+    let out = py.allow_threads(|| run_trial(&cfg, rng)).map_err(PyValueError::new_err)?;
+    let d = PyDict::new(py);
+    d.set_item("samples", out.samples)?;
+    d.set_item("finished_ns", out.finished_ns)?;
+    d.set_item("events", out.events)?;
+    d.set_item("now", out.now)?;
+    d.set_item("connections", out.connections)?;
+    Ok(d)
+}
+
 /// `randrange(n)` for each n from a `random.Random` state: lets the tests hold the native
 /// generator to Python's own.
 #[pyfunction]
@@ -238,5 +276,6 @@ fn sim_randrange(rng_state: (Vec<u32>, usize), bounds: Vec<u64>) -> PyResult<Vec
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_bulk, m)?)?;
     m.add_function(wrap_pyfunction!(sim_randrange, m)?)?;
+    m.add_function(wrap_pyfunction!(naglemark_trial, m)?)?;
     Ok(())
 }

@@ -1,10 +1,11 @@
-//! simulate/apps/bulk.py: a writer looping write(n) (optionally waiting for a reply to each
+//! simulate/apps/bulk.py (and the dispatch to naglemark.rs's client and server): a writer looping write(n) (optionally waiting for a reply to each
 //! message, or thinking between writes) and a reader looping read(n). The host calls
 //! `established`, `write_done` and `read_data` where Python invokes the app's callbacks; these
 //! functions never hold a borrow of the app across a host call, because the host may call back
 //! synchronously (a read at end of stream completes at once).
 
 use super::engine::Ns;
+use super::naglemark;
 use super::net::{Event, Net};
 use super::tcp::host::Host;
 
@@ -35,12 +36,22 @@ pub struct BulkReader {
     pub eof_at: Option<Ns>,
 }
 
+/// naglemark._Server's per-connection state (its length queue is the client's, in Net).
+#[derive(Debug, Clone, Default)]
+pub struct NmServer {
+    pub request_got: u64,
+    pub left: u64,
+}
+
 #[derive(Debug, Clone, Default)]
 pub enum App {
     #[default]
     None,
     BulkWriter(BulkWriter),
     BulkReader(BulkReader),
+    /// naglemark's client (its state is Net.naglemark).
+    NmClient,
+    NmServer(NmServer),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,14 +90,18 @@ pub fn established(h: &mut Host, net: &mut Net, now: Ns) {
             let n = r.read_size;
             h.read(net, now, n);
         }
-        App::None => {}
+        App::NmClient => naglemark::client_established(h, net, now),
+        App::NmServer(_) | App::None => {}
     }
 }
 
 /// A write() call finished (every byte is in the socket buffer).
 pub fn write_done(h: &mut Host, net: &mut Net, now: Ns) {
-    let App::BulkWriter(w) = &mut h.app else {
-        return; // the reader's reply writes have no completion callback
+    let w = match &mut h.app {
+        App::BulkWriter(w) => w,
+        App::NmClient => return naglemark::client_write_done(h, net, now),
+        App::NmServer(_) => return naglemark::server_write_next(h, net, now),
+        App::BulkReader(_) | App::None => return, // the reader's reply writes have no callback
     };
     w.written += w.pending;
     if w.reply_bytes > 0 && w.written < w.total {
@@ -112,6 +127,8 @@ pub fn read_data(h: &mut Host, net: &mut Net, now: Ns, n: u64) {
             writer_after_message(h, net, now);
         }
         App::BulkReader(_) => reader_got(h, net, now, n),
+        App::NmClient => naglemark::client_read_data(h, net, now, n),
+        App::NmServer(_) => naglemark::server_read_data(h, net, now, n),
         App::None => {}
     }
 }

@@ -5,6 +5,7 @@ pub mod engine;
 pub mod ground_truth;
 pub mod link;
 pub mod loss;
+pub mod naglemark;
 pub mod nagle;
 pub mod net;
 pub mod rng;

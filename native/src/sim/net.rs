@@ -9,7 +9,8 @@ use super::link::{SerialLink, Verdict};
 use super::loss::LossClassifier;
 use super::rng::PyRandom;
 use super::segment::Segment;
-use super::tcp::host::HostEvent;
+use super::naglemark::Naglemark;
+use super::tcp::host::{Host, HostEvent};
 
 /// A host's number in the run (run_bulk: 0 = sender, 1 = receiver; naglemark: 2k and 2k + 1 for
 /// the client and server of connection k). Hosts use this alias so the width can grow.
@@ -27,8 +28,10 @@ pub enum Event {
     /// A link (index into Net.links) delivers a segment at its far end.
     Link(u32, Segment),
     Watchdog,
-    /// sender.connect at time 0.
+    /// sender.connect at time 0 (naglemark: the client's start).
     Start,
+    /// naglemark: stop host pair k (HostPairNetwork._retire_previous).
+    Retire(u32),
 }
 
 pub struct Net {
@@ -49,6 +52,11 @@ pub struct Net {
     pub loss: LossClassifier,
     /// The host whose interface drops go to the drop log (run_bulk wires only the receiver's).
     pub rx_drops_logged: Option<HostIndex>,
+    /// Hosts a callback may reach besides its own (naglemark: the client starts its server); the
+    /// host being dispatched is taken out meanwhile. run_bulk keeps its two hosts outside.
+    pub hosts: Vec<Option<Box<Host>>>,
+    /// The naglemark client and network state (it spans connections).
+    pub naglemark: Option<Box<Naglemark>>,
 }
 
 impl Net {
@@ -57,6 +65,7 @@ impl Net {
             queue: EventQueue::new(), rng, drops: Vec::new(), finished_at: None, started_at: None,
             links: Vec::new(), out_link: Vec::new(), link_sink: Vec::new(), tapped: None,
             taps: [Vec::new(), Vec::new()], loss: LossClassifier::default(), rx_drops_logged: None,
+            hosts: Vec::new(), naglemark: None,
         }
     }
 

@@ -213,6 +213,7 @@ fn run_loop(hosts: &mut [Host; 2], net: &mut Net) {
             }
             Event::Start => hosts[0].connect(net, now),
             Event::Watchdog => watchdog(hosts, net, now),
+            Event::Retire(_) => unreachable!("run_bulk retires no hosts"),
         }
     }
 }

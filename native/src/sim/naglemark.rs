@@ -1,0 +1,314 @@
+//! simulate/apps/naglemark.py (client and server) over naglemark_net.py's HostPairNetwork: one
+//! naglemark trial of Mogul & Minshall §6-7, natively. Each client connect builds a fresh host
+//! pair (hosts 2k and 2k + 1) and path, draws both ISNs from the run's generator, and retires the
+//! previous pair a second later; the loop runs in 4096-event slices like naglemark.run_trial.
+
+use std::collections::VecDeque;
+
+use super::app::{App, NmServer};
+use super::engine::{Ns, NS_PER_S};
+use super::link::{preset, SerialLink};
+use super::nagle::NagleVariant;
+use super::net::{Event, HostIndex, Net};
+use super::tcp::congestion as cc_mod;
+use super::tcp::costs::FREE;
+use super::tcp::host::{Host, HostConfig};
+use super::tcp::personality::{get_personality, lan_server_personality, Personality};
+
+pub const REQUEST_BYTES: u64 = 16;
+pub const CLIENT_READ_BYTES: u64 = 131_072;
+const SLICE_EVENTS: u64 = 4096;
+/// A closed connection's hosts keep running this long (FIN exchange), then stop their ticks.
+const LINGER_NS: Ns = NS_PER_S;
+
+#[derive(Clone, Debug)]
+pub struct TrialConfig {
+    pub personality: String,
+    pub link: String,
+    pub variant: NagleVariant,
+    pub sockbuf: u32,
+    pub receiver_inference: bool,
+    pub per_request: bool,
+    pub app_buf: u64,
+    pub lengths: Vec<u64>,
+    pub client_tick_phase_ns: Ns,
+    pub server_tick_phase_ns: Ns,
+}
+
+#[derive(Clone, Debug)]
+pub struct TrialOutcome {
+    /// (length, elapsed ns) per response.
+    pub samples: Vec<(u64, Ns)>,
+    pub finished_ns: Ns,
+    pub events: u64,
+    pub now: Ns,
+    pub connections: u32,
+}
+
+/// The client's state (naglemark._Client) and the network's (HostPairNetwork), kept in Net
+/// because it spans connections and host pairs.
+pub struct Naglemark {
+    p: &'static Personality,
+    link: String,
+    variant: NagleVariant,
+    sockbuf: u32,
+    infer: bool,
+    per_request: bool,
+    app_buf: u64,
+    client_phase: Ns,
+    server_phase: Ns,
+    lengths: Vec<u64>,
+    pub samples: Vec<(u64, Ns)>,
+    /// The lengths the server will be asked for (shared by client and server in Python).
+    server_queue: VecDeque<u64>,
+    length: u64,
+    received: u64,
+    t0: Ns,
+    connections: u32,
+    pairs: Vec<(HostIndex, HostIndex)>,
+    pub finished: Option<Ns>,
+    pub error: Option<String>,
+}
+
+fn nm(net: &mut Net) -> &mut Naglemark {
+    net.naglemark.as_deref_mut().expect("naglemark state")
+}
+
+/// Run `f` on host `i`, which must not be the one being dispatched (that one is in hand).
+pub fn with_host(net: &mut Net, i: HostIndex, f: impl FnOnce(&mut Host, &mut Net)) {
+    let mut h = net.hosts[usize::from(i)].take().unwrap_or_else(|| panic!("host {i} is busy or absent"));
+    f(&mut h, net);
+    net.hosts[usize::from(i)] = Some(h);
+}
+
+/// HostPairNetwork.connect: a fresh client/server pair over a fresh path; the client connects.
+fn connect(net: &mut Net, now: Ns) {
+    let state = nm(net);
+    let n = state.connections;
+    state.connections += 1;
+    if let Some(&last) = state.pairs.last() {
+        // _retire_previous
+        let _ = last;
+        let k = (state.pairs.len() - 1) as u32;
+        net.schedule(now + LINGER_NS, Event::Retire(k));
+    }
+    let state = nm(net);
+    let (c, s) = (2 * u64::from(n), 2 * u64::from(n) + 1);
+    if s > HostIndex::MAX as u64 {
+        state.error = Some(format!("naglemark: connection {n} needs host index {s}, beyond {}", HostIndex::MAX));
+        return;
+    }
+    let (c, s) = (c as HostIndex, s as HostIndex);
+    let (p, variant, sockbuf, infer) = (state.p, state.variant, state.sockbuf, state.infer);
+    let (cphase, sphase) = (state.client_phase, state.server_phase);
+    let pre = preset(&state.link).expect("link checked");
+    let link_name = state.link.clone();
+    let host_cfg = |index: HostIndex, nagle, sndbuf, phase, uid_base, iss| HostConfig {
+        index,
+        personality: p.name,
+        mtu: pre.mtu,
+        sndbuf,
+        rcvbuf: None,
+        route_mtu: None,
+        mss: None,
+        advertised_mss: None,
+        nagle: Some(nagle),
+        receiver_inference: Some(infer),
+        cost: FREE,
+        record_stalls: false,
+        stall_threshold_ns: 10 * super::engine::NS_PER_MS,
+        tick_phase_ns: phase,
+        uid_base,
+        iss,
+        peer_window_update: None,
+    };
+    let iss = net.rng.randrange(1 << 32) as i64;
+    let mut client = Host::new(host_cfg(c, NagleVariant::Nagle, None, cphase, (2 * u64::from(n)) << 32, iss), net);
+    let iss = net.rng.randrange(1 << 32) as i64;
+    let mut server =
+        Host::new(host_cfg(s, variant, Some(sockbuf), sphase, (2 * u64::from(n) + 1) << 32, iss), net);
+    // lan_server_personality: the server was built with it in Python; only cwnd depends on it.
+    server.p = lan_server_personality(p);
+    server.cc = cc_mod::new_state(server.p.recovery, 536, server.p.initial_cwnd_segments);
+    let fwd = SerialLink::new(format!("{link_name}-fwd"), pre.rate_bps, pre.delay_ns, pre.mtu, None, pre.framing)
+        .expect("preset link");
+    let rev = SerialLink::new(format!("{link_name}-rev"), pre.rate_bps, pre.delay_ns, pre.mtu, None, pre.framing)
+        .expect("preset link");
+    net.connect_pair(c, s, fwd, rev);
+    server.listen();
+    server.app = App::NmServer(NmServer::default());
+    client.app = App::NmClient;
+    nm(net).pairs.push((c, s));
+    if net.hosts.len() <= usize::from(s) {
+        net.hosts.resize_with(usize::from(s) + 1, || None);
+    }
+    net.hosts[usize::from(s)] = Some(Box::new(server));
+    client.connect(net, now);
+    net.hosts[usize::from(c)] = Some(Box::new(client));
+}
+
+/// _Client._established(now, client, server): start this connection's server, send a request.
+pub fn client_established(h: &mut Host, net: &mut Net, now: Ns) {
+    let server = h.index + 1;
+    with_host(net, server, |srv, net| {
+        srv.app = App::NmServer(NmServer::default());
+        srv.read(net, now, REQUEST_BYTES); // _Server.start
+    });
+    client_request(h, net, now);
+}
+
+fn client_request(h: &mut Host, net: &mut Net, now: Ns) {
+    let state = nm(net);
+    let i = state.samples.len();
+    state.length = state.lengths[i];
+    let length = state.length;
+    state.server_queue.push_back(length);
+    state.received = 0;
+    state.t0 = now;
+    h.write(net, now, REQUEST_BYTES, true);
+}
+
+/// The request is written: _Client._read.
+pub fn client_write_done(h: &mut Host, net: &mut Net, now: Ns) {
+    h.read(net, now, CLIENT_READ_BYTES);
+}
+
+/// _Client._on_data.
+pub fn client_read_data(h: &mut Host, net: &mut Net, now: Ns, n: u64) {
+    let state = nm(net);
+    if n == 0 {
+        state.error = Some(format!(
+            "naglemark: server closed after {} of {} bytes (response {})",
+            state.received,
+            state.length,
+            state.samples.len()
+        ));
+        return;
+    }
+    state.received += n;
+    if state.received < state.length {
+        h.read(net, now, CLIENT_READ_BYTES);
+        return;
+    }
+    if state.received > state.length {
+        state.error = Some(format!("naglemark: {} bytes received for a {}-byte response", state.received, state.length));
+        return;
+    }
+    let sample = (state.length, now - state.t0);
+    state.samples.push(sample);
+    if state.samples.len() == state.lengths.len() {
+        h.close(net, now);
+        nm(net).finished = Some(now);
+    } else if state.per_request {
+        h.close(net, now);
+        nm(net).server_queue.clear();
+        connect(net, now);
+    } else {
+        client_request(h, net, now);
+    }
+}
+
+/// _Server._on_request.
+pub fn server_read_data(h: &mut Host, net: &mut Net, now: Ns, n: u64) {
+    if n == 0 {
+        h.close(net, now); // the client closed (one connection per request)
+        return;
+    }
+    let App::NmServer(srv) = &mut h.app else { return };
+    srv.request_got += n;
+    if srv.request_got < REQUEST_BYTES {
+        let want = REQUEST_BYTES - srv.request_got;
+        h.read(net, now, want);
+        return;
+    }
+    srv.request_got = 0;
+    let left = nm(net).server_queue.pop_front().expect("naglemark: request with no length queued");
+    if let App::NmServer(srv) = &mut h.app {
+        srv.left = left;
+    }
+    server_write_next(h, net, now);
+}
+
+/// _Server._write_next (also its write completion).
+pub fn server_write_next(h: &mut Host, net: &mut Net, now: Ns) {
+    let app_buf = nm(net).app_buf;
+    let App::NmServer(srv) = &mut h.app else { return };
+    if srv.left == 0 {
+        h.read(net, now, REQUEST_BYTES);
+        return;
+    }
+    let chunk = app_buf.min(srv.left);
+    srv.left -= chunk;
+    h.write(net, now, chunk, true);
+}
+
+/// naglemark_net.make_network + naglemark.run_trial. `rng` continues after the two tick phases.
+pub fn run_trial(cfg: &TrialConfig, rng: super::rng::PyRandom) -> Result<TrialOutcome, String> {
+    let p = get_personality(&cfg.personality).ok_or_else(|| format!("unknown personality {:?}", cfg.personality))?;
+    match preset(&cfg.link) {
+        Some(pre) if pre.rate_bps > 0 => {}
+        _ => return Err(format!("unknown link preset {:?} for naglemark", cfg.link)),
+    }
+    if cfg.sockbuf == 0 || cfg.app_buf == 0 || cfg.lengths.is_empty() {
+        return Err("naglemark: sockbuf, app_buf and the lengths must be positive / non-empty".into());
+    }
+    let mut net = Net::new(rng);
+    net.naglemark = Some(Box::new(Naglemark {
+        p,
+        link: cfg.link.clone(),
+        variant: cfg.variant,
+        sockbuf: cfg.sockbuf,
+        infer: cfg.receiver_inference,
+        per_request: cfg.per_request,
+        app_buf: cfg.app_buf,
+        client_phase: cfg.client_tick_phase_ns,
+        server_phase: cfg.server_tick_phase_ns,
+        lengths: cfg.lengths.clone(),
+        samples: Vec::with_capacity(cfg.lengths.len()),
+        server_queue: VecDeque::new(),
+        length: 0,
+        received: 0,
+        t0: 0,
+        connections: 0,
+        pairs: Vec::new(),
+        finished: None,
+        error: None,
+    }));
+    net.schedule(0, Event::Start); // run_trial: sim.schedule(sim.now, client.start)
+    let mut ran: u64 = 0;
+    while let Some((now, ev)) = net.queue.pop(Ns::MAX) {
+        match ev {
+            Event::Host(i, hev) => with_host(&mut net, i, |h, net| h.handle(net, now, hev)),
+            Event::App(i, aev) => with_host(&mut net, i, |h, net| super::app::handle(h, net, now, aev)),
+            Event::Link(l, seg) => {
+                let to = net.deliver_to(now, l, &seg);
+                with_host(&mut net, to, |h, net| h.receive(net, now, seg));
+            }
+            Event::Start => connect(&mut net, now),
+            Event::Retire(k) => {
+                let (a, b) = nm(&mut net).pairs[k as usize];
+                for i in [a, b] {
+                    with_host(&mut net, i, |h, net| h.stop(net));
+                }
+            }
+            Event::Watchdog => unreachable!("naglemark has no watchdog"),
+        }
+        ran += 1;
+        if let Some(e) = nm(&mut net).error.take() {
+            return Err(e);
+        }
+        if ran % SLICE_EVENTS == 0 && nm(&mut net).finished.is_some() {
+            break;
+        }
+    }
+    let state = net.naglemark.take().expect("naglemark state");
+    let Some(finished_ns) = state.finished else {
+        return Err(format!(
+            "naglemark trial stopped after {} of {} responses at t={} ns",
+            state.samples.len(),
+            state.lengths.len(),
+            net.now()
+        ));
+    };
+    Ok(TrialOutcome { samples: state.samples, finished_ns, events: net.queue.events_run(), now: net.now(), connections: state.connections })
+}
