@@ -82,6 +82,13 @@ def trial_lengths(spec: TrialSpec) -> list[int]:
 def run_spec(spec: TrialSpec) -> float:
     """One trial's score (module-level so a process pool can run it)."""
     from ..apps.naglemark_net import make_network  # the TCP hosts; imported in the worker
+    from ..native_core import naglemark_trial  # the Rust core, identical results, when it can run it
+
+    native = naglemark_trial(personality=spec.personality, link=spec.link, variant=spec.variant,
+                             sockbuf=spec.sockbuf, receiver_inference=spec.receiver_inference, seed=spec.seed,
+                             trial=spec.trial, app_buf=spec.app_buf, lengths=trial_lengths(spec))
+    if native is not None:
+        return native[0].score_pct
 
     network, raw_rate_bps = make_network(
         personality=spec.personality,
