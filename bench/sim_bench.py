@@ -58,6 +58,34 @@ def engine_only() -> int:
     return sim.events_run
 
 
+# naglemark trials (Mogul tables 4/5): tru64 over Ethernet, NAGLE server, 4 KB writes, 16 KB buffer.
+NAGLEMARK_CASES = {"naglemark S 1000 responses": ("S", 1000), "naglemark s 120 connections": ("s", 120)}
+
+
+def naglemark_row(trial: str, n: int, repeat: int) -> dict:
+    from stallscope.simulate.apps import naglemark as nm
+    from stallscope.simulate.apps.naglemark_net import make_network
+
+    lengths = nm.response_lengths(nm.TrialType(trial), n)
+    kw = dict(personality="tru64", link="ethernet10", variant="NAGLE", sockbuf=16384, receiver_inference=False, seed=1)
+
+    def python():
+        net, rate = make_network(**kw)
+        nm.run_trial(net, trial=nm.TrialType(trial), app_buf=4096, sockbuf=16384, raw_rate_bps=rate, lengths=lengths)
+        return net.sim.events_run
+
+    row: dict = {}
+    wall, events = best_of(repeat, python)
+    row["python"] = {"wall_s": round(wall, 3), "events": events, "events_per_s": round(events / wall)}
+    if native_core.native_built():
+        wall, got = best_of(repeat, lambda: native_core.naglemark_trial(
+            **kw, trial=trial, app_buf=4096, lengths=lengths, engine="native"))
+        events = got[1]["events"]
+        row["native"] = {"wall_s": round(wall, 4), "events": events, "events_per_s": round(events / wall)}
+        row["ratio_native_over_python"] = round(row["python"]["wall_s"] / wall, 1)
+    return row
+
+
 def best_of(repeat: int, fn):
     best, value = None, None
     for _ in range(repeat):
@@ -73,8 +101,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--skip-tables", action="store_true", help="skip moldeklev-table1/2")
     ap.add_argument("--python-tables", action="store_true", help="also time the reproductions in Python")
+    ap.add_argument("--mogul", action="store_true", help="also time mogul-table4/5")
     args = ap.parse_args()
-    out: dict = {"engine": {}, "bulk": {}, "reproductions": {}}
+    out: dict = {"engine": {}, "bulk": {}, "naglemark": {}, "reproductions": {}}
     wall, events = best_of(args.repeat, engine_only)
     out["engine"] = {"wall_s": round(wall, 3), "events": events, "events_per_s": round(events / wall)}
     for name, cfg in BULK_CASES.items():
@@ -88,15 +117,17 @@ def main() -> None:
                            "packets_per_s": round(r.packets / wall), "packets": r.packets,
                            "goodput_mbit_s": round(r.goodput_mbit_s, 2)}
         if isinstance(row.get("native"), dict):
-            wall, raw = best_of(args.repeat, lambda cfg=cfg: native_core.simulate_raw(cfg))
+            wall, raw = best_of(args.repeat, lambda cfg=cfg: native_core.simulate_raw(cfg, segments=False))
             row["native_core"] = {"wall_s": round(wall, 4), "events_per_s": round(raw["events"] / wall),
                                   "packets_per_s": round(len(raw["records"]["t"]) / wall)}
             row["ratio_native_over_python"] = round(row["python"]["wall_s"] / row["native"]["wall_s"], 1)
             row["identical_events"] = row["python"]["events"] == row["native"]["events"]
         out["bulk"][name] = row
+    for name, (trial, n) in NAGLEMARK_CASES.items():
+        out["naglemark"][name] = naglemark_row(trial, n, args.repeat)
     engines = [("auto", None)] + ([("python", "python")] if args.python_tables else [])
     for name, rep in REPRODUCTIONS.items():
-        if not name.startswith(("moldeklev", "salamon")):
+        if not name.startswith(("moldeklev", "salamon")) and not (args.mogul and name.startswith("mogul-table")):
             continue
         if args.skip_tables and name in ("moldeklev-table1", "moldeklev-table2"):
             continue
