@@ -671,7 +671,7 @@ impl Host {
             sent_any = true;
             if self.snd_max > new_before && length > 0 {
                 let n = self.snd_max - new_before;
-                self.tracker.progress(net, &mut self.stalls, now, trigger, n);
+                self.tracker.progress(&mut |u| net.classify_loss(u), &mut self.stalls, now, trigger, n);
             }
             if reason.is_none() {
                 break;
@@ -897,7 +897,7 @@ impl Host {
 
     /// tcp_drop after too many retransmissions: a RST, the connection closed, the stall recorded.
     fn abort(&mut self, net: &mut Net, now: Ns) {
-        self.tracker.abort(net, &mut self.stalls, now);
+        self.tracker.abort(&mut |u| net.classify_loss(u), &mut self.stalls, now);
         let uid = self.next_uid();
         let seg = Segment {
             src: self.index,

@@ -3,7 +3,9 @@
 
 use crate::sim::engine::Ns;
 use crate::sim::ground_truth::{Cause, Evidence, Stall};
-use crate::sim::net::Net;
+
+/// Python's LossClassifier: the cause of a timeout from the uids of the segments it resent.
+pub type LossClassifier<'a> = dyn FnMut(&[u64]) -> (Cause, Option<&'static str>) + 'a;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum HoldReason {
@@ -170,7 +172,7 @@ impl StallTracker {
     }
 
     /// New data went out at `now`; `trigger` is what ran tcp_output.
-    pub fn progress(&mut self, net: &mut Net, out: &mut Vec<Stall>, now: Ns, trigger: Trigger, nbytes: i64) {
+    pub fn progress(&mut self, classify: &mut LossClassifier, out: &mut Vec<Stall>, now: Ns, trigger: Trigger, nbytes: i64) {
         let last = self.last_progress;
         let uids = self.timeout_uids.take();
         let mut trigger = trigger;
@@ -190,7 +192,7 @@ impl StallTracker {
             self.bytes_since_stall += nbytes;
             return;
         }
-        let (cause, detail, mut evidence) = self.attribute(net, trigger, uids);
+        let (cause, detail, mut evidence) = self.attribute(classify, trigger, uids);
         self.holds.clear();
         evidence.push(("trigger", Evidence::Str(trigger.name())));
         out.push(Stall {
@@ -205,7 +207,7 @@ impl StallTracker {
     }
 
     /// The connection was dropped: the time since the last new data is a stall ended by the abort.
-    pub fn abort(&mut self, net: &mut Net, out: &mut Vec<Stall>, now: Ns) {
+    pub fn abort(&mut self, classify: &mut LossClassifier, out: &mut Vec<Stall>, now: Ns) {
         let last = self.last_progress.take();
         let uids = self.timeout_uids.take();
         let stalled = matches!(last, Some(l) if now - l >= self.threshold_ns) && self.record;
@@ -213,7 +215,7 @@ impl StallTracker {
             self.holds.clear();
             return;
         }
-        let (cause, detail, mut evidence) = self.attribute(net, Trigger::Abort, uids);
+        let (cause, detail, mut evidence) = self.attribute(classify, Trigger::Abort, uids);
         self.holds.clear();
         evidence.push(("trigger", Evidence::Str(Trigger::Abort.name())));
         out.push(Stall {
@@ -229,12 +231,12 @@ impl StallTracker {
     /// _attribute over the holds collected since the last progress (self.holds).
     fn attribute(
         &mut self,
-        net: &mut Net,
+        classify: &mut LossClassifier,
         trigger: Trigger,
         uids: Option<Vec<u64>>,
     ) -> (Cause, Option<&'static str>, Vec<(&'static str, Evidence)>) {
         if let Some(uids) = uids {
-            let (cause, detail) = net.classify_loss(&uids);
+            let (cause, detail) = classify(&uids);
             let first: Vec<i64> = uids.iter().take(32).map(|&u| u as i64).collect();
             return (cause, detail, vec![("timeout_uids", Evidence::Ints(first)), ("segments", Evidence::Int(uids.len() as i64))]);
         }
@@ -280,5 +282,104 @@ impl StallTracker {
         };
         self.last_nagle_detail = Some(detail);
         detail
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Ns = 1_000_000;
+
+    fn no_loss(_: &[u64]) -> (Cause, Option<&'static str>) {
+        panic!("no timeout in this test")
+    }
+
+    fn tracker() -> StallTracker {
+        let mut t = StallTracker::new(true, 10 * MS, "a -> b".to_string(), "buffer_tearing");
+        t.sticky_bytes = 8192;
+        t.start(0);
+        t
+    }
+
+    fn output(held: i64) -> HoldEvidence {
+        HoldEvidence::Output { b_sent: 1000, s_byte: 1000 + held, held, snd_wnd: 4096, writing: true }
+    }
+
+    #[test]
+    fn short_gaps_are_not_stalls_and_the_last_hold_names_a_long_one() {
+        let mut t = tracker();
+        let mut out = Vec::new();
+        t.hold(HoldReason::Nagle, Ctx::Copy, output(100));
+        t.progress(&mut no_loss, &mut out, 5 * MS, Trigger::Ack, 1000);
+        assert!(out.is_empty());
+        t.hold(HoldReason::Window, Ctx::Ack, output(0));
+        t.hold(HoldReason::Nagle, Ctx::Ack, output(300));
+        t.progress(&mut no_loss, &mut out, 205 * MS, Trigger::Ack, 300);
+        assert_eq!(out.len(), 1);
+        let s = &out[0];
+        assert_eq!((s.start_ns, s.end_ns, s.cause, s.detail), (5 * MS, 205 * MS, Cause::NagleDelayedAck, Some("buffer_tearing")));
+        assert_eq!(s.evidence[2], ("held", Evidence::Int(300)));
+        assert_eq!(s.evidence.last().unwrap(), &("trigger", Evidence::Str("ack")));
+    }
+
+    #[test]
+    fn a_timer_ack_turns_a_full_buffer_into_a_window_update_deadlock_and_marks_the_nagle_phase() {
+        let mut t = tracker();
+        let mut out = Vec::new();
+        t.hold(HoldReason::BufferFull, Ctx::Copy, HoldEvidence::Copy { b_sent: 4096, s_byte: 4096 });
+        t.timer_ack();
+        t.progress(&mut no_loss, &mut out, 200 * MS, Trigger::Ack, 4096);
+        assert_eq!(out[0].cause, Cause::WindowUpdateDeadlock);
+        assert_eq!(out[0].evidence.last().unwrap(), &("trigger", Evidence::Str("timer_ack")));
+        // Within TIMER_PHASE_SENDS sends of the timer ACK a Nagle hold was entered through its phase.
+        t.hold(HoldReason::Nagle, Ctx::Ack, output(100));
+        t.progress(&mut no_loss, &mut out, 400 * MS, Trigger::Ack, 100);
+        assert_eq!((out[1].cause, out[1].detail), (Cause::NagleDelayedAck, Some("timer_phase")));
+        // The next Nagle stall within sticky_bytes keeps that class.
+        let tail = HoldEvidence::Output { b_sent: 0, s_byte: 100, held: 100, snd_wnd: 4096, writing: false };
+        t.hold(HoldReason::Nagle, Ctx::Ack, tail);
+        t.progress(&mut no_loss, &mut out, 600 * MS, Trigger::Ack, 100);
+        assert_eq!(out[2].detail, Some("timer_phase"));
+        // update_unreachable: a Nagle stall released by a timer ACK is the window-update rule's.
+        t.update_unreachable = true;
+        t.hold(HoldReason::Nagle, Ctx::Ack, output(5));
+        t.timer_ack();
+        t.progress(&mut no_loss, &mut out, 800 * MS, Trigger::Ack, 5);
+        assert_eq!(out[3].cause, Cause::WindowUpdateDeadlock);
+    }
+
+    #[test]
+    fn a_timeout_is_classified_from_its_segments_and_an_abort_ends_the_last_stall() {
+        let mut t = tracker();
+        let mut out = Vec::new();
+        t.timeout((1..=40).collect());
+        t.timeout(vec![99]); // only the first timeout of a stall counts
+        let mut seen = Vec::new();
+        let mut classify = |u: &[u64]| {
+            seen.push(u.len());
+            (Cause::BurstLossTimeout, Some("queue_overflow"))
+        };
+        t.progress(&mut classify, &mut out, 1500 * MS, Trigger::Rto, 1000);
+        assert_eq!(seen, vec![40]);
+        assert_eq!((out[0].cause, out[0].detail), (Cause::BurstLossTimeout, Some("queue_overflow")));
+        match &out[0].evidence[0] {
+            ("timeout_uids", Evidence::Ints(u)) => assert_eq!(u.len(), 32),
+            other => panic!("unexpected evidence {other:?}"),
+        }
+        assert_eq!(out[0].evidence[1], ("segments", Evidence::Int(40)));
+        t.abort(&mut no_loss, &mut out, 9000 * MS);
+        assert_eq!((out[1].start_ns, out[1].cause), (1500 * MS, Cause::ApplicationIdle));
+        assert_eq!(t.last_progress, None);
+    }
+
+    #[test]
+    fn a_tracker_without_ground_truth_records_nothing() {
+        let mut t = StallTracker::new(false, 10 * MS, String::new(), "of_sfs");
+        let mut out = Vec::new();
+        t.start(0);
+        t.hold(HoldReason::Window, Ctx::Ack, output(0));
+        t.progress(&mut no_loss, &mut out, 900 * MS, Trigger::Ack, 1);
+        assert!(out.is_empty());
     }
 }
