@@ -7,8 +7,8 @@ Each figure is the best of --repeat runs (the machine is shared). "engine" times
 alone (50 event chains, each event arming and cancelling a timer, as a connection does): the
 bulk figures minus it are the TCP hosts' share.
 Each bulk case runs in both engines (run_bulk engine="python" / "native"): events/s, packets/s and the
-native/Python ratio; "native core" times the Rust run alone, without building the BulkResult's
-Segment objects in Python. Reproductions run with engine "auto" (native where supported);
+native/Python ratio. A native BulkResult builds its (t, Segment) records on first use:
+"native_with_trace" times run_bulk plus building them, "native_core" the Rust run alone. Reproductions run with engine "auto" (native where supported);
 --python-tables also times them with STALLSCOPE_SIM_ENGINE=python.
 """
 
@@ -117,9 +117,11 @@ def main() -> None:
                            "packets_per_s": round(r.packets / wall), "packets": r.packets,
                            "goodput_mbit_s": round(r.goodput_mbit_s, 2)}
         if isinstance(row.get("native"), dict):
-            wall, raw = best_of(args.repeat, lambda cfg=cfg: native_core.simulate_raw(cfg, segments=False))
+            wall, raw = best_of(args.repeat, lambda cfg=cfg: native_core.simulate_raw(cfg))
             row["native_core"] = {"wall_s": round(wall, 4), "events_per_s": round(raw["events"] / wall),
-                                  "packets_per_s": round(len(raw["records"]["t"]) / wall)}
+                                  "packets_per_s": round(len(raw["trace"]) / wall)}
+            wall, r = best_of(args.repeat, lambda cfg=cfg: len(run_bulk(cfg, engine="native").records.materialize()))
+            row["native_with_trace"] = {"wall_s": round(wall, 3), "events_per_s": round(row["native"]["events"] / wall)}
             row["ratio_native_over_python"] = round(row["python"]["wall_s"] / row["native"]["wall_s"], 1)
             row["identical_events"] = row["python"]["events"] == row["native"]["events"]
         out["bulk"][name] = row

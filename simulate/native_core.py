@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import random
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -98,16 +99,53 @@ def config_dict(cfg: Any) -> dict[str, Any]:
     return d
 
 
-def simulate_raw(cfg: Any, segments: bool = True) -> dict[str, Any]:
-    """The native core's own output: stall and drop tuples, counters, and the trace as (t, Segment)
-    pairs under "segments" (or, with segments=False, as columns under "records")."""
+def simulate_raw(cfg: Any) -> dict[str, Any]:
+    """The native core's own output: stall and drop tuples, counters, and the packet trace as a
+    native object under "trace" (`.segments(Segment, endpoints)` or `.columns()` on demand)."""
     native = _native_module()
     if native is None:
         raise NativeUnavailable("stallscope._native has no simulate_bulk: run `make native`")
     draws, state = pre_run_draws(cfg.seed)
-    if segments:
-        return native.simulate_bulk(config_dict(cfg), state, draws, Segment, (_ADDR[0], _ADDR[1]))
     return native.simulate_bulk(config_dict(cfg), state, draws)
+
+
+class LazyRecords(Sequence):
+    """BulkResult.records from a native run: the (t, Segment) list is built on first use (it costs
+    more than the simulation itself). Compares equal to the list it stands for; pickles as one."""
+
+    __slots__ = ("_trace", "_list")
+
+    def __init__(self, trace: Any) -> None:
+        self._trace = trace
+        self._list: list[tuple[int, Segment]] | None = None
+
+    def materialize(self) -> list[tuple[int, Segment]]:
+        if self._list is None:
+            self._list = self._trace.segments(Segment, (_ADDR[0], _ADDR[1]))
+            self._trace = None
+        return self._list
+
+    def __len__(self) -> int:
+        return len(self._trace) if self._list is None else len(self._list)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        return self.materialize()[index]
+
+    def __iter__(self):
+        return iter(self.materialize())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LazyRecords):
+            other = other.materialize()
+        return self.materialize() == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"LazyRecords({len(self)} records)"
+
+    def __reduce__(self):
+        return (list, (self.materialize(),))
 
 
 def _tags(bits: int) -> tuple[str, ...]:
@@ -154,7 +192,7 @@ def result_from_raw(cfg: Any, raw: dict[str, Any]) -> Any:
     duration = (end if completed else raw["now"]) - start
     received = raw["received"]
     goodput = received * 8 / (duration / NS_PER_S) / 1e6 if duration > 0 else 0.0
-    records = raw["segments"] if "segments" in raw else records_of(raw["records"])
+    records = LazyRecords(raw["trace"])
     snd, rcv = raw["sender"], raw["receiver"]
     gt.summary = {
         "goodput_mbit_s": round(goodput, 4), "duration_ns": duration, "completed": completed,

@@ -235,3 +235,18 @@ def test_naglemark_trial_identical(case: tuple) -> None:
     assert (py.finished_ns, net.sim.now, net.sim.events_run) == (rs.finished_ns, raw["now"], raw["events"])
     assert py.score_pct == rs.score_pct
     assert raw["connections"] == (len(lengths) if nm.TrialType(trial).per_request else 1)
+
+
+def test_lazy_records_behave_as_the_list() -> None:
+    """A native BulkResult's records build on first use, compare equal to the Python run's list,
+    agree with the column view of the same trace, and pickle as a plain list."""
+    import pickle
+
+    cfg = BulkConfig(personality="linux", link="ethernet10", bytes=30_000)
+    raw = native_core.simulate_raw(cfg)
+    from_columns = native_core.records_of(raw["trace"].columns())
+    rs = run_bulk(cfg, engine="native")
+    assert len(rs.records) == len(from_columns) > 20
+    assert rs.records == from_columns == run_bulk(cfg, engine="python").records
+    assert rs.records[3] == from_columns[3] and list(rs.records)[-1] == from_columns[-1]
+    assert pickle.loads(pickle.dumps(rs.records)) == from_columns

@@ -163,18 +163,45 @@ fn segments<'py>(
     Ok(out)
 }
 
-/// Run one bulk transfer natively. Raises ValueError on a config the core cannot run. With
-/// `segment_class` and `endpoints` ((addr, port) of host 0 and 1) the result also holds
-/// "segments", the trace as (t, Segment) pairs.
+/// A run's packet trace, kept native until asked for: most callers want the summary and the
+/// stalls, and building a Python Segment per packet costs more than the whole simulation.
+#[pyclass(frozen, module = "stallscope._native")]
+struct NativeTrace {
+    records: Vec<(i64, crate::sim::segment::Segment)>,
+}
+
+#[pymethods]
+impl NativeTrace {
+    fn __len__(&self) -> usize {
+        self.records.len()
+    }
+
+    /// One list per Segment field, plus the time "t".
+    fn columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        record_columns(py, &self.records)
+    }
+
+    /// `[(t, segment_class(src, dst, sport, dport, seq, ..., uid, tags)), ...]`; `endpoints` are
+    /// the (addr, port) of host 0 and host 1.
+    fn segments<'py>(
+        &self,
+        py: Python<'py>,
+        segment_class: Bound<'py, PyAny>,
+        endpoints: [(String, u16); 2],
+    ) -> PyResult<Bound<'py, PyList>> {
+        segments(py, &self.records, &segment_class, &endpoints)
+    }
+}
+
+/// Run one bulk transfer natively. Raises ValueError on a config the core cannot run. The
+/// result's "trace" is a NativeTrace.
 #[pyfunction]
-#[pyo3(signature = (config, rng_state, draws, segment_class=None, endpoints=None))]
+#[pyo3(signature = (config, rng_state, draws))]
 fn simulate_bulk<'py>(
     py: Python<'py>,
     config: &Bound<'py, PyDict>,
     rng_state: (Vec<u32>, usize),
     draws: (i64, i64, i64, i64),
-    segment_class: Option<Bound<'py, PyAny>>,
-    endpoints: Option<[(String, u16); 2]>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let cfg = config_of(config)?;
     let rng = PyRandom::from_state(&rng_state.0, rng_state.1).map_err(PyValueError::new_err)?;
@@ -182,12 +209,9 @@ fn simulate_bulk<'py>(
     let out = py.allow_threads(|| run_bulk(&cfg, rng, draws)).map_err(PyValueError::new_err)?;
 
     let d = PyDict::new(py);
-    let r = &out.records;
-    if let (Some(class), Some(ends)) = (&segment_class, &endpoints) {
-        d.set_item("segments", segments(py, r, class, ends)?)?;
-    } else {
-        d.set_item("records", record_columns(py, r)?)?;
-    }
+    let mut out = out;
+    let records = std::mem::take(&mut out.records);
+    d.set_item("trace", Bound::new(py, NativeTrace { records })?)?;
 
     let stalls = PyList::empty(py);
     for s in &out.stalls {
@@ -274,6 +298,7 @@ fn sim_randrange(rng_state: (Vec<u32>, usize), bounds: Vec<u64>) -> PyResult<Vec
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<NativeTrace>()?;
     m.add_function(wrap_pyfunction!(simulate_bulk, m)?)?;
     m.add_function(wrap_pyfunction!(sim_randrange, m)?)?;
     m.add_function(wrap_pyfunction!(naglemark_trial, m)?)?;
