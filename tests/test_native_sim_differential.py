@@ -250,3 +250,22 @@ def test_lazy_records_behave_as_the_list() -> None:
     assert rs.records == from_columns == run_bulk(cfg, engine="python").records
     assert rs.records[3] == from_columns[3] and list(rs.records)[-1] == from_columns[-1]
     assert pickle.loads(pickle.dumps(rs.records)) == from_columns
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("link", ["ethernet10", "fddi"])
+@pytest.mark.parametrize("variant", ["NAGLE", "OFF", "EOM", "E+M+D"])
+def test_naglemark_full_trials_identical(link: str, variant: str) -> None:
+    """Full-size (1000-response) persistent-connection trials S and R, as Mogul tables 4 and 5 run them."""
+    from stallscope.simulate.apps import naglemark as nm
+    from stallscope.simulate.apps.naglemark_net import make_network
+
+    for trial in ("S", "R"):
+        lengths = nm.response_lengths(nm.TrialType(trial), seed=2)
+        kw = dict(personality="tru64", link=link, variant=variant, sockbuf=16384, receiver_inference=False, seed=2)
+        net, rate = make_network(**kw)
+        py = nm.run_trial(net, trial=nm.TrialType(trial), app_buf=4096, sockbuf=16384, raw_rate_bps=rate,
+                          lengths=lengths)
+        rs, raw = native_core.naglemark_trial(**kw, trial=trial, app_buf=4096, lengths=lengths, engine="native")
+        assert list(py.samples) == list(rs.samples), _first_difference(list(py.samples), list(rs.samples))
+        assert (py.finished_ns, net.sim.events_run) == (rs.finished_ns, raw["events"])
