@@ -177,6 +177,11 @@ def test_engine_switch(monkeypatch: pytest.MonkeyPatch) -> None:
         run_bulk(cfg, engine="rust")
     with pytest.raises(ValueError, match="unknown personality|personality"):
         run_bulk(BulkConfig(personality="vms"), engine="auto")  # the Python path names the error
+    # bad values reach Python's own typed errors, not a native panic
+    with pytest.raises(ValueError, match="socket buffers must be positive"):
+        run_bulk(BulkConfig(sndbuf=0))
+    with pytest.raises(ValueError, match="in the past"):
+        run_bulk(BulkConfig(think_ns=-5, bytes=20_000, write=1000))
 
 
 def test_rng_matches_python_after_prerun_draws() -> None:
