@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 
 use super::costs::HostCost;
 use crate::sim::engine::Ns;
-use crate::sim::net::{Event, Net};
+use crate::sim::net::{Event, HostIndex, Net};
 use crate::sim::tcp::host::{CpuJob, HostEvent};
 
 pub struct HostCpu {
@@ -31,7 +31,7 @@ impl HostCpu {
     }
 
     /// Application-level work: `job` completes when it has had `cost` ns of CPU.
-    pub fn process(&mut self, net: &mut Net, index: u8, now: Ns, cost: Ns, job: CpuJob) {
+    pub fn process(&mut self, net: &mut Net, index: HostIndex, now: Ns, cost: Ns, job: CpuJob) {
         let start = now.max(self.pfree).max(self.kfree);
         let done = start + cost;
         self.pfree = done;
@@ -40,7 +40,7 @@ impl HostCpu {
     }
 
     /// _process_fire: Some(job) when the work is done, None when kernel time pushed it back.
-    pub fn process_fire(&mut self, net: &mut Net, index: u8, now: Ns, snap: Ns, job: CpuJob) -> Option<CpuJob> {
+    pub fn process_fire(&mut self, net: &mut Net, index: HostIndex, now: Ns, snap: Ns, job: CpuJob) -> Option<CpuJob> {
         let extra = self.stolen - snap;
         if extra > 0 {
             self.pfree = self.pfree.max(now + extra);
@@ -77,5 +77,54 @@ impl HostCpu {
             self.rx.push_back((done, ip_len));
             self.rx_bytes += ip_len;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::rng::PyRandom;
+    use crate::sim::tcp::costs::SUN_IPX;
+
+    fn net() -> Net {
+        Net::new(PyRandom::from_init_genrand(1))
+    }
+
+    #[test]
+    fn kernel_work_pushes_an_application_copy_back() {
+        let mut net = net();
+        let mut cpu = HostCpu::new(SUN_IPX);
+        cpu.process(&mut net, 0, 0, 1000, CpuJob::Copied(10));
+        assert_eq!(cpu.kernel(100, 300), 400); // kernel work pre-empts the copy
+        assert_eq!(cpu.kernel(200, 50), 450); // and runs in order
+        let (at, ev) = net.queue.pop(i64::MAX).unwrap();
+        let Event::Host(0, HostEvent::Cpu { snap, job }) = ev else { panic!("{ev:?}") };
+        assert_eq!((at, snap), (1000, 0));
+        assert_eq!(cpu.process_fire(&mut net, 0, at, snap, job), None, "350 ns stolen: not done yet");
+        let (at, ev) = net.queue.pop(i64::MAX).unwrap();
+        let Event::Host(0, HostEvent::Cpu { snap, job }) = ev else { panic!("{ev:?}") };
+        assert_eq!((at, snap), (1350, 350));
+        assert_eq!(cpu.process_fire(&mut net, 0, at, snap, job), Some(CpuJob::Copied(10)));
+    }
+
+    #[test]
+    fn the_receive_fifo_holds_frames_until_input_is_done() {
+        let mut cpu = HostCpu::new(SUN_IPX);
+        assert!(cpu.rx_admit(0, 20_000));
+        cpu.rx_hold(1_000, 20_000);
+        assert!(!cpu.rx_admit(500, 9_000), "28 KB FIFO: 20 KB + 9 KB does not fit");
+        assert!(cpu.rx_admit(1_000, 9_000), "the first frame left at 1000");
+        let mut free = HostCpu::new(crate::sim::tcp::costs::FREE);
+        free.rx_hold(10, 1 << 40);
+        assert!(free.rx_admit(0, 1 << 40), "no FIFO without rx_fifo_bytes");
+    }
+
+    #[test]
+    fn input_jitter_draws_from_the_run_generator() {
+        let mut a = net();
+        let mut b = PyRandom::from_init_genrand(1);
+        let cpu = HostCpu::new(SUN_IPX);
+        let cost = cpu.input_cost(&mut a, 1024);
+        assert_eq!(cost, 100_000 + 200_000 + b.randrange(300_001) as i64);
     }
 }

@@ -17,7 +17,7 @@ use crate::sim::app::{self, App};
 use crate::sim::engine::Ns;
 use crate::sim::ground_truth::Stall;
 use crate::sim::nagle::{self as nagle_mod, NagleState, NagleVariant, SendContext};
-use crate::sim::net::{Event, Net};
+use crate::sim::net::{Event, HostIndex, Net};
 use crate::sim::segment::{
     Segment, ACK, FIN, PSH, RST, SYN, TAG_ABORT, TAG_DELACK_TIMER, TAG_PERSIST, TAG_RETRANSMIT, TAG_WINDOW_UPDATE,
 };
@@ -53,7 +53,7 @@ pub enum HostEvent {
 }
 
 pub struct HostConfig {
-    pub index: u8,
+    pub index: HostIndex,
     pub personality: &'static str,
     pub mtu: u32,
     pub sndbuf: Option<u32>,
@@ -74,7 +74,7 @@ pub struct HostConfig {
 }
 
 pub struct Host {
-    pub index: u8,
+    pub index: HostIndex,
     pub app: App,
     pub p: &'static Personality,
     pub mtu: i64,

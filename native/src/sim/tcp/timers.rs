@@ -6,7 +6,7 @@
 use super::rules;
 use super::state::TimerKind;
 use crate::sim::engine::{EventId, Ns};
-use crate::sim::net::{Event, Net};
+use crate::sim::net::{Event, HostIndex, Net};
 use crate::sim::tcp::host::HostEvent;
 
 fn ticked(kind: TimerKind) -> bool {
@@ -14,7 +14,7 @@ fn ticked(kind: TimerKind) -> bool {
 }
 
 pub struct Timers {
-    index: u8,
+    index: HostIndex,
     pub slow_tick_ns: Option<Ns>,
     /// Python's `_ticks` dict: insertion order matters (slow_tick fires in that order).
     ticks: Vec<(TimerKind, i64)>,
@@ -25,7 +25,7 @@ pub struct Timers {
 }
 
 impl Timers {
-    pub fn new(index: u8, slow_tick_ns: Option<Ns>) -> Timers {
+    pub fn new(index: HostIndex, slow_tick_ns: Option<Ns>) -> Timers {
         Timers { index, slow_tick_ns, ticks: Vec::with_capacity(2), deadline: [None; 4], handles: [None; 4], stopped: false }
     }
 
@@ -116,5 +116,72 @@ impl Timers {
         }
         self.deadline[k] = None;
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::rng::PyRandom;
+
+    fn net() -> Net {
+        Net::new(PyRandom::from_init_genrand(1))
+    }
+
+    fn pop_timer(net: &mut Net) -> Option<(Ns, TimerKind)> {
+        match net.queue.pop(i64::MAX)? {
+            (at, Event::Host(0, HostEvent::Timer(k))) => Some((at, k)),
+            (at, other) => panic!("unexpected event at {at}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn ticked_timers_count_slow_ticks_in_insertion_order() {
+        let mut net = net();
+        let mut t = Timers::new(0, Some(500));
+        t.set(&mut net, TimerKind::Persist, 1000); // 2 ticks
+        t.set(&mut net, TimerKind::Rexmt, 1); // 1 tick
+        assert!(net.queue.is_empty(), "ticked timers schedule no engine event");
+        let (kinds, n) = t.ticked_kinds();
+        assert_eq!((&kinds[..n], n), (&[Some(TimerKind::Persist), Some(TimerKind::Rexmt)][..], 2));
+        assert!(!t.count_down(TimerKind::Persist));
+        assert!(t.count_down(TimerKind::Rexmt));
+        assert!(!t.running(TimerKind::Rexmt) && t.running(TimerKind::Persist));
+        t.set(&mut net, TimerKind::Rexmt, 1500); // re-inserted last
+        let (kinds, _) = t.ticked_kinds();
+        assert_eq!(kinds, [Some(TimerKind::Persist), Some(TimerKind::Rexmt)]);
+        t.cancel(TimerKind::Persist);
+        assert!(!t.count_down(TimerKind::Persist), "a cancelled kind is skipped");
+    }
+
+    #[test]
+    fn an_exact_timer_keeps_one_event_and_moves_its_deadline() {
+        let mut net = net();
+        let mut t = Timers::new(0, None);
+        t.set(&mut net, TimerKind::Delack, 100);
+        t.set(&mut net, TimerKind::Delack, 300); // later: the pending event stays
+        let (at, k) = pop_timer(&mut net).unwrap();
+        assert_eq!((at, k), (100, TimerKind::Delack));
+        assert!(!t.event(&mut net, at, k), "deadline moved to 300: re-armed, not fired");
+        let (at, k) = pop_timer(&mut net).unwrap();
+        assert_eq!(at, 300);
+        assert!(t.event(&mut net, at, k));
+        assert!(!t.running(TimerKind::Delack));
+        // Earlier deadline: the old event is cancelled and a new one scheduled.
+        t.set(&mut net, TimerKind::Partial, 1000);
+        t.set(&mut net, TimerKind::Partial, 200);
+        assert_eq!(pop_timer(&mut net).unwrap().0, 500);
+        assert!(pop_timer(&mut net).is_none());
+        // cancel leaves the event queued; it finds no deadline and does nothing.
+        t.set(&mut net, TimerKind::Delack, 10);
+        t.cancel(TimerKind::Delack);
+        let (at, k) = pop_timer(&mut net).unwrap();
+        assert!(!t.event(&mut net, at, k));
+        // stop cancels every pending event and refuses new exact timers.
+        t.set(&mut net, TimerKind::Delack, 10);
+        t.stop(&mut net);
+        t.set(&mut net, TimerKind::Partial, 10);
+        assert!(pop_timer(&mut net).is_none());
+        assert!(!t.running(TimerKind::Partial));
     }
 }
