@@ -261,11 +261,12 @@ def test_lazy_records_behave_as_the_list() -> None:
 @pytest.mark.parametrize("link", ["ethernet10", "fddi"])
 @pytest.mark.parametrize("variant", ["NAGLE", "OFF", "EOM", "E+M+D"])
 def test_naglemark_full_trials_identical(link: str, variant: str) -> None:
-    """Full-size (1000-response) persistent-connection trials S and R, as Mogul tables 4 and 5 run them."""
+    """Full-size (1000-response) trials of all four types, as Mogul tables 4 and 5 run them
+    (s and r open 1000 connections: 2000 hosts)."""
     from stallscope.simulate.apps import naglemark as nm
     from stallscope.simulate.apps.naglemark_net import make_network
 
-    for trial in ("S", "R"):
+    for trial in ("S", "R", "s", "r"):
         lengths = nm.response_lengths(nm.TrialType(trial), seed=2)
         kw = dict(personality="tru64", link=link, variant=variant, sockbuf=16384, receiver_inference=False, seed=2)
         net, rate = make_network(**kw)

@@ -14,7 +14,7 @@ use super::tcp::host::{Host, HostEvent};
 
 /// A host's number in the run (run_bulk: 0 = sender, 1 = receiver; naglemark: 2k and 2k + 1 for
 /// the client and server of connection k). Hosts use this alias so the width can grow.
-pub type HostIndex = u8;
+pub type HostIndex = u16;
 
 pub const SENDER: HostIndex = 0;
 pub const RECEIVER: HostIndex = 1;
