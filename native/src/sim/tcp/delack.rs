@@ -36,7 +36,7 @@ pub fn new_state(p: &Personality, rcvbuf: i64, rcv_mss: i64) -> DelAckState {
     };
     if p.delack == DelAckPolicy::LinuxAto {
         st.ato_ns = LINUX_ATO_MIN;
-        st.quick = fdiv(rcvbuf, 2 * rcv_mss).max(2).min(LINUX_QUICKACK_MAX);
+        st.quick = fdiv(rcvbuf, 2 * rcv_mss).clamp(2, LINUX_QUICKACK_MAX);
     }
     st
 }
@@ -78,7 +78,7 @@ pub fn on_data(
                 } else if gap < st.ato_ns {
                     st.ato_ns = (fdiv(st.ato_ns, 2) + gap).min(rto_ns);
                 }
-                st.ato_ns = st.ato_ns.max(LINUX_ATO_MIN).min(LINUX_ATO_MAX);
+                st.ato_ns = st.ato_ns.clamp(LINUX_ATO_MIN, LINUX_ATO_MAX);
             }
             if st.quick > 0 || unacked_bytes > rcv_mss { AckNow::Now } else { AckNow::Delay }
         }

@@ -343,10 +343,9 @@ impl Host {
         net.schedule(now + tick, self.ev(HostEvent::SlowTick));
         self.slow_ticks += 1;
         // Timers.slow_tick: fire every ticked timer that reaches zero, in insertion order.
-        let (kinds, n) = self.timers.ticked_kinds();
-        for kind in kinds.iter().take(n).flatten() {
-            if self.timers.count_down(*kind) {
-                self.timer_fired(net, now, *kind);
+        for kind in self.timers.ticked_kinds().into_iter().flatten() {
+            if self.timers.count_down(kind) {
+                self.timer_fired(net, now, kind);
             }
         }
     }

@@ -171,7 +171,7 @@ pub fn ticks_for(delay_ns: i64, tick_ns: i64) -> i64 {
 /// persist_ns: (srtt + 2 rttvar) * backoff, clamped to [5 s, 60 s].
 pub fn persist_ns(srtt_ns: i64, rttvar_ns: i64, shift: i64) -> i64 {
     let base = (srtt_ns + 2 * rttvar_ns) * backoff(shift);
-    base.max(5_000_000_000).min(60_000_000_000)
+    base.clamp(5_000_000_000, 60_000_000_000)
 }
 
 #[cfg(test)]

@@ -70,12 +70,12 @@ impl Timers {
     }
 
     /// The ticked kinds in insertion order (the snapshot `list(self._ticks)` of slow_tick).
-    pub fn ticked_kinds(&self) -> ([Option<TimerKind>; 2], usize) {
+    pub fn ticked_kinds(&self) -> [Option<TimerKind>; 2] {
         let mut out = [None; 2];
-        for (i, (k, _)) in self.ticks.iter().take(2).enumerate() {
-            out[i] = Some(*k);
+        for (slot, (k, _)) in out.iter_mut().zip(&self.ticks) {
+            *slot = Some(*k);
         }
-        (out, self.ticks.len().min(2))
+        out
     }
 
     /// One countdown step of slow_tick for `kind`: true when it reached zero and must fire
@@ -142,14 +142,12 @@ mod tests {
         t.set(&mut net, TimerKind::Persist, 1000); // 2 ticks
         t.set(&mut net, TimerKind::Rexmt, 1); // 1 tick
         assert!(net.queue.is_empty(), "ticked timers schedule no engine event");
-        let (kinds, n) = t.ticked_kinds();
-        assert_eq!((&kinds[..n], n), (&[Some(TimerKind::Persist), Some(TimerKind::Rexmt)][..], 2));
+        assert_eq!(t.ticked_kinds(), [Some(TimerKind::Persist), Some(TimerKind::Rexmt)]);
         assert!(!t.count_down(TimerKind::Persist));
         assert!(t.count_down(TimerKind::Rexmt));
         assert!(!t.running(TimerKind::Rexmt) && t.running(TimerKind::Persist));
         t.set(&mut net, TimerKind::Rexmt, 1500); // re-inserted last
-        let (kinds, _) = t.ticked_kinds();
-        assert_eq!(kinds, [Some(TimerKind::Persist), Some(TimerKind::Rexmt)]);
+        assert_eq!(t.ticked_kinds(), [Some(TimerKind::Persist), Some(TimerKind::Rexmt)]);
         t.cancel(TimerKind::Persist);
         assert!(!t.count_down(TimerKind::Persist), "a cancelled kind is skipped");
     }
