@@ -9,8 +9,13 @@ after them goes along for the draws made during the run (interrupt jitter).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
+import subprocess
+import sys
+from functools import lru_cache
+from pathlib import Path
 from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
@@ -33,6 +38,50 @@ _PERSONALITIES = frozenset({"sunos41", "bsd44", "freebsd4", "tru64", "linux20", 
 # Personalities whose Rust host is behind a change to the Python one: "auto" runs them in Python
 # until tests/test_native_sim_differential.py shows them identical again.
 PENDING_PERSONALITIES: dict[str, str] = {}
+
+
+# The Python sources the native core transliterates: when any of them changes, "auto" runs Python
+# (the reference) until the differential test has passed again and `verify` recorded the new
+# fingerprint in native_verified.py. So a calibration edit to the Python hosts takes effect at once.
+_PORTED = ("engine.py", "segment.py", "ground_truth.py", "run_bulk.py", "loss_attribution.py", "nagle.py",
+           "apps/bulk.py", "apps/naglemark.py", "apps/naglemark_net.py", "links/serial.py", "links/presets.py",
+           "links/atm.py", "links/drops.py", "links/tap.py", "tcp/*.py")
+_HERE = Path(__file__).resolve().parent
+
+
+@lru_cache(maxsize=1)
+def python_fingerprint() -> str:
+    """sha256 over the ported Python sources (path and content), computed once per process."""
+    h = hashlib.sha256()
+    for pattern in _PORTED:
+        for path in sorted(_HERE.glob(pattern)):
+            h.update(path.relative_to(_HERE).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def verified() -> bool:
+    """Did the differential test pass against exactly these Python sources?"""
+    from .native_verified import FINGERPRINT
+
+    return FINGERPRINT == python_fingerprint()
+
+
+def verify(pytest_args: tuple[str, ...] = ("-m", "not slow")) -> int:
+    """Run tests/test_native_sim_differential.py; on success record the sources' fingerprint."""
+    test = _HERE.parent / "tests" / "test_native_sim_differential.py"
+    if not test.exists():
+        raise FileNotFoundError(f"{test}: verify needs the repository checkout")
+    # The pytest executable, not `python -m pytest`: the repository root must not shadow the package.
+    exe = Path(sys.executable).with_name("pytest")
+    rc = subprocess.call([str(exe) if exe.exists() else "pytest", "-q", str(test), *pytest_args],
+                         cwd=test.parent.parent)
+    if rc == 0:
+        python_fingerprint.cache_clear()
+        (_HERE / "native_verified.py").write_text(
+            '"""Fingerprint of the Python simulator sources the native core was last held identical to\n'
+            '(written by `python -m stallscope.simulate.native_core verify`; see native_core.py)."""\n\n'
+            f'FINGERPRINT = "{python_fingerprint()}"\n')
+    return rc
 
 
 class NativeUnavailable(RuntimeError):
@@ -224,7 +273,7 @@ def choose(engine: str, cfg: Any, impairments: dict[str, Any] | None) -> bool:
     reason = unsupported_reason(cfg, impairments)
     if reason is None and engine == "auto":
         pending = [p for p in (cfg.personality, cfg.receiver_personality) if p in PENDING_PERSONALITIES]
-        if pending:
+        if pending or not verified():
             return False
     if reason is None and not native_built():
         reason = "stallscope._native has no simulate_bulk (stale build: run `make native`)"
@@ -251,6 +300,7 @@ def naglemark_trial(
     native = _native_module()
     preset = LINK_PRESETS.get(link)
     supported = (engine != "python" and native is not None and hasattr(native, "naglemark_trial")
+                 and (engine == "native" or verified())
                  and personality in _PERSONALITIES and preset is not None and preset.rate_bps > 0
                  and 0 < sockbuf < 1 << 31 and app_buf > 0 and bool(lengths))
     if not supported:
@@ -276,3 +326,9 @@ def naglemark_trial(
     samples = tuple(nm.Sample(length, elapsed) for length, elapsed in raw["samples"])
     result = nm.TrialResult(trial, app_buf, sockbuf, preset.rate_bps, samples, raw["finished_ns"])
     return result, raw
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] != ["verify"]:
+        sys.exit("usage: python -m stallscope.simulate.native_core verify [pytest args]")
+    sys.exit(verify(tuple(sys.argv[2:]) or ("-m", "not slow")))

@@ -166,6 +166,7 @@ def test_moldeklev_table_cells_identical(nagle: bool, monkeypatch: pytest.Monkey
 def test_engine_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     """engine="auto" uses the native core for a supported config and Python for impairments;
     "native" refuses what it cannot run, naming why; an unknown engine is an error."""
+    monkeypatch.setattr(native_core, "verified", lambda: True)
     cfg = BulkConfig(bytes=32 * 1024)
     assert native_core.choose("auto", cfg, None) is True
     assert run_bulk(cfg).path_inputs is None  # native: no Python link objects
@@ -275,3 +276,29 @@ def test_naglemark_full_trials_identical(link: str, variant: str) -> None:
         rs, raw = native_core.naglemark_trial(**kw, trial=trial, app_buf=4096, lengths=lengths, engine="native")
         assert list(py.samples) == list(rs.samples), _first_difference(list(py.samples), list(rs.samples))
         assert (py.finished_ns, net.sim.events_run) == (rs.finished_ns, raw["events"])
+
+
+def test_auto_runs_python_when_the_python_sources_changed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After an edit to the ported Python sources (fingerprint differs from the verified one),
+    "auto" runs the Python reference for bulk runs and naglemark trials; "native" still runs native."""
+    from stallscope.simulate import native_verified
+
+    monkeypatch.setattr(native_verified, "FINGERPRINT", "0" * 64)
+    cfg = BulkConfig(bytes=32 * 1024)
+    assert native_core.choose("auto", cfg, None) is False
+    assert run_bulk(cfg).path_inputs is not None  # the Python path
+    assert run_bulk(cfg, engine="native").path_inputs is None
+    assert native_core.naglemark_trial(personality="tru64", link="ethernet10", variant="NAGLE", sockbuf=16384,
+                                       receiver_inference=False, seed=1, trial="S", app_buf=4096,
+                                       lengths=[100, 200]) is None
+    monkeypatch.setattr(native_verified, "FINGERPRINT", native_core.python_fingerprint())
+    assert native_core.choose("auto", cfg, None) is True
+
+
+def test_native_core_verified_for_these_python_sources() -> None:
+    """Reports whether "auto" may use the native core: the recorded fingerprint must be that of
+    the Python sources on disk (this file's other tests are what verify them)."""
+    if not native_core.verified():
+        pytest.skip("the Python simulator changed since the native core was verified, so engine='auto' runs "
+                    "Python: port the change, then `python -m stallscope.simulate.native_core verify`")
+    assert len(native_core.python_fingerprint()) == 64
