@@ -86,9 +86,8 @@ fn connect(net: &mut Net, now: Ns) {
     let state = nm(net);
     let n = state.connections;
     state.connections += 1;
-    if let Some(&last) = state.pairs.last() {
-        // _retire_previous
-        let _ = last;
+    if !state.pairs.is_empty() {
+        // _retire_previous: the last pair stops once its FIN exchange has had time to finish.
         let k = (state.pairs.len() - 1) as u32;
         net.schedule(now + LINGER_NS, Event::Retire(k));
     }
@@ -297,7 +296,7 @@ pub fn run_trial(cfg: &TrialConfig, rng: super::rng::PyRandom) -> Result<TrialOu
         if let Some(e) = nm(&mut net).error.take() {
             return Err(e);
         }
-        if ran % SLICE_EVENTS == 0 && nm(&mut net).finished.is_some() {
+        if ran.is_multiple_of(SLICE_EVENTS) && nm(&mut net).finished.is_some() {
             break;
         }
     }

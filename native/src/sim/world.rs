@@ -94,14 +94,14 @@ fn nagle_of(name: &Option<String>) -> Result<Option<NagleVariant>, String> {
 
 fn summary(h: &Host) -> HostSummary {
     HostSummary {
-        segments_sent: h.segments_sent as u64,
-        retransmits: h.retransmits as u64,
-        timeouts: h.timeouts as u64,
+        segments_sent: h.segments_sent,
+        retransmits: h.retransmits,
+        timeouts: h.timeouts,
         maxseg: h.maxseg as u64,
         sndbuf: h.sndbuf as u64,
         rcvbuf: h.rcvbuf as u64,
         rx_fifo_drops: h.rx_drops.len() as u64,
-        icmp_mss_changes: h.icmp_mss_changes as u64,
+        icmp_mss_changes: h.icmp_mss_changes,
         aborted_at: h.aborted_at,
     }
 }
