@@ -302,3 +302,45 @@ def test_native_core_verified_for_these_python_sources() -> None:
         pytest.skip("the Python simulator changed since the native core was verified, so engine='auto' runs "
                     "Python: port the change, then `python -m stallscope.simulate.native_core verify`")
     assert len(native_core.python_fingerprint()) == 64
+
+
+def _config_strategy():
+    from hypothesis import strategies as st
+
+    opt = lambda s: st.one_of(st.none(), s)  # noqa: E731
+    return st.builds(
+        BulkConfig,
+        personality=st.sampled_from(PERSONALITIES),
+        receiver_personality=opt(st.sampled_from(PERSONALITIES)),
+        link=st.sampled_from(LINKS),
+        sndbuf=opt(st.integers(2048, 262_144)),
+        rcvbuf=opt(st.integers(2048, 262_144)),
+        write=st.one_of(st.integers(1, 2000), st.integers(2000, 70_000)),
+        read=st.one_of(st.integers(1, 2000), st.integers(2000, 70_000)),
+        bytes=st.one_of(st.integers(1, 5000), st.integers(20_000, 400_000)),
+        nagle=st.sampled_from(NAGLES),
+        receiver_nagle=opt(st.sampled_from(NAGLES[1:])),
+        receiver_inference=opt(st.booleans()),
+        cost=st.sampled_from(COSTS),
+        seed=st.integers(0, 2**32),
+        queue_bytes=opt(st.integers(3000, 200_000)),
+        think_ns=st.sampled_from((0, 0, 1_000_000, 50_000_000)),
+        reply=st.sampled_from((0, 0, 1, 700)),
+        mss=opt(st.integers(200, 9000)),
+    )
+
+
+@pytest.mark.slow
+def test_random_configs_identical() -> None:
+    """Hypothesis-drawn configurations (sizes, buffers, seeds, queues, think time, replies, MSS,
+    mixed personalities) give identical runs; derandomized, so the same cases every time."""
+    from hypothesis import HealthCheck, given, settings
+
+    @settings(max_examples=150, deadline=None, derandomize=True, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+    @given(_config_strategy())
+    def check(cfg: BulkConfig) -> None:
+        with pytest.MonkeyPatch.context() as mp:
+            assert_identical(cfg, mp)
+
+    check()
