@@ -45,7 +45,7 @@ PENDING_PERSONALITIES: dict[str, str] = {}
 # fingerprint in native_verified.py. So a calibration edit to the Python hosts takes effect at once.
 _PORTED = ("engine.py", "segment.py", "ground_truth.py", "run_bulk.py", "loss_attribution.py", "nagle.py",
            "apps/bulk.py", "apps/naglemark.py", "apps/naglemark_net.py", "links/serial.py", "links/presets.py",
-           "links/atm.py", "links/drops.py", "links/tap.py", "tcp/*.py")
+           "links/atm.py", "links/drops.py", "links/tap.py", "links/loss.py", "links/stages.py", "tcp/*.py")
 _HERE = Path(__file__).resolve().parent
 
 
@@ -105,7 +105,11 @@ def unsupported_reason(cfg: Any, impairments: dict[str, Any] | None = None) -> s
     """Why the native core cannot run `cfg`, or None when it can. Invalid names are 'unsupported'
     too, so the Python path raises its usual error for them."""
     if impairments:
-        return f"impairments {sorted(impairments)} run in Python only"
+        other = sorted(set(impairments) - _NATIVE_IMPAIRMENTS)
+        if other:
+            return f"impairments {other} run in Python only"
+        if native_impairments(impairments) is None:
+            return "impairment values out of range (the Python path raises the error)"
     for field in ("personality", "receiver_personality"):
         name = getattr(cfg, field)
         if name is not None and name not in _PERSONALITIES:
@@ -135,6 +139,42 @@ def unsupported_reason(cfg: Any, impairments: dict[str, Any] | None = None) -> s
     return None
 
 
+# make_path's loss impairments the native core runs (ATM switch, jumbo slots and PMTU hop do not).
+_NATIVE_IMPAIRMENTS = frozenset({"loss", "gilbert", "drop_nth", "loss_data_only", "reverse_loss", "reverse_rate_bps"})
+
+
+def _probability(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= v <= 1.0
+
+
+def native_impairments(impairments: dict[str, Any] | None) -> dict[str, Any] | None:
+    """make_path's reading of the loss impairments (falsy means absent), or None when a value is
+    one make_path would reject."""
+    im = impairments or {}
+    out: dict[str, Any] = {"loss": None, "gilbert": None, "drop_nth": None,
+                           "loss_data_only": bool(im.get("loss_data_only", False)), "reverse_loss": None,
+                           "reverse_rate_bps": im.get("reverse_rate_bps") or None}
+    for key in ("loss", "reverse_loss"):
+        if im.get(key):
+            if not _probability(im[key]):
+                return None
+            out[key] = float(im[key])
+    if im.get("gilbert"):
+        g = tuple(im["gilbert"])
+        if len(g) != 4 or not all(_probability(x) for x in g):
+            return None
+        out["gilbert"] = tuple(float(x) for x in g)
+    if im.get("drop_nth"):
+        nth = list(im["drop_nth"])
+        if not all(isinstance(i, int) and i >= 1 for i in nth):
+            return None
+        out["drop_nth"] = nth
+    rr = out["reverse_rate_bps"]
+    if rr is not None and not (isinstance(rr, int) and 0 < rr < 1 << 62):
+        return None
+    return out
+
+
 def pre_run_draws(seed: Any) -> tuple[tuple[int, int, int, int], tuple[list[int], int]]:
     """run_bulk's draws before the first event, in its order: each Host's tick phase is an
     argument (drawn first), its ISN is drawn in the constructor."""
@@ -144,20 +184,21 @@ def pre_run_draws(seed: Any) -> tuple[tuple[int, int, int, int], tuple[list[int]
     return draws, (list(internal[:624]), internal[624])
 
 
-def config_dict(cfg: Any) -> dict[str, Any]:
+def config_dict(cfg: Any, impairments: dict[str, Any] | None = None) -> dict[str, Any]:
     d = asdict(cfg)
     d["cost"] = asdict(cfg.host_cost())
+    d["impairments"] = native_impairments(impairments)
     return d
 
 
-def simulate_raw(cfg: Any) -> dict[str, Any]:
+def simulate_raw(cfg: Any, impairments: dict[str, Any] | None = None) -> dict[str, Any]:
     """The native core's own output: stall and drop tuples, counters, and the packet trace as a
     native object under "trace" (`.segments(Segment, endpoints)` or `.columns()` on demand)."""
     native = _native_module()
     if native is None:
         raise NativeUnavailable("stallscope._native has no simulate_bulk: run `make native`")
     draws, state = pre_run_draws(cfg.seed)
-    return native.simulate_bulk(config_dict(cfg), state, draws)
+    return native.simulate_bulk(config_dict(cfg, impairments), state, draws)
 
 
 class LazyRecords(Sequence):
@@ -219,10 +260,10 @@ def records_of(cols: dict[str, list]) -> list[tuple[int, Segment]]:
     return out
 
 
-def run_bulk_native(cfg: Any) -> Any:
+def run_bulk_native(cfg: Any, impairments: dict[str, Any] | None = None) -> Any:
     """run_bulk(cfg) in the native core, as the same BulkResult (path_inputs is None: there are no
     Python link objects)."""
-    return result_from_raw(cfg, simulate_raw(cfg))
+    return result_from_raw(cfg, simulate_raw(cfg, impairments))
 
 
 def result_from_raw(cfg: Any, raw: dict[str, Any]) -> Any:
@@ -262,8 +303,9 @@ def result_from_raw(cfg: Any, raw: dict[str, Any]) -> Any:
 
 
 def choose(engine: str, cfg: Any, impairments: dict[str, Any] | None) -> bool:
-    """True to run natively. "auto": when supported and built; "native": required (raises
-    NativeUnavailable naming why not); "python": never."""
+    """True to run natively. "auto": when supported, built, verified for these Python sources and
+    without impairments; "native": required (raises NativeUnavailable naming why not; takes the
+    loss impairments too); "python": never."""
     if engine == "auto":
         engine = os.environ.get(ENGINE_ENV) or "auto"
     if engine not in ENGINES:
@@ -273,7 +315,9 @@ def choose(engine: str, cfg: Any, impairments: dict[str, Any] | None) -> bool:
     reason = unsupported_reason(cfg, impairments)
     if reason is None and engine == "auto":
         pending = [p for p in (cfg.personality, cfg.receiver_personality) if p in PENDING_PERSONALITIES]
-        if pending or not verified():
+        # Loss impairments run natively only when asked for: callers of impaired runs read the
+        # Python path objects (result.path_inputs), which a native run does not have.
+        if pending or impairments or not verified():
             return False
     if reason is None and not native_built():
         reason = "stallscope._native has no simulate_bulk (stale build: run `make native`)"

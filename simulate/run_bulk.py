@@ -137,7 +137,7 @@ def run_bulk(cfg: BulkConfig, pcap: Path | None = None, *, impairments: dict[str
     from . import native_core
 
     if native_core.choose(engine, cfg, impairments):
-        result = native_core.run_bulk_native(cfg)
+        result = native_core.run_bulk_native(cfg, impairments)
         if pcap is not None:
             write_outputs(result, Path(pcap), path_parameters(cfg))
         return result

@@ -47,10 +47,10 @@ class _CapturingDropLog(DropLog):
         type(self).last = self
 
 
-def _python_run(cfg: BulkConfig, monkeypatch: pytest.MonkeyPatch):
+def _python_run(cfg: BulkConfig, monkeypatch: pytest.MonkeyPatch, impairments: dict | None = None):
     monkeypatch.setattr(run_bulk_mod, "DropLog", _CapturingDropLog)
     _CapturingDropLog.last = None
-    result = run_bulk(cfg, engine="python")
+    result = run_bulk(cfg, engine="python", impairments=impairments)
     log = _CapturingDropLog.last
     assert log is not None
     drops = [(d.at_ns, d.uid, d.reason, d.where, 0 if d.flow[0] == "10.0.0.1" else 1, d.seq, d.payload_len,
@@ -71,12 +71,12 @@ def _stall_tuple(s) -> tuple:
     return (s.start_ns, s.end_ns, s.cause.value, s.detail, s.direction, s.evidence)
 
 
-def assert_identical(cfg: BulkConfig, monkeypatch: pytest.MonkeyPatch) -> None:
+def assert_identical(cfg: BulkConfig, monkeypatch: pytest.MonkeyPatch, impairments: dict | None = None) -> None:
     for p in (cfg.personality, cfg.receiver_personality):
         if p in HOST_PORT_PENDING:
             pytest.skip(f"{p}: {HOST_PORT_PENDING[p]}")
-    py, py_drops = _python_run(cfg, monkeypatch)
-    raw = native_core.simulate_raw(cfg)
+    py, py_drops = _python_run(cfg, monkeypatch, impairments)
+    raw = native_core.simulate_raw(cfg, impairments)
     rs = native_core.result_from_raw(cfg, raw)
     rs_drops = [tuple(d) for d in raw["drops"]]
     assert py.records == rs.records, f"{cfg}\ntrace: " + _first_difference(py.records, rs.records)
@@ -152,6 +152,38 @@ def test_special_cases_identical(name: str, monkeypatch: pytest.MonkeyPatch) -> 
     assert_identical(SPECIAL[name], monkeypatch)
 
 
+LOSSY = {
+    "loss-reno": (BulkConfig(personality="bsd44", link="ethernet10", sndbuf=65536, rcvbuf=65536, bytes=600_000,
+                             seed=2), {"loss": 0.01}),
+    "loss-newreno-ipx": (BulkConfig(personality="linux", link="fastethernet", bytes=500_000, cost="sun_ipx",
+                                    seed=4), {"loss": 0.02, "reverse_loss": 0.01}),
+    "gilbert-data-only": (BulkConfig(personality="freebsd4", link="gige", sndbuf=131072, rcvbuf=131072,
+                                     bytes=800_000), {"gilbert": (0.01, 0.3, 0.0, 0.5), "loss_data_only": True}),
+    "drop-nth-tahoe": (BulkConfig(personality="sunos41", link="atm140", bytes=400_000),
+                       {"drop_nth": (20, 21, 22, 60), "loss_data_only": True}),
+    "reverse-rate": (BulkConfig(personality="tru64", link="fddi", bytes=300_000),
+                     {"reverse_rate_bps": 64_000, "loss": 0.005}),
+    "heavy-loss-abort": (BulkConfig(personality="linux20", link="ethernet10", bytes=100_000), {"loss": 0.6}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOSSY))
+def test_loss_impairments_identical(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """make_path's loss stages (Bernoulli, Gilbert-Elliott, n-th packet, data only, reverse loss,
+    reverse rate) draw the same numbers and drop the same packets natively."""
+    cfg, impairments = LOSSY[name]
+    assert_identical(cfg, monkeypatch, impairments)
+
+
+@pytest.mark.parametrize("i", range(0, 180, 6))
+def test_matrix_with_loss_identical(i: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every sixth matrix cell again with forward and reverse random loss (seeded per cell)."""
+    rng = random.Random(i)
+    impairments = {"loss": rng.choice((0.005, 0.02, 0.05)), "reverse_loss": rng.choice((0, 0.01)),
+                   "loss_data_only": rng.random() < 0.5}
+    assert_identical(MATRIX[i], monkeypatch, impairments)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("nagle", [True, False], ids=["nagle-on", "nagle-off"])
 def test_moldeklev_table_cells_identical(nagle: bool, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -171,9 +203,15 @@ def test_engine_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     assert native_core.choose("auto", cfg, None) is True
     assert run_bulk(cfg).path_inputs is None  # native: no Python link objects
     assert run_bulk(cfg, engine="python").path_inputs is not None
-    assert native_core.choose("auto", cfg, {"loss": 0.01}) is False
+    assert native_core.choose("auto", cfg, {"loss": 0.01}) is False  # impaired runs keep path_inputs
+    assert native_core.choose("native", cfg, {"loss": 0.01}) is True
+    assert native_core.choose("auto", cfg, {"pmtu_mtu": 1280}) is False
     with pytest.raises(native_core.NativeUnavailable, match="impairments"):
-        run_bulk(cfg, impairments={"loss": 0.01}, engine="native")
+        run_bulk(cfg, impairments={"atm_switch": None, "loss": 0.01}, engine="native")
+    with pytest.raises(native_core.NativeUnavailable, match="out of range"):
+        run_bulk(cfg, impairments={"loss": 1.5}, engine="native")
+    with pytest.raises(ValueError, match="probability"):
+        run_bulk(cfg, impairments={"loss": 1.5})
     with pytest.raises(ValueError, match="unknown simulator engine"):
         run_bulk(cfg, engine="rust")
     with pytest.raises(ValueError, match="unknown personality|personality"):

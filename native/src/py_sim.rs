@@ -14,7 +14,7 @@ use crate::sim::nagle::NagleVariant;
 use crate::sim::naglemark::{run_trial, TrialConfig};
 use crate::sim::rng::PyRandom;
 use crate::sim::tcp::costs::HostCost;
-use crate::sim::world::{run_bulk, BulkRun, Draws, HostSummary};
+use crate::sim::world::{run_bulk, BulkRun, Draws, HostSummary, Impairments};
 
 fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<T> {
     match d.get_item(key)? {
@@ -61,6 +61,20 @@ fn config_of(d: &Bound<'_, PyDict>) -> PyResult<BulkRun> {
         route_mtu: get(d, "route_mtu")?,
         advertised_mss: get(d, "advertised_mss")?,
         host_mtu: get(d, "host_mtu")?,
+        impair: match d.get_item("impairments")? {
+            None => Impairments::default(),
+            Some(v) => {
+                let im: Bound<'_, PyDict> = v.downcast_into()?;
+                Impairments {
+                    loss: get(&im, "loss")?,
+                    gilbert: get(&im, "gilbert")?,
+                    drop_nth: get(&im, "drop_nth")?,
+                    loss_data_only: get(&im, "loss_data_only")?,
+                    reverse_loss: get(&im, "reverse_loss")?,
+                    reverse_rate_bps: get(&im, "reverse_rate_bps")?,
+                }
+            }
+        },
     })
 }
 

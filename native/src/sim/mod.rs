@@ -10,5 +10,6 @@ pub mod nagle;
 pub mod net;
 pub mod rng;
 pub mod segment;
+pub mod stage;
 pub mod tcp;
 pub mod world;

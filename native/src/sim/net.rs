@@ -9,6 +9,7 @@ use super::link::{SerialLink, Verdict};
 use super::loss::LossClassifier;
 use super::rng::PyRandom;
 use super::segment::Segment;
+use super::stage::LossStage;
 use super::naglemark::Naglemark;
 use super::tcp::host::{Host, HostEvent};
 
@@ -41,6 +42,8 @@ pub struct Net {
     pub finished_at: Option<Ns>,
     pub started_at: Option<Ns>,
     pub links: Vec<SerialLink>,
+    /// Loss stages in front of each link (make_path's impairments), by link index.
+    pub stages: Vec<Vec<LossStage>>,
     /// The link each host emits into, by host index.
     pub out_link: Vec<u32>,
     /// The host each link delivers to, by link index.
@@ -63,7 +66,7 @@ impl Net {
     pub fn new(rng: PyRandom) -> Net {
         Net {
             queue: EventQueue::new(), rng, drops: Vec::new(), finished_at: None, started_at: None,
-            links: Vec::new(), out_link: Vec::new(), link_sink: Vec::new(), tapped: None,
+            links: Vec::new(), stages: Vec::new(), out_link: Vec::new(), link_sink: Vec::new(), tapped: None,
             taps: [Vec::new(), Vec::new()], loss: LossClassifier::default(), rx_drops_logged: None,
             hosts: Vec::new(), naglemark: None,
         }
@@ -74,6 +77,7 @@ impl Net {
         for (from, to, link) in [(a, b, a_to_b), (b, a, b_to_a)] {
             let l = self.links.len() as u32;
             self.links.push(link);
+            self.stages.push(Vec::new());
             self.link_sink.push(to);
             let i = usize::from(from);
             if self.out_link.len() <= i {
@@ -109,6 +113,12 @@ impl Net {
         let l = self.out_link[usize::from(from)];
         if self.tapped == Some(from) {
             self.taps[0].push((now, seg.clone()));
+        }
+        if let Some(i) = self.stages[l as usize].iter_mut().position(|st| st.drops(&mut self.rng, &seg)) {
+            let st = &self.stages[l as usize][i];
+            let (reason, place) = (st.reason, st.place.clone());
+            self.push_drop(now, &seg, reason, place);
+            return;
         }
         match self.links[l as usize].offer(now, seg.ip_len()) {
             Verdict::DeliverAt(at) => {

@@ -76,6 +76,13 @@ impl PyRandom {
         low | (high << 32)
     }
 
+    /// random(): a double in [0, 1) from two 32-bit draws (CPython's genrand_res53).
+    pub fn random(&mut self) -> f64 {
+        let a = f64::from(self.genrand_uint32() >> 5);
+        let b = f64::from(self.genrand_uint32() >> 6);
+        (a * 67_108_864.0 + b) * (1.0 / 9_007_199_254_740_992.0)
+    }
+
     /// randrange(n) for n > 0.
     pub fn randrange(&mut self, n: u64) -> u64 {
         assert!(n > 0, "empty range for randrange()");
@@ -99,6 +106,15 @@ mod tests {
         assert_eq!(r.genrand_uint32(), 3_499_211_612);
         assert_eq!(r.genrand_uint32(), 581_869_302);
         assert_eq!(r.genrand_uint32(), 3_890_346_734);
+    }
+
+    #[test]
+    fn random_is_in_the_unit_interval() {
+        let mut r = PyRandom::from_init_genrand(7);
+        for _ in 0..1000 {
+            let x = r.random();
+            assert!((0.0..1.0).contains(&x));
+        }
     }
 
     #[test]

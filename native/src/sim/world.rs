@@ -11,6 +11,7 @@ use super::nagle::NagleVariant;
 use super::net::{Event, Net, RECEIVER, SENDER};
 use super::rng::PyRandom;
 use super::segment::Segment;
+use super::stage::{LossModel, LossStage, REASON_GILBERT_LOSS, REASON_INJECTED_LOSS, REASON_RANDOM_LOSS};
 use super::tcp::costs::HostCost;
 use super::tcp::host::{Host, HostConfig};
 use super::tcp::personality::get_personality;
@@ -43,6 +44,20 @@ pub struct BulkRun {
     pub route_mtu: Option<u32>,
     pub advertised_mss: Option<u32>,
     pub host_mtu: Option<u32>,
+    /// make_path impairments without Python objects (falsy values already dropped).
+    pub impair: Impairments,
+}
+
+/// The loss impairments of make_path: forward loss, gilbert and drop_nth (in that order, with
+/// loss_data_only), reverse_loss, and a reverse link rate.
+#[derive(Clone, Debug, Default)]
+pub struct Impairments {
+    pub loss: Option<f64>,
+    pub gilbert: Option<(f64, f64, f64, f64)>,
+    pub drop_nth: Option<Vec<u64>>,
+    pub loss_data_only: bool,
+    pub reverse_loss: Option<f64>,
+    pub reverse_rate_bps: Option<i64>,
 }
 
 /// Python's draws before the run, in run_bulk's order.
@@ -124,9 +139,13 @@ pub fn run_bulk(cfg: &BulkRun, rng: PyRandom, draws: Draws) -> Result<BulkOutcom
     let host_mtu = cfg.host_mtu.unwrap_or(mtu);
     // make_path: no stage draws randomness or schedules anything, so building it first is safe.
     let fwd = SerialLink::new(format!("{}-fwd", cfg.link), rate, delay, mtu, cfg.queue_bytes, p.framing)?;
-    let rev = SerialLink::new(format!("{}-rev", cfg.link), rate, delay, mtu, cfg.queue_bytes, p.framing)?;
+    let rev_rate = cfg.impair.reverse_rate_bps.unwrap_or(rate);
+    let rev = SerialLink::new(format!("{}-rev", cfg.link), rev_rate, delay, mtu, cfg.queue_bytes, p.framing)?;
     let mut net = Net::new(rng);
     net.connect_pair(SENDER, RECEIVER, fwd, rev);
+    let (fwd_stages, rev_stages) = loss_stages(&cfg.link, &cfg.impair);
+    net.stages[0] = fwd_stages;
+    net.stages[1] = rev_stages;
     net.tapped = Some(SENDER);
     net.rx_drops_logged = Some(RECEIVER);
     // _mark_predictable reads the receiver's buffer before the receiver is up (its initial size).
@@ -200,6 +219,29 @@ pub fn run_bulk(cfg: &BulkRun, rng: PyRandom, draws: Draws) -> Result<BulkOutcom
         receiver: summary(&hosts[1]),
         path_mtu: mtu,
     })
+}
+
+/// make_path's loss stages for (forward, reverse).
+fn loss_stages(name: &str, im: &Impairments) -> (Vec<LossStage>, Vec<LossStage>) {
+    let fwd_place = format!("{name}-fwd-loss");
+    let stage = |model, reason, place: &String, data_only| LossStage { model, reason, place: place.clone(), data_only };
+    let mut fwd = Vec::new();
+    if let Some(p) = im.loss {
+        fwd.push(stage(LossModel::Random { p }, REASON_RANDOM_LOSS, &fwd_place, im.loss_data_only));
+    }
+    if let Some((p_gb, p_bg, loss_good, loss_bad)) = im.gilbert {
+        let model = LossModel::Gilbert { p_gb, p_bg, loss_good, loss_bad, bad: false };
+        fwd.push(stage(model, REASON_GILBERT_LOSS, &fwd_place, im.loss_data_only));
+    }
+    if let Some(indices) = &im.drop_nth {
+        let model = LossModel::Nth { indices: indices.clone(), offered: 0 };
+        fwd.push(stage(model, REASON_INJECTED_LOSS, &fwd_place, im.loss_data_only));
+    }
+    let mut rev = Vec::new();
+    if let Some(p) = im.reverse_loss {
+        rev.push(stage(LossModel::Random { p }, REASON_RANDOM_LOSS, &format!("{name}-rev-loss"), false));
+    }
+    (fwd, rev)
 }
 
 fn run_loop(hosts: &mut [Host; 2], net: &mut Net) {
