@@ -241,6 +241,8 @@ def test_native_randrange_is_pythons() -> None:
     _version, internal, _gauss = rng.getstate()
     bounds = [1, 2, 3, 7, 300_001, 10**9, 1 << 32, (1 << 32) + 1, 10**12, (1 << 63) - 25] * 150
     assert _native.sim_randrange((list(internal[:624]), internal[624]), bounds) == [rng.randrange(n) for n in bounds]
+    _version, internal, _gauss = rng.getstate()
+    assert _native.sim_random((list(internal[:624]), internal[624]), 2000) == [rng.random() for _ in range(2000)]
 
 
 # --- version 2: the naglemark request/response trial (Mogul tables 4 and 5) ----------------------

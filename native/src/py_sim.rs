@@ -311,10 +311,18 @@ fn sim_randrange(rng_state: (Vec<u32>, usize), bounds: Vec<u64>) -> PyResult<Vec
     Ok(bounds.into_iter().map(|n| rng.randrange(n)).collect())
 }
 
+/// `n` calls of `random()` from a `random.Random` state (tests hold it to Python's).
+#[pyfunction]
+fn sim_random(rng_state: (Vec<u32>, usize), n: usize) -> PyResult<Vec<f64>> {
+    let mut rng = PyRandom::from_state(&rng_state.0, rng_state.1).map_err(PyValueError::new_err)?;
+    Ok((0..n).map(|_| rng.random()).collect())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeTrace>()?;
     m.add_function(wrap_pyfunction!(simulate_bulk, m)?)?;
     m.add_function(wrap_pyfunction!(sim_randrange, m)?)?;
+    m.add_function(wrap_pyfunction!(sim_random, m)?)?;
     m.add_function(wrap_pyfunction!(naglemark_trial, m)?)?;
     Ok(())
 }
