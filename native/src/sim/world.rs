@@ -1,5 +1,6 @@
-//! simulate/run_bulk.py without impairments: builds the two hosts, the path and the bulk apps,
-//! runs the event loop with the watchdog, and collects what run_bulk returns. Python's random
+//! simulate/run_bulk.py (no ATM switch, jumbo slots or PMTU hop; loss stages allowed): builds the
+//! two hosts, the path and the bulk apps, runs the event loop with the watchdog, and collects
+//! what run_bulk returns. Python's random
 //! draws made before the run (tick phases, ISNs) come in as values; the generator state after
 //! them drives the draws made during the run (interrupt jitter).
 
@@ -19,7 +20,7 @@ use super::tcp::state::TcpState;
 
 pub const MAX_SIM_NS: Ns = 4 * 3600 * NS_PER_S;
 
-/// BulkConfig's fields the native core supports (no impairments).
+/// BulkConfig's fields, and the loss impairments the native core supports.
 #[derive(Clone, Debug)]
 pub struct BulkRun {
     pub personality: String,
