@@ -59,7 +59,7 @@ def engine_only() -> int:
 
 
 # naglemark trials (Mogul tables 4/5): tru64 over Ethernet, NAGLE server, 4 KB writes, 16 KB buffer.
-NAGLEMARK_CASES = {"naglemark S 1000 responses": ("S", 1000), "naglemark s 120 connections": ("s", 120)}
+NAGLEMARK_CASES = {"naglemark S 1000 responses": ("S", 1000), "naglemark s 1000 connections": ("s", 1000)}
 
 
 def naglemark_row(trial: str, n: int, repeat: int) -> dict:
