@@ -20,7 +20,9 @@ is idle; 4.4BSD's tcp_input calls tcp_output before the woken writer runs), the 
 then held behind it by Nagle or Minshall, and the receiver, with less than 2 * MSS to
 acknowledge, waits for the 200 ms tick. The paper's Tru64 shows no such extra stall at 16 KB
 (MINSHALL 0-8.8 % in every column); nothing in the paper or the BSD code read for notes 1.1-1.3
-says how it avoided it, so the host is left as BSD does it. Other cells off by more than 8 points
+says how it avoided it, so the host is left as BSD does it (letting the woken writer refill before
+the ACK's tcp_output was tried and is worse: 5/11 worst scores at CI size, NAGLE 4K/16K 39 %
+against the paper's 66 %, which the BSD order matches). Other cells off by more than 8 points
 at full size: NAGLE 32K and 128K / 16K (60-65 %, paper 44 %), MINSHALL 32K and 128K / 16K,
 MIN+MORE and BORMAN 32K / 16K (the same refill remainder), and MSMV and E+M+M 4K / 64K and 128K
 (13 %, paper 22-34 %: MSMV's tearing exemption, whose code in Minshall et al. is not available).
