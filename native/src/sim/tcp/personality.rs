@@ -77,6 +77,11 @@ pub struct Personality {
     pub max_retransmits: u32,
     /// 4.4BSD / OSF tcp_xmit_timer: srtt and rttvar in slow ticks scaled by 8 and 4.
     pub rtt_fixed_point: bool,
+    /// OSF/1 sosend: a write with at least this many bytes left gets a cluster of
+    /// min(resid, MCLBYTES) whatever space the round has left; 0 = 4.4BSD.
+    pub mbuf_threshold: i64,
+    /// OSF/1 tcp_mss: so_snd.sb_lowat = mss.
+    pub lowat_is_mss: bool,
 }
 
 pub const SUNOS41: Personality = Personality {
@@ -113,6 +118,8 @@ pub const SUNOS41: Personality = Personality {
     linux20_max_unacked: 8192,
     max_retransmits: 12,
     rtt_fixed_point: false,
+    mbuf_threshold: 0,
+    lowat_is_mss: false,
 };
 
 pub const BSD44: Personality = Personality {
@@ -157,6 +164,8 @@ pub const TRU64: Personality = Personality {
     buffer_round_to_mss: false,
     default_sndbuf: 32768,
     default_rcvbuf: 32768,
+    mbuf_threshold: 1024,
+    lowat_is_mss: true,
     ..BSD44
 };
 
@@ -193,6 +202,8 @@ pub const LINUX: Personality = Personality {
     max_window: 65535,
     linux20_max_unacked: 8192,
     rtt_fixed_point: false,
+    mbuf_threshold: 0,
+    lowat_is_mss: false,
 };
 
 pub const LINUX20: Personality = Personality {

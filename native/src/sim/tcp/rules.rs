@@ -26,12 +26,16 @@ pub enum SendReason {
 
 /// sosend_chunk: bytes copied before the next PRU_SEND; 0 means the writer sleeps. The low-water
 /// test runs when a copy round starts; `in_round`: a 4.4BSD/OSF round still uses its space.
-pub fn sosend_chunk(p: &Personality, resid: i64, space: i64, in_round: bool) -> i64 {
+pub fn sosend_chunk(p: &Personality, resid: i64, space: i64, in_round: bool, lowat: Option<i64>) -> i64 {
     if resid <= 0 {
         return 0;
     }
-    if space <= 0 || (!in_round && space < resid && space < p.writer_lowat) {
+    let mark = lowat.unwrap_or(p.writer_lowat);
+    if space <= 0 || (!in_round && space < resid && space < mark) {
         return 0;
+    }
+    if p.mbuf_threshold != 0 && resid >= p.mbuf_threshold {
+        return resid.min(p.mclbytes); // OSF/1: the cluster does not depend on the space left
     }
     let n = resid.min(space);
     match p.copy_rule {
@@ -222,16 +226,16 @@ mod tests {
 
     #[test]
     fn sosend_chunking() {
-        assert_eq!(sosend_chunk(&SUNOS41, 8192, 16384, false), 4096);
-        assert_eq!(sosend_chunk(&SUNOS41, 8192, 3084, false), 3084);
-        assert_eq!(sosend_chunk(&SUNOS41, 8192, 1012, false), 0);
-        assert_eq!(sosend_chunk(&SUNOS41, 500, 1012, false), 500);
-        assert_eq!(sosend_chunk(&BSD44, 8192, 16384, false), 2048);
-        assert_eq!(sosend_chunk(&LINUX, 8192, 16384, false), 8192);
-        assert_eq!(sosend_chunk(&LINUX, 8192, 0, false), 0);
+        assert_eq!(sosend_chunk(&SUNOS41, 8192, 16384, false, None), 4096);
+        assert_eq!(sosend_chunk(&SUNOS41, 8192, 3084, false, None), 3084);
+        assert_eq!(sosend_chunk(&SUNOS41, 8192, 1012, false, None), 0);
+        assert_eq!(sosend_chunk(&SUNOS41, 500, 1012, false, None), 500);
+        assert_eq!(sosend_chunk(&BSD44, 8192, 16384, false, None), 2048);
+        assert_eq!(sosend_chunk(&LINUX, 8192, 16384, false, None), 8192);
+        assert_eq!(sosend_chunk(&LINUX, 8192, 0, false, None), 0);
         // Inside a 4.4BSD round the low-water mark is not tested again.
-        assert_eq!(sosend_chunk(&BSD44, 8192, 1000, false), 0);
-        assert_eq!(sosend_chunk(&BSD44, 8192, 1000, true), 1000);
+        assert_eq!(sosend_chunk(&BSD44, 8192, 1000, false, None), 0);
+        assert_eq!(sosend_chunk(&BSD44, 8192, 1000, true, None), 1000);
         assert!(sosend_rounds(&BSD44) && !sosend_rounds(&SUNOS41) && !sosend_rounds(&LINUX));
     }
 
