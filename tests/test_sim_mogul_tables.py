@@ -3,13 +3,13 @@
 CI runs a subsample: 100 of the 1000 response lengths per trial (one seeded pick from each stride
 of ten sequential lengths, 100 random draws) and 2 repetitions of the random trials; the
 tolerances are the full ones. The full-size tests (1000 responses, 10 repetitions) run only on
-the native simulator core, verified identical to the Python hosts (simulate/native_core.py: 8 s
-per table there, 5-20 min in Python). Measured at full size on 2026-11-22 (Python and native gave
-identical tables):
-- table 4 (Ethernet): 98/99 cells within 8 points, tau-b 0.751, 8/11 worst scores within 5 points
+the native simulator core, verified identical to the Python hosts (simulate/native_core.py: 8-30 s
+per table there, 5-20 min in Python). Measured at full size on 2026-11-22 with the OSF/1 sosend
+copy (a cluster per PRU_SEND whatever the round's space left):
+- table 4 (Ethernet): 98/99 cells within 8 points, tau-b 0.791, 8/11 worst scores within 5 points
   (EOM 37.3 against 31.9, MSMV 24.2 against 17.9, E+M+M 24.2 against 18.2: sequential trials with
   4 KB writes, every socket buffer size);
-- table 5 (FDDI): 87/99 cells, tau-b 0.775, 9/11 worst scores (MINSHALL 66.4 against 8.8 and
+- table 5 (FDDI): 89/99 cells, tau-b 0.775, 9/11 worst scores (MINSHALL 66.4 against 8.8 and
   MIN+MORE 66.4 against 8.7, both in the 4 KB / 16 KB cell).
 """
 from __future__ import annotations

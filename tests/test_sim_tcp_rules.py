@@ -64,11 +64,31 @@ def test_sosend_chunking(p, resid, space, expected):
 def test_sosend_round_tests_the_low_water_mark_once():
     """4.4BSD/OSF sosend tests space against sb_lowat when a round starts, then copies cluster by
     cluster until that space is used (`} while (resid && space > 0)`); SunOS re-tests per chunk."""
-    assert rules.sosend_chunk(TRU64, 20000, 12000) == 8192  # round starts: 12000 >= lowat
-    assert rules.sosend_chunk(TRU64, 11808, 3808) == 0  # a new round would sleep (3808 < 8192)
-    assert rules.sosend_chunk(TRU64, 11808, 3808, in_round=True) == 3808  # the round goes on
+    assert rules.sosend_chunk(BSD44, 20000, 12000) == 2048  # round starts: 12000 >= lowat
+    assert rules.sosend_chunk(BSD44, 1808, 1000) == 0  # a new round would sleep (1000 < 2048)
+    assert rules.sosend_chunk(BSD44, 1808, 1000, in_round=True) == 1000  # the round goes on
+    assert rules.sosend_chunk(TRU64, 11808, 3808) == 0  # OSF: the same mark (3808 < 8192)
     assert rules.sosend_rounds(TRU64) and rules.sosend_rounds(BSD44)
     assert not rules.sosend_rounds(SUNOS41) and not rules.sosend_rounds(LINUX)
+
+
+def test_osf_sosend_cluster_does_not_depend_on_the_space_left():
+    """DEC OSF/1 uipc_socket.c (mbufthreshold = 1024): with at least 1024 bytes of the write left,
+    sosend takes a cluster of min(resid, MCLBYTES) even when the round has less space, so the
+    round can overshoot sb_hiwat by up to a cluster; below the threshold small mbufs fill at most
+    the space. 4.4BSD bounds every copy by the space."""
+    assert rules.sosend_chunk(TRU64, 11808, 3808, in_round=True) == 8192  # overshoots by 4384
+    assert rules.sosend_chunk(TRU64, 3616, 864, in_round=True) == 3616
+    assert rules.sosend_chunk(TRU64, 900, 500, in_round=True) == 500  # small mbufs: bounded
+    assert rules.sosend_chunk(TRU64, 11808, 0, in_round=True) == 0  # the round ended
+    assert rules.sosend_chunk(BSD44.with_(mclbytes=8192), 11808, 3808, in_round=True) == 3808
+
+
+def test_writer_low_water_mark_can_be_the_mss():
+    """OSF/1 tcp_mss sets so_snd.sb_lowat = mss; the host passes it as `lowat`."""
+    osf = TRU64.with_(lowat_is_mss=True)
+    assert rules.sosend_chunk(osf, 8000, 4400, lowat=4312) == 8000
+    assert rules.sosend_chunk(osf, 8000, 4300, lowat=4312) == 0
 
 
 def test_mss_selection_per_personality():

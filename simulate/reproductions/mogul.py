@@ -9,23 +9,29 @@ k-th length; random: fewer draws) for the CI tests, which hold the same toleranc
 
 Known deviation: FDDI with a 16 KB socket buffer (the 64 KB and 128 KB columns hold). The
 tru64 personality keeps socket buffers unrounded, as Mogul's hosts ran (section 8: "the buffer
-size is not a multiple of MSS"), and sosend tests the writer's low-water mark (MCLBYTES = 8192)
-once per copy round, then copies cluster by cluster until the space seen at the round's start is
-used (4.4BSD/OSF `} while (resid && space > 0)`; before, the host re-tested after every cluster).
-Full size after that change (1000 responses, 10 repetitions, 2026-11-22): table 5 has 87/99 cells
-within 8 points and Kendall tau-b 0.775, both within tolerance, and 9/11 worst scores within 5
-points; MINSHALL and MIN+MORE are off (66.4 % against 8.8 % and 8.7 %, in the 4 KB / 16 KB cell).
+size is not a multiple of MSS"), tests the writer's low-water mark (MCLBYTES = 8192) once per
+copy round, and copies as DEC OSF/1 sosend does (uipc_socket.c, `mbufthreshold = 1024`): a
+write with at least 1024 bytes left gets a cluster of min(resid, MCLBYTES) whatever space the
+round has left, one PRU_SEND each, so a round can overshoot the buffer by up to a cluster.
+Full size after that change (1000 responses, 10 repetitions, native core, 2026-11-22):
+- table 4: 98/99 cells within 8 points, tau-b 0.791, 8/11 worst scores within 5 points (EOM
+  37.3 against 31.9, MSMV 24.2 against 17.9, E+M+M 24.2 against 18.2; sequential trials, 4 KB
+  writes, every buffer column);
+- table 5: 89/99 cells, tau-b 0.775, 9/11 worst scores (MINSHALL 66.4 against 8.8, MIN+MORE 66.4
+  against 8.7, both in the 4 KB / 16 KB cell). The OSF copy brought NAGLE 32K and 128K / 16K from
+  60-65 % to 49.5 % (paper 44 %) and MINSHALL there from 56-65 % to 40.6 % (paper 0 %).
 What remains: after a refill the unsent short remainder leaves alone on the ACK (the connection
-is idle; 4.4BSD's tcp_input calls tcp_output before the woken writer runs), the write's tail is
-then held behind it by Nagle or Minshall, and the receiver, with less than 2 * MSS to
-acknowledge, waits for the 200 ms tick. The paper's Tru64 shows no such extra stall at 16 KB
-(MINSHALL 0-8.8 % in every column); nothing in the paper or the BSD code read for notes 1.1-1.3
-says how it avoided it, so the host is left as BSD does it (letting the woken writer refill before
-the ACK's tcp_output was tried and is worse: 5/11 worst scores at CI size, NAGLE 4K/16K 39 %
-against the paper's 66 %, which the BSD order matches). Other cells off by more than 8 points
-at full size: NAGLE 32K and 128K / 16K (60-65 %, paper 44 %), MINSHALL 32K and 128K / 16K,
-MIN+MORE and BORMAN 32K / 16K (the same refill remainder), and MSMV and E+M+M 4K / 64K and 128K
-(13 %, paper 22-34 %: MSMV's tearing exemption, whose code in Minshall et al. is not available).
+is idle; BSD and OSF/1 tcp_input call tcp_output at `done:` while holding the socket lock, before
+the woken writer can copy), the write's tail is then held behind it by Nagle or Minshall, and
+the receiver, with less than 2 * MSS to acknowledge, waits for the 200 ms tick. The paper's
+Tru64 shows no such stall at 16 KB (MINSHALL 0-8.8 % in every column).
+Tried and not kept: letting the woken writer copy before the ACK's tcp_output (NAGLE 4K/16K 39 %
+against the paper's 66 %, which the BSD order matches); OSF/1 tcp_mss's sb_lowat = mss (table 4
+EOM 37 %, MINSHALL/MIN+MORE 10 % and 6 %, off); tcp_mss rounding the buffers up to a multiple
+of the MSS (CI size: table 4 EOM, MSMV and E+M+M within 5 points, but MINSHALL 8-10 % against
+2.6 % and table 5 MINSHALL still 44-57 %; it also contradicts section 8's "not a multiple of
+MSS" and would move the Kung-Morris 64 KB window). MSMV and E+M+M 4K / 64K and 128K stay at 13 %
+(paper 22-34 %): MSMV's tearing exemption, whose code in Minshall et al. is not available.
 """
 
 from __future__ import annotations

@@ -278,7 +278,8 @@ class Host:
     def _sosend_step(self, now: int) -> None:
         in_round = self._round_space > 0
         space = self._round_space if in_round else self.sndbuf - self.sb_cc
-        n = rules.sosend_chunk(self.p, self._w_resid, space, in_round)
+        lowat = self.maxseg if self.p.lowat_is_mss else self.p.writer_lowat
+        n = rules.sosend_chunk(self.p, self._w_resid, space, in_round, lowat)
         if n and not in_round and rules.sosend_rounds(self.p):
             self._round_space = space  # measured once; the round copies until it is used up
         if n == 0:

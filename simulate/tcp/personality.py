@@ -79,6 +79,15 @@ class Personality:
     # 4.4BSD / OSF tcp_xmit_timer: srtt and rttvar kept in slow ticks as integers scaled by 8 and 4
     # (rules.bsd_xmit_timer). False: the same smoothing on exact nanoseconds.
     rtt_fixed_point: bool = False
+    # OSF/1 sosend (uipc_socket.c, `mbufthreshold = 1024`): a write with at least this many bytes
+    # left is copied into a cluster of min(resid, MCLBYTES) whatever space the round has left
+    # (space may go negative and ends the round), one PRU_SEND each. 0: 4.4BSD, where a cluster
+    # is used only while space >= MCLBYTES and the copy never passes the space measured.
+    mbuf_threshold: int = 0
+    # OSF/1 tcp_mss sets so_snd.sb_lowat = mss once the peer's MSS is known ("adjust generic socket
+    # value based on protocol and MTU"): the writer sleeps only while less than one MSS is free
+    # (and the write does not fit). False: the fixed writer_lowat (soreserve's MCLBYTES).
+    lowat_is_mss: bool = False
 
     def with_(self, **changes) -> "Personality":
         return replace(self, **changes)
@@ -161,6 +170,11 @@ TRU64 = BSD44.with_(
     buffer_round_to_mss=False,
     default_sndbuf=32768,
     default_rcvbuf=32768,
+    # OSF/1 sosend copies a cluster of min(resid, MCLBYTES) per PRU_SEND whatever the round's
+    # space left (uipc_socket.c, mbufthreshold = 1024). Its tcp_mss also sets sb_lowat = mss
+    # (lowat_is_mss); with it Mogul's Ethernet table moves away from the paper (EOM 37 %, MINSHALL
+    # 10 %, against 32 % and 3 %), so Tru64 V4.0F is taken to keep soreserve's MCLBYTES mark.
+    mbuf_threshold=1024,
 )
 
 LINUX = Personality(

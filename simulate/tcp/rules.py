@@ -15,16 +15,20 @@ BACKOFF = (1, 2, 4, 8, 16, 32, 64, 64, 64, 64, 64, 64, 64)
 MAX_RXTSHIFT = 12
 
 
-def sosend_chunk(p: Personality, resid: int, space: int, in_round: bool = False) -> int:
+def sosend_chunk(p: Personality, resid: int, space: int, in_round: bool = False, lowat: int | None = None) -> int:
     """Bytes the socket layer copies before its next PRU_SEND; 0 means the writer sleeps.
 
     Sleep rule (notes 1.1): space < resid and space < the low-water mark (BSD sosend), tested
-    when a copy round starts. `in_round`: a 4.4BSD/OSF round is still using the space it measured
-    at its start (`} while (resid && space > 0)`), so the chunk is not re-tested against the mark."""
+    when a copy round starts; `lowat` overrides the personality's mark (OSF: the MSS). `in_round`:
+    a 4.4BSD/OSF round is still using the space it measured at its start (`} while (resid &&
+    space > 0)`), so the chunk is not re-tested against the mark."""
     if resid <= 0:
         return 0
-    if space <= 0 or (not in_round and space < resid and space < p.writer_lowat):
+    mark = p.writer_lowat if lowat is None else lowat
+    if space <= 0 or (not in_round and space < resid and space < mark):
         return 0
+    if p.mbuf_threshold and resid >= p.mbuf_threshold:
+        return min(resid, p.mclbytes)  # OSF/1: the cluster does not depend on the space left
     n = min(resid, space)
     if p.copy_rule is CopyRule.SUNOS_CHUNK:
         return min(n, p.send_chunk)  # "protocol called every 4 KB" (Moldeklev 2.1)

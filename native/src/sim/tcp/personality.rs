@@ -164,8 +164,7 @@ pub const TRU64: Personality = Personality {
     buffer_round_to_mss: false,
     default_sndbuf: 32768,
     default_rcvbuf: 32768,
-    mbuf_threshold: 1024,
-    lowat_is_mss: true,
+    mbuf_threshold: 1024, // OSF/1 sosend (personality.py: why lowat_is_mss stays false)
     ..BSD44
 };
 
