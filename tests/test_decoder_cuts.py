@@ -10,8 +10,11 @@ import pytest
 
 from stallscope.capture.decoder import read_packets
 from stallscope.capture.errors import CaptureDamaged, CaptureRejected
+from public_fixtures import PUBLIC, requires_public
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "public"
+FIXTURES = PUBLIC
+
+pytestmark = requires_public
 ALL = sorted(p for p in FIXTURES.glob("*/*") if p.suffix in (".pcap", ".pcapng"))
 SMALL = [p for p in ALL if p.stat().st_size <= 16 * 1024]
 LARGE = [p for p in ALL if p.stat().st_size > 16 * 1024]

@@ -22,8 +22,11 @@ import pytest
 
 from stallscope.capture.decoder import read_packets
 from stallscope.capture.errors import CaptureError
+from public_fixtures import PUBLIC, requires_public
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "public"
+FIXTURES = PUBLIC
+
+pytestmark = requires_public
 ALL = sorted(p for p in FIXTURES.glob("*/*") if p.suffix in (".pcap", ".pcapng"))
 LINK = {1: dpkt.ethernet.Ethernet, 113: dpkt.sll.SLL, 276: dpkt.sll2.SLL2}
 

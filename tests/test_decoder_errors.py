@@ -16,8 +16,11 @@ from stallscope.capture.decoder import read_packets
 from stallscope.capture.errors import CaptureDamaged, CaptureRejected
 from stallscope.cli.app import app
 from stallscope.exit_codes import ExitCode
+from public_fixtures import PUBLIC, requires_public
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "public"
+FIXTURES = PUBLIC
+
+pytestmark = requires_public
 GOOD = FIXTURES / "zeek" / "tcp_retransmit-fast009.pcap"
 
 # libpcap's own expected messages (fixtures/public/PROVENANCE.md).

@@ -9,8 +9,11 @@ import pytest
 from stallscope import _native
 from stallscope.capture import schema
 from stallscope.capture.decoder import empty_table, iter_batches, read_packets
+from public_fixtures import PUBLIC, requires_public
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "public"
+FIXTURES = PUBLIC
+
+pytestmark = requires_public
 REPO = Path(__file__).resolve().parents[1]
 
 

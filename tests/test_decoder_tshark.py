@@ -17,11 +17,13 @@ import pytest
 
 from stallscope.capture.decoder import read_packets
 from stallscope.capture.errors import CaptureDamaged, CaptureRejected
+from public_fixtures import PUBLIC, requires_public
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "public"
+FIXTURES = PUBLIC
 ALL = sorted(p for p in FIXTURES.glob("*/*") if p.suffix in (".pcap", ".pcapng"))
 
 pytestmark = [
+    requires_public,
     pytest.mark.peer,
     pytest.mark.slow,  # one tshark run per fixture: ~10 s
     pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark not installed"),

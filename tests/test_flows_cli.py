@@ -14,9 +14,9 @@ import pytest
 
 from stallscope.analyzers.connection_schema import table_schema
 from stallscope.exit_codes import ExitCode
+from public_fixtures import PUBLIC
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "flows-json.md"
-PUBLIC = Path("/work/shared/fixtures/public")
 GOOD = PUBLIC / "zeek" / "tcp_retransmit-fast009.pcap"
 IPV6 = PUBLIC / "zeek" / "communityid_ipv6.pcap"
 REJECTED = PUBLIC / "libpcap" / "pcap-invalid-version-1.pcap"

@@ -14,6 +14,7 @@ import pytest
 from stallscope.analyzers.connection_schema import table_schema
 from stallscope.analyzers.connections import connections
 from stallscope.capture.decoder import read_packets
+from public_fixtures import PUBLIC
 
 CLIENT, SERVER = ("10.1.0.1", 40000), ("10.1.0.2", 80)
 SYN, ACK, FIN, PSH = dpkt.tcp.TH_SYN, dpkt.tcp.TH_ACK, dpkt.tcp.TH_FIN, dpkt.tcp.TH_PUSH
@@ -148,7 +149,6 @@ def test_missing_handshake_marks_the_first_sender_initiator(tmp_path: Path) -> N
     assert r["resp_min_window"] == 100  # raw, scale unknown
 
 
-PUBLIC = Path("/work/shared/fixtures/public")
 
 
 @pytest.mark.skipif(not PUBLIC.is_dir(), reason="no public fixtures")

@@ -12,8 +12,7 @@ from hypothesis import strategies as st
 
 from stallscope.analyzers.connections import connections
 
-# --import-mode=importlib keeps the tests folder off sys.path; reuse the dpkt frame builders.
-sys.path.insert(0, str(Path(__file__).parent))
+# The dpkt frame builders are shared with the decoder tests (tests/ is on pytest's pythonpath).
 from test_flows_model import ACK, MS, SYN  # noqa: E402
 from test_flows_model import _c2s as c2s  # noqa: E402
 from test_flows_model import _s2c as s2c  # noqa: E402

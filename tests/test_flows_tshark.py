@@ -15,21 +15,18 @@ Deliberate divergences (each checked below rather than skipped):
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-# pytest runs with --import-mode=importlib, so the tests folder is not on sys.path by itself.
-sys.path.insert(0, str(Path(__file__).parent))
-import tshark_oracle as oracle  # noqa: E402
+import tshark_oracle as oracle
 from stallscope.analyzers.connections import connections
 from stallscope.capture.decoder import read_packets
 from stallscope.capture.errors import CaptureDamaged, CaptureRejected
 from stallscope.capture.schema import ANOMALY_BITS
+from public_fixtures import PUBLIC
 
-PUBLIC = Path("/work/shared/fixtures/public")
 CAPTURES = sorted(p for p in PUBLIC.glob("*/*") if p.suffix in (".pcap", ".pcapng")) if PUBLIC.is_dir() else []
 # The project's own captures (real kernel stacks in namespaces, with loss), in the per-direction test.
 OWN = sorted((Path(__file__).resolve().parent.parent / "fixtures").glob("*.pcap"))
