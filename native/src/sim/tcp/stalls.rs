@@ -192,18 +192,19 @@ impl StallTracker {
             self.bytes_since_stall += nbytes;
             return;
         }
+        self.record_stall(classify, out, last.unwrap(), now, trigger, uids);
+        self.bytes_since_stall = nbytes;
+    }
+
+    /// Attributes the stall from `start` to `end` (Python's `_attribute` then `gt.add(Stall(...))`).
+    fn record_stall(
+        &mut self, classify: &mut LossClassifier, out: &mut Vec<Stall>, start: Ns, end: Ns, trigger: Trigger,
+        uids: Option<Vec<u64>>,
+    ) {
         let (cause, detail, mut evidence) = self.attribute(classify, trigger, uids);
         self.holds.clear();
         evidence.push(("trigger", Evidence::Str(trigger.name())));
-        out.push(Stall {
-            start_ns: last.unwrap(),
-            end_ns: now,
-            cause,
-            detail,
-            direction: self.direction.clone(),
-            evidence,
-        });
-        self.bytes_since_stall = nbytes;
+        out.push(Stall { start_ns: start, end_ns: end, cause, detail, direction: self.direction.clone(), evidence });
     }
 
     /// The connection was dropped: the time since the last new data is a stall ended by the abort.
@@ -215,17 +216,7 @@ impl StallTracker {
             self.holds.clear();
             return;
         }
-        let (cause, detail, mut evidence) = self.attribute(classify, Trigger::Abort, uids);
-        self.holds.clear();
-        evidence.push(("trigger", Evidence::Str(Trigger::Abort.name())));
-        out.push(Stall {
-            start_ns: last.unwrap(),
-            end_ns: now,
-            cause,
-            detail,
-            direction: self.direction.clone(),
-            evidence,
-        });
+        self.record_stall(classify, out, last.unwrap(), now, Trigger::Abort, uids);
     }
 
     /// _attribute over the holds collected since the last progress (self.holds).
