@@ -10,7 +10,7 @@ import pytest
 
 from stallscope.capture.decoder import read_packets
 from stallscope.capture.errors import CaptureDamaged, CaptureRejected
-from public_fixtures import PUBLIC, requires_public
+from shared_material import PUBLIC, requires_public
 
 FIXTURES = PUBLIC
 

@@ -16,7 +16,7 @@ from stallscope.capture.decoder import read_packets
 from stallscope.capture.errors import CaptureDamaged, CaptureRejected
 from stallscope.cli.app import app
 from stallscope.exit_codes import ExitCode
-from public_fixtures import PUBLIC, requires_public
+from shared_material import PUBLIC, requires_public
 
 FIXTURES = PUBLIC
 

@@ -9,7 +9,7 @@ import pytest
 from stallscope import _native
 from stallscope.capture import schema
 from stallscope.capture.decoder import empty_table, iter_batches, read_packets
-from public_fixtures import PUBLIC, requires_public
+from shared_material import PUBLIC, requires_public
 
 FIXTURES = PUBLIC
 

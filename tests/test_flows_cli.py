@@ -14,7 +14,7 @@ import pytest
 
 from stallscope.analyzers.connection_schema import table_schema
 from stallscope.exit_codes import ExitCode
-from public_fixtures import PUBLIC
+from shared_material import PUBLIC
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "flows-json.md"
 GOOD = PUBLIC / "zeek" / "tcp_retransmit-fast009.pcap"

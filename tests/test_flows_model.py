@@ -14,7 +14,7 @@ import pytest
 from stallscope.analyzers.connection_schema import table_schema
 from stallscope.analyzers.connections import connections
 from stallscope.capture.decoder import read_packets
-from public_fixtures import PUBLIC
+from shared_material import PUBLIC
 
 CLIENT, SERVER = ("10.1.0.1", 40000), ("10.1.0.2", 80)
 SYN, ACK, FIN, PSH = dpkt.tcp.TH_SYN, dpkt.tcp.TH_ACK, dpkt.tcp.TH_FIN, dpkt.tcp.TH_PUSH

@@ -25,7 +25,7 @@ from stallscope.analyzers.connections import connections
 from stallscope.capture.decoder import read_packets
 from stallscope.capture.errors import CaptureDamaged, CaptureRejected
 from stallscope.capture.schema import ANOMALY_BITS
-from public_fixtures import PUBLIC
+from shared_material import PUBLIC
 
 CAPTURES = sorted(p for p in PUBLIC.glob("*/*") if p.suffix in (".pcap", ".pcapng")) if PUBLIC.is_dir() else []
 # The project's own captures (real kernel stacks in namespaces, with loss), in the per-direction test.

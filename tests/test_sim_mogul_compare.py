@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from stallscope.simulate.reproductions import mogul_compare as mc
+from shared_material import requires_reference
 
 
 def test_kendall_tau_b_known_values():
@@ -18,6 +19,7 @@ def test_kendall_tau_b_known_values():
         mc.kendall_tau_b([1], [1])
 
 
+@requires_reference
 @pytest.mark.paper
 @pytest.mark.parametrize("link, variants", [("ethernet10", 11), ("fddi", 11)])
 def test_paper_tables_load_with_all_cells(link, variants):
@@ -27,6 +29,7 @@ def test_paper_tables_load_with_all_cells(link, variants):
     assert paper[("NAGLE", 4096, 65536)].score_pct == (32.4 if link == "ethernet10" else 56.0)
 
 
+@requires_reference
 @pytest.mark.paper
 def test_the_paper_table_passes_against_itself_and_a_shifted_one_fails():
     paper = mc.load_paper_table("fddi")
@@ -41,6 +44,7 @@ def test_the_paper_table_passes_against_itself_and_a_shifted_one_fails():
     assert not v.passed and not v.worst_ok["DLDET"] and v.worst_ok["NAGLE"]
 
 
+@requires_reference
 def test_missing_cells_and_bad_files_are_reported(tmp_path):
     paper = mc.load_paper_table("ethernet10")
     with pytest.raises(ValueError, match="lacks 99 paper cells"):

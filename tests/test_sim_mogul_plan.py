@@ -7,6 +7,7 @@ import pytest
 from stallscope.simulate.apps import naglemark as nm
 from stallscope.simulate.reproductions import mogul
 from stallscope.simulate.reproductions import mogul_compare as mc
+from shared_material import requires_reference
 
 
 def test_sequential_trials_run_once_and_random_ones_per_repetition():
@@ -29,6 +30,7 @@ def test_subsampled_sequential_lengths_spread_over_the_whole_range():
     assert mogul.trial_lengths(full) == nm.response_lengths(nm.TrialType.S)
 
 
+@requires_reference
 def test_rows_pair_each_cell_with_the_paper():
     paper = mc.load_paper_table("ethernet10")
     cells = {c: p.score_pct + (9.0 if c == ("NAGLE", 4096, 16384) else 0.0) for c, p in paper.items()}
@@ -39,6 +41,7 @@ def test_rows_pair_each_cell_with_the_paper():
     assert [(r["variant"], r["app_buf"], r["sockbuf"]) for r in off] == [("NAGLE", 4096, 16384)]
 
 
+@requires_reference
 @pytest.mark.slow
 def test_reproduction_result_has_every_cell_and_a_worst_row_per_variant():
     """A tiny FDDI run (10 responses per trial) through the `reproduce` entry: shape and verdict text."""

@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import pytest
 
+from shared_material import requires_reference
 from stallscope.simulate.reproductions import mogul
 from stallscope.simulate.reproductions import mogul_compare as mc
+
+pytestmark = requires_reference
 
 RESPONSES = 100
 REPETITIONS = 2

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from stallscope.simulate.ground_truth import Cause
 from stallscope.simulate.reproductions import moldeklev as mk
 from stallscope.simulate.run_bulk import BulkConfig, run_bulk
+from shared_material import requires_reference
 
 MSS = 9204
 
@@ -17,6 +18,7 @@ def table2():
     return mk.table2(workers=2)
 
 
+@requires_reference
 @pytest.mark.paper
 @pytest.mark.slow
 def test_table1_nagle_on_within_tolerance(table2):
@@ -24,6 +26,7 @@ def test_table1_nagle_on_within_tolerance(table2):
     assert table2.details["passing"]["mbit_s_nagle_on"] >= mk.MIN_CELLS_PASSING
 
 
+@requires_reference
 @pytest.mark.paper
 @pytest.mark.slow
 def test_table2_nagle_off_within_tolerance(table2):
@@ -34,6 +37,7 @@ def test_table2_nagle_off_within_tolerance(table2):
     assert rows[(4096, 16384)]["sim_off"] < 1  # predictable deadlocks stay (section 4.1)
 
 
+@requires_reference
 @pytest.mark.paper
 @pytest.mark.slow
 def test_deadlock_classes_match_the_papers_shading(table2):

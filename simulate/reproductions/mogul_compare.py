@@ -8,7 +8,6 @@ tau >= 0.7 (tau-b, since the paper's table 5 has ties at 0.0 %).
 from __future__ import annotations
 
 import csv
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +16,6 @@ CELL_TOLERANCE_POINTS = 8.0
 CELL_SHARE_REQUIRED = 0.85
 KENDALL_TAU_REQUIRED = 0.7
 
-REFERENCE_DIR = Path(os.environ.get("STALLSCOPE_REFERENCE", "/work/shared/reference"))
 PAPER_FILES = {"ethernet10": "mogul-table4-ethernet.csv", "fddi": "mogul-table5-fddi.csv"}
 
 Cell = tuple[str, int, int]  # (variant, app_buf, sockbuf)
@@ -30,7 +28,11 @@ class PaperCell:
 
 
 def load_paper_table(link: str, reference_dir: Path | None = None) -> dict[Cell, PaperCell]:
-    path = (reference_dir or REFERENCE_DIR) / PAPER_FILES[link]
+    if reference_dir is None:
+        from . import reference_dir as default_reference_dir  # the one resolver, beside the checkout
+
+        reference_dir = default_reference_dir()
+    path = reference_dir / PAPER_FILES[link]
     try:
         text = path.read_text()
     except OSError as exc:
