@@ -1,12 +1,15 @@
 //! simulate/segment.py: one TCP/IP segment. Hosts are numbered (0 = sender, 1 = receiver);
 //! Python's string tags are a bit set whose ascending bit order is the order Python appends them.
 
-pub const FIN: u8 = 0x01;
-pub const SYN: u8 = 0x02;
-pub const RST: u8 = 0x04;
-pub const PSH: u8 = 0x08;
-pub const ACK: u8 = 0x10;
-pub const URG: u8 = 0x20;
+use crate::packet::flags;
+
+// The decoder's flag bits (packet.rs), narrowed to the byte the simulator carries: one definition.
+pub const FIN: u8 = flags::FIN as u8;
+pub const SYN: u8 = flags::SYN as u8;
+pub const RST: u8 = flags::RST as u8;
+pub const PSH: u8 = flags::PSH as u8;
+pub const ACK: u8 = flags::ACK as u8;
+pub const URG: u8 = flags::URG as u8;
 
 pub const IP_HEADER: u32 = 20;
 pub const TCP_HEADER: u32 = 20;
