@@ -50,6 +50,8 @@ class Timers:
     def slow_tick(self, now: int) -> None:
         """tcp_slowtimo's countdown: fire every ticked timer that reaches zero."""
         for kind in list(self._ticks):
+            if kind not in self._ticks:
+                continue  # cancelled by a timer that fired earlier in this tick
             left = self._ticks[kind] - 1
             if left <= 0:
                 del self._ticks[kind]
