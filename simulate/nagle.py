@@ -103,7 +103,6 @@ class NagleState:
     # Buffer occupancy the last decision saw; MSMV's tearing exemption reads it when the segment goes.
     last_sb_cc: int | None = None
     last_end: int | None = None
-    last_more: bool = False
 
 
 def new_state(variant: NagleVariant, mclbytes: int = MCLBYTES_TRU64) -> NagleState:
@@ -127,7 +126,6 @@ def may_send_short(variant: NagleVariant, state: NagleState, ctx: SendContext) -
     """The Nagle test (step 2 of the BSD order): may this short segment go now?"""
     state.last_sb_cc = ctx.sb_cc
     state.last_end = ctx.snd_nxt + ctx.length
-    state.last_more = ctx.more_to_come
     if not ctx.emptying:
         # Every variant keeps BSD's "only the segment that empties the buffer" (figure 3, figure 4).
         return False
@@ -175,11 +173,16 @@ def on_segment_sent(state: NagleState, now: int, seq: int, length: int, maxseg: 
         state.small_prev = False
         return
     state.snd_sml = max(state.snd_sml or 0, seq + length)
-    # MSMV does not count a short packet that a tear at a cluster boundary caused (Mogul §5.2):
-    # the segment ended the buffered data while sosend still had more of the write to copy (it
-    # calls tcp_output once per MCLBYTES). A write shorter than MCLBYTES is never torn this way.
-    torn_at_cluster = state.last_end == seq + length and state.last_more
-    state.small_prev = not torn_at_cluster
+    # MSMV does not count a short packet that buffer tearing caused (Mogul §5.2: "if the socket
+    # buffer size is a multiple of MCLBYTES, the TF_SMALL_PREV flag is not set even when a short
+    # packet is sent"). "Size" is read as the bytes in the buffer, sb_cc, when the segment that
+    # empties it was decided: a configured size that is a multiple of MCLBYTES (all of Mogul's
+    # columns) would exempt every short packet. The test works while sb_cc is whole clusters as
+    # written; once ACKs drop unaligned amounts it stops ("only works for messages smaller than
+    # twice the socket buffer size", Mogul §8).
+    decided = state.last_end == seq + length
+    aligned = decided and state.last_sb_cc is not None and state.last_sb_cc % state.mclbytes == 0
+    state.small_prev = not aligned
     if state.variant in _DLDET_FAMILY and _dldet_release(state):
         state.dldet_cr = False  # figure 6: the counter is decremented by the release
 

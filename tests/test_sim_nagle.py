@@ -90,18 +90,25 @@ def test_msmv_holds_after_a_short_packet_but_not_after_a_full_one():
     assert nagle.may_send_short(V.MSMV, st, ctx(length=10, off=2 * MSS + 700, una=0, nxt=2 * MSS + 700))
 
 
-def test_msmv_forgives_a_short_packet_torn_at_a_cluster_boundary():
-    """Mogul §5.2: a short packet that sosend's per-MCLBYTES tear caused (the write has more to copy)
-    does not set SMALL_PREV; the same packet at the real end of a write does."""
+def test_msmv_forgives_a_short_packet_when_the_buffer_holds_whole_clusters():
+    """Mogul §5.2: "if the socket buffer size is a multiple of MCLBYTES, the TF_SMALL_PREV flag is not
+    set even when a short packet is sent" -- sb_cc when the emptying segment was decided. The same
+    packet with an unaligned buffer (an ACK dropped part of a cluster) sets SMALL_PREV."""
     st = nagle.new_state(V.MSMV)
     off = 5 * MSS  # 7300 sent, 892 left of an 8192-byte cluster
-    c = ctx(length=892, off=off, sb_cc=8192, una=0, nxt=off, idle=True, more=True)
+    c = ctx(length=892, off=off, sb_cc=8192, una=0, nxt=off, idle=True)
     assert nagle.may_send_short(V.MSMV, st, c)
     nagle.on_segment_sent(st, 0, off, 892, MSS)
     assert not st.small_prev
-    c = ctx(length=892, off=off, sb_cc=8192, una=0, nxt=off, idle=True, more=False)
+    # 1460 of the cluster acknowledged and dropped: sb_cc 6732 is no longer whole clusters.
+    c = ctx(length=892, off=off - MSS, sb_cc=8192 - MSS, una=MSS, nxt=off, idle=True)
     assert nagle.may_send_short(V.MSMV, st, c)
     nagle.on_segment_sent(st, 0, off, 892, MSS)
+    assert st.small_prev
+    # A segment other than the one just decided (a retransmission) is not forgiven either.
+    st = nagle.new_state(V.MSMV)
+    nagle.may_send_short(V.MSMV, st, ctx(length=892, off=off, sb_cc=8192, una=0, nxt=off, idle=True))
+    nagle.on_segment_sent(st, 0, 0, 500, MSS)
     assert st.small_prev
 
 

@@ -13,11 +13,14 @@ size is not a multiple of MSS"), tests the writer's low-water mark (MCLBYTES = 8
 copy round, and copies as DEC OSF/1 sosend does (uipc_socket.c, `mbufthreshold = 1024`): a
 write with at least 1024 bytes left gets a cluster of min(resid, MCLBYTES) whatever space the
 round has left, one PRU_SEND each, so a round can overshoot the buffer by up to a cluster.
-Full size after that change (1000 responses, 10 repetitions, native core, 2026-11-22):
-- table 4: 98/99 cells within 8 points, tau-b 0.791, 8/11 worst scores within 5 points (EOM
-  37.3 against 31.9, MSMV 24.2 against 17.9, E+M+M 24.2 against 18.2; sequential trials, 4 KB
-  writes, every buffer column);
-- table 5: 89/99 cells, tau-b 0.775, 9/11 worst scores (MINSHALL 66.4 against 8.8, MIN+MORE 66.4
+Full size (1000 responses, 10 repetitions, native core, 2026-11-22), with MSMV's tearing exemption
+read as sb_cc a multiple of MCLBYTES (nagle.py; it was "torn at a cluster while the write has more
+to copy", which left Ethernet MSMV and E+M+M 4K / 16K at 24.2 %):
+- table 4: 98/99 cells within 8 points, tau-b 0.79, 10/11 worst scores within 5 points; EOM is
+  off, 37.3 against 31.9 (the s trial; S gives 36.7). Its 4 KB writes are below MCLBYTES, so EOM is
+  NAGLE there, and the whole NAGLE family sits 4-6 points above the paper with 4 KB writes (NAGLE
+  37.3 against 32.4 passes by 0.1);
+- table 5: 88/99 cells, tau-b 0.78, 9/11 worst scores (MINSHALL 66.4 against 8.8, MIN+MORE 66.4
   against 8.7, both in the 4 KB / 16 KB cell). The OSF copy brought NAGLE 32K and 128K / 16K from
   60-65 % to 49.5 % (paper 44 %) and MINSHALL there from 56-65 % to 40.6 % (paper 0 %).
 What remains: after a refill the unsent short remainder leaves alone on the ACK (the connection
@@ -31,7 +34,19 @@ EOM 37 %, MINSHALL/MIN+MORE 10 % and 6 %, off); tcp_mss rounding the buffers up 
 of the MSS (CI size: table 4 EOM, MSMV and E+M+M within 5 points, but MINSHALL 8-10 % against
 2.6 % and table 5 MINSHALL still 44-57 %; it also contradicts section 8's "not a multiple of
 MSS" and would move the Kung-Morris 64 KB window). MSMV and E+M+M 4K / 64K and 128K stay at 13 %
-(paper 22-34 %): MSMV's tearing exemption, whose code in Minshall et al. is not available.
+(paper 22-34 %) on FDDI.
+Also tried this session and not kept (Python reference, full-size cells):
+- FreeBSD's PRUS_MORETOCOME without TF_LASTIDLE (no short segment while the same write has more
+  to copy, so only a write's last segment is short, as Mogul §3.3's model assumes): FDDI NAGLE
+  32K / 64K 44.4 % (paper 44.5 %, was 47.4 %) and Ethernet NAGLE 128K / 128K S 31.9 % (paper
+  30.4 %, was 33.9 %), but Ethernet MINSHALL 32K / 16K 8.9 % against 0.0 % (MINSHALL's worst off
+  by 6.3 points) and FDDI MINSHALL 4K / 16K unchanged at 66.4 %;
+- the woken writer copying before the ACK's tcp_output, retried on this code: FDDI MINSHALL and
+  NAGLE 4K / 16K both 38.9 % (paper 8.8 % and 66.4 %), 32K / 16K both 75.4 % (paper 0 % and 43.8 %).
+The remaining excess with 4 KB writes on Ethernet is partly the client's free-running tick firing
+in the middle of a response: it acknowledges an odd segment, the parity of the 2 * MSS rule flips,
+and a length outside the OF+SFS windows waits for the next tick (about 25 responses above 70 KB
+per 1000 in NAGLE 128K / 128K S, elapsed 250-280 ms, which no phase-locked 200 ms delay reaches).
 """
 
 from __future__ import annotations

@@ -133,7 +133,6 @@ pub struct NagleState {
     pub more_on_entry: bool,
     pub last_sb_cc: Option<i64>,
     pub last_end: Option<i64>,
-    pub last_more: bool,
 }
 
 pub fn new_state(variant: NagleVariant, mclbytes: i64) -> NagleState {
@@ -153,7 +152,6 @@ pub fn new_state(variant: NagleVariant, mclbytes: i64) -> NagleState {
         more_on_entry: false,
         last_sb_cc: None,
         last_end: None,
-        last_more: false,
     }
 }
 
@@ -177,7 +175,6 @@ fn dldet_release(state: &NagleState) -> bool {
 pub fn may_send_short(variant: NagleVariant, state: &mut NagleState, ctx: &SendContext) -> bool {
     state.last_sb_cc = Some(ctx.sb_cc);
     state.last_end = Some(ctx.snd_nxt + ctx.length);
-    state.last_more = ctx.more_to_come;
     if !ctx.emptying() {
         return false;
     }
@@ -224,8 +221,11 @@ pub fn on_segment_sent(state: &mut NagleState, _now: i64, seq: i64, length: i64,
         return;
     }
     state.snd_sml = Some(state.snd_sml.unwrap_or(0).max(seq + length));
-    let torn_at_cluster = state.last_end == Some(seq + length) && state.last_more;
-    state.small_prev = !torn_at_cluster;
+    // MSMV's tearing exemption: sb_cc a multiple of MCLBYTES when the emptying segment was
+    // decided (nagle.py explains the reading of Mogul §5.2).
+    let decided = state.last_end == Some(seq + length);
+    let aligned = decided && matches!(state.last_sb_cc, Some(cc) if cc % state.mclbytes == 0);
+    state.small_prev = !aligned;
     if state.variant.dldet_family() && dldet_release(state) {
         state.dldet_cr = false;
     }
