@@ -364,17 +364,18 @@ mod tests {
     }
 
     #[test]
-    fn msmv_ignores_a_tear_at_a_cluster_boundary() {
+    fn msmv_forgives_a_short_packet_when_the_buffer_holds_whole_clusters() {
         let mut s = new_state(NagleVariant::Msmv, 8192);
-        // A short tail decided with more_to_come, then sent: not counted as a small packet.
-        let torn = ctx(500, 1500, true, 0, 1000, 1000, true, false);
-        may_send_short(NagleVariant::Msmv, &mut s, &torn);
-        on_segment_sent(&mut s, 0, 1000, 500, 1460);
+        // The emptying segment decided with sb_cc = 8192 (one whole cluster): not a small packet.
+        let aligned = ctx(892, 8192, true, 0, 7300, 7300, false, false);
+        assert!(may_send_short(NagleVariant::Msmv, &mut s, &aligned));
+        on_segment_sent(&mut s, 0, 7300, 892, 1460);
         assert!(!s.small_prev);
-        let tail = ctx(300, 1800, false, 0, 1500, 1500, false, true);
-        assert!(may_send_short(NagleVariant::Msmv, &mut s, &tail));
-        on_segment_sent(&mut s, 0, 1500, 300, 1460);
+        // An ACK dropped 1460 bytes: sb_cc 6732 is not whole clusters, so the same tail counts.
+        let unaligned = ctx(892, 6732, true, 1460, 7300, 7300, false, true);
+        assert!(may_send_short(NagleVariant::Msmv, &mut s, &unaligned));
+        on_segment_sent(&mut s, 0, 7300, 892, 1460);
         assert!(s.small_prev);
-        assert!(!may_send_short(NagleVariant::Msmv, &mut s, &ctx(200, 2000, false, 0, 1800, 1800, false, true)));
+        assert!(!may_send_short(NagleVariant::Msmv, &mut s, &ctx(200, 6932, false, 1460, 8192, 8192, false, true)));
     }
 }
