@@ -14,10 +14,10 @@ from typing import Any
 
 class Cause(str, Enum):
     NAGLE_DELAYED_ACK = "nagle_delayed_ack"  # detail: of_sfs, buffer_tearing, copy_rule, timer_phase
-    WINDOW_UPDATE_DEADLOCK = "window_update_deadlock"
+    WINDOW_UPDATE_DEADLOCK = "window_update_deadlock"  # detail: congestion_window
     SENDER_SWS = "sender_sws"
     NODELAY_TAIL_HELD = "nodelay_tail_held"
-    RECEIVER_WINDOW_LIMITED = "receiver_window_limited"
+    RECEIVER_WINDOW_LIMITED = "receiver_window_limited"  # detail: congestion_window
     SEND_BUFFER_LIMITED = "send_buffer_limited"
     BURST_LOSS_TIMEOUT = "burst_loss_timeout"  # detail: atm_cell_loss, queue_overflow
     SINGLE_LOSS_TIMEOUT = "single_loss_timeout"
@@ -30,6 +30,10 @@ class Cause(str, Enum):
 DETAILS: dict[Cause, frozenset[str]] = {
     Cause.NAGLE_DELAYED_ACK: frozenset({"of_sfs", "buffer_tearing", "copy_rule", "timer_phase"}),
     Cause.BURST_LOSS_TIMEOUT: frozenset({"atm_cell_loss", "queue_overflow"}),
+    # The sender's congestion window, not the peer's window, left no room (slow start, or after
+    # a timeout): the same wait, but what would end it is a larger cwnd, not a window update.
+    Cause.WINDOW_UPDATE_DEADLOCK: frozenset({"congestion_window"}),
+    Cause.RECEIVER_WINDOW_LIMITED: frozenset({"congestion_window"}),
 }
 
 

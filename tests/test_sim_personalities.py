@@ -138,3 +138,18 @@ def test_per_cluster_send_tears_writes_and_moretocome_does_not():
     assert len(torn) >= 8 and {s.detail for s in torn} == {"buffer_tearing"}
     assert all(s.duration_ns <= 200 * NS_PER_MS for s in torn)  # released by the 200 ms tick
     assert _request_stalls("freebsd4") == []
+
+
+def test_slow_start_behind_a_delayed_ack_is_named_a_congestion_window_wait():
+    """4.4BSD opens with one segment: the receiver holds its ACK for the 200 ms tick with the
+    sender's window wide open. The stall is the window-update kind, with detail congestion_window
+    and the cwnd that bound it in the evidence; the peer's own window never gets that detail."""
+    r = run_bulk(BulkConfig(personality="bsd44", link="ethernet10", bytes=200_000))
+    first = r.stalls[0]
+    assert (first.cause, first.detail) == (Cause.WINDOW_UPDATE_DEADLOCK, "congestion_window")
+    assert first.evidence["cwnd"] < first.evidence["snd_wnd"]
+    assert first.evidence["trigger"] == "timer_ack"
+    # Moldeklev's S=4k R=16k deadlock: the receiver's window-update rule, not cwnd.
+    small = run_bulk(BulkConfig(sndbuf=4096, rcvbuf=16384, bytes=200_000, nagle="OFF"))
+    assert small.stalls and all(s.cause is Cause.WINDOW_UPDATE_DEADLOCK for s in small.stalls)
+    assert all(s.detail is None and "cwnd" not in s.evidence for s in small.stalls)

@@ -421,9 +421,11 @@ class Host:
                         wupdate = False
             if reason is None and not (wupdate or self.acknow or fin):
                 if hold is not None:
+                    # cwnd in the evidence only when it, not the peer's window, left no room.
+                    cwnd = {"cwnd": self.cc.cwnd} if hold == HOLD_WINDOW and self.cc.cwnd < self.snd_wnd else {}
                     self.stalls.hold(hold, context, b_sent=self.snd_max - self.snd_una, s_byte=self.sb_cc,
                                      held=length, snd_wnd=self.snd_wnd,
-                                     writing=self._w_resid > 0 or self._w_blocked)
+                                     writing=self._w_resid > 0 or self._w_blocked, **cwnd)
                 break
             if reason is None and not fin and p.family is not Family.BSD:
                 length = 0  # Linux sends a pure ACK; BSD's ACK carries whatever len allowed (notes 1.3)

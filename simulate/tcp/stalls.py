@@ -151,9 +151,10 @@ class StallTracker:
                 return Cause.WINDOW_UPDATE_DEADLOCK, None, ev
             return Cause.NAGLE_DELAYED_ACK, self._nagle_detail(holds), ev
         if r == HOLD_BUFFER_FULL or r == HOLD_WINDOW:
+            detail = "congestion_window" if "cwnd" in ev else None
             if trigger == TRIGGER_TIMER_ACK:
-                return Cause.WINDOW_UPDATE_DEADLOCK, None, ev
-            return (Cause.SEND_BUFFER_LIMITED if r == HOLD_BUFFER_FULL else Cause.RECEIVER_WINDOW_LIMITED), None, ev
+                return Cause.WINDOW_UPDATE_DEADLOCK, detail, ev
+            return (Cause.SEND_BUFFER_LIMITED if r == HOLD_BUFFER_FULL else Cause.RECEIVER_WINDOW_LIMITED), detail, ev
         if r == HOLD_SWS:
             return Cause.SENDER_SWS, None, ev
         if r == HOLD_PARTIAL:

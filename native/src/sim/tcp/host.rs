@@ -640,6 +640,7 @@ impl Host {
                         held: length,
                         snd_wnd: self.snd_wnd,
                         writing: self.w_resid > 0 || self.w_blocked,
+                        cwnd: if hold == HoldReason::Window && self.cc.cwnd < self.snd_wnd { Some(self.cc.cwnd) } else { None },
                     };
                     self.tracker.hold(hold, context, ev);
                 }

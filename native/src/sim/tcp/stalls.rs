@@ -67,8 +67,9 @@ pub enum HoldEvidence {
     None,
     /// `hold(HOLD_BUFFER_FULL, "copy", b_sent=, s_byte=)` in _sosend_step.
     Copy { b_sent: i64, s_byte: i64 },
-    /// tcp_output's hold: b_sent, s_byte, held, snd_wnd, writing.
-    Output { b_sent: i64, s_byte: i64, held: i64, snd_wnd: i64, writing: bool },
+    /// tcp_output's hold: b_sent, s_byte, held, snd_wnd, writing, and cwnd when it (not the
+    /// peer's window) left no room for a window hold.
+    Output { b_sent: i64, s_byte: i64, held: i64, snd_wnd: i64, writing: bool, cwnd: Option<i64> },
 }
 
 impl HoldEvidence {
@@ -85,13 +86,19 @@ impl HoldEvidence {
             HoldEvidence::Copy { b_sent, s_byte } => {
                 vec![("b_sent", Evidence::Int(b_sent)), ("s_byte", Evidence::Int(s_byte))]
             }
-            HoldEvidence::Output { b_sent, s_byte, held, snd_wnd, writing } => vec![
-                ("b_sent", Evidence::Int(b_sent)),
-                ("s_byte", Evidence::Int(s_byte)),
-                ("held", Evidence::Int(held)),
-                ("snd_wnd", Evidence::Int(snd_wnd)),
-                ("writing", Evidence::Bool(writing)),
-            ],
+            HoldEvidence::Output { b_sent, s_byte, held, snd_wnd, writing, cwnd } => {
+                let mut ev = vec![
+                    ("b_sent", Evidence::Int(b_sent)),
+                    ("s_byte", Evidence::Int(s_byte)),
+                    ("held", Evidence::Int(held)),
+                    ("snd_wnd", Evidence::Int(snd_wnd)),
+                    ("writing", Evidence::Bool(writing)),
+                ];
+                if let Some(cwnd) = cwnd {
+                    ev.push(("cwnd", Evidence::Int(cwnd)));
+                }
+                ev
+            }
         }
     }
 }
@@ -243,15 +250,17 @@ impl StallTracker {
                 (Cause::NagleDelayedAck, Some(self.nagle_detail()), ev)
             }
             HoldReason::BufferFull | HoldReason::Window => {
+                let cwnd_bound = matches!(last.evidence, HoldEvidence::Output { cwnd: Some(_), .. });
+                let detail = if cwnd_bound { Some("congestion_window") } else { None };
                 if trigger == Trigger::TimerAck {
-                    return (Cause::WindowUpdateDeadlock, None, ev);
+                    return (Cause::WindowUpdateDeadlock, detail, ev);
                 }
                 let cause = if last.reason == HoldReason::BufferFull {
                     Cause::SendBufferLimited
                 } else {
                     Cause::ReceiverWindowLimited
                 };
-                (cause, None, ev)
+                (cause, detail, ev)
             }
             HoldReason::Sws => (Cause::SenderSws, None, ev),
             HoldReason::Partial => (Cause::NodelayTailHeld, None, ev),
@@ -294,7 +303,7 @@ mod tests {
     }
 
     fn output(held: i64) -> HoldEvidence {
-        HoldEvidence::Output { b_sent: 1000, s_byte: 1000 + held, held, snd_wnd: 4096, writing: true }
+        HoldEvidence::Output { b_sent: 1000, s_byte: 1000 + held, held, snd_wnd: 4096, writing: true, cwnd: None }
     }
 
     #[test]
@@ -315,6 +324,26 @@ mod tests {
     }
 
     #[test]
+    fn a_window_hold_with_cwnd_in_its_evidence_is_named_a_congestion_window_wait() {
+        let mut t = tracker();
+        let mut out = Vec::new();
+        let slow_start = HoldEvidence::Output { b_sent: 1460, s_byte: 8192, held: 0, snd_wnd: 8192, writing: true, cwnd: Some(1460) };
+        t.hold(HoldReason::Window, Ctx::Copy, slow_start);
+        t.timer_ack();
+        t.progress(&mut no_loss, &mut out, 200 * MS, Trigger::Ack, 1460);
+        assert_eq!((out[0].cause, out[0].detail), (Cause::WindowUpdateDeadlock, Some("congestion_window")));
+        assert_eq!(out[0].evidence[5], ("cwnd", Evidence::Int(1460)));
+        // Released by an ordinary ACK: the limited-window class keeps the detail.
+        t.hold(HoldReason::Window, Ctx::Ack, slow_start);
+        t.progress(&mut no_loss, &mut out, 400 * MS, Trigger::Ack, 1460);
+        assert_eq!((out[1].cause, out[1].detail), (Cause::ReceiverWindowLimited, Some("congestion_window")));
+        // The peer's window binding (no cwnd in the evidence): no detail.
+        t.hold(HoldReason::Window, Ctx::Ack, output(0));
+        t.progress(&mut no_loss, &mut out, 600 * MS, Trigger::Ack, 1460);
+        assert_eq!((out[2].cause, out[2].detail), (Cause::ReceiverWindowLimited, None));
+    }
+
+    #[test]
     fn a_timer_ack_turns_a_full_buffer_into_a_window_update_deadlock_and_marks_the_nagle_phase() {
         let mut t = tracker();
         let mut out = Vec::new();
@@ -328,7 +357,7 @@ mod tests {
         t.progress(&mut no_loss, &mut out, 400 * MS, Trigger::Ack, 100);
         assert_eq!((out[1].cause, out[1].detail), (Cause::NagleDelayedAck, Some("timer_phase")));
         // The next Nagle stall within sticky_bytes keeps that class.
-        let tail = HoldEvidence::Output { b_sent: 0, s_byte: 100, held: 100, snd_wnd: 4096, writing: false };
+        let tail = HoldEvidence::Output { b_sent: 0, s_byte: 100, held: 100, snd_wnd: 4096, writing: false, cwnd: None };
         t.hold(HoldReason::Nagle, Ctx::Ack, tail);
         t.progress(&mut no_loss, &mut out, 600 * MS, Trigger::Ack, 100);
         assert_eq!(out[2].detail, Some("timer_phase"));
