@@ -43,6 +43,12 @@ Also tried this session and not kept (Python reference, full-size cells):
   by 6.3 points) and FDDI MINSHALL 4K / 16K unchanged at 66.4 %;
 - the woken writer copying before the ACK's tcp_output, retried on this code: FDDI MINSHALL and
   NAGLE 4K / 16K both 38.9 % (paper 8.8 % and 66.4 %), 32K / 16K both 75.4 % (paper 0 % and 43.8 %).
+A socket-buffer sweep (FDDI, 4 KB writes, sequential trials) shows where the model's regimes
+change: MINSHALL 66.4 % at 16 KB, 40.5 % at 24 KB, 31.8 % at 32 KB, 8.7 % from 48 KB (the paper:
+8.8 % at 16 KB); MSMV 34.7 % up to 32 KB and 13.0 % from 48 KB (the paper: 34.6 %, 34.3 % and 21.6 %
+at 16, 64 and 128 KB). Both turn where the sender's buffer passes the client's 32 KB receive
+window; the paper's hosts show no such single turning point, so the missing mechanism is not a
+different effective buffer size.
 The remaining excess with 4 KB writes on Ethernet is partly the client's free-running tick firing
 in the middle of a response: it acknowledges an odd segment, the parity of the 2 * MSS rule flips,
 and a length outside the OF+SFS windows waits for the next tick (about 25 responses above 70 KB
