@@ -45,7 +45,7 @@ PENDING_PERSONALITIES: dict[str, str] = {}
 # fingerprint in native_verified.py. So a calibration edit to the Python hosts takes effect at once.
 _PORTED = ("engine.py", "segment.py", "ground_truth.py", "run_bulk.py", "loss_attribution.py", "nagle.py",
            "apps/bulk.py", "apps/naglemark.py", "apps/naglemark_net.py", "links/serial.py", "links/presets.py",
-           "links/atm.py", "links/drops.py", "links/tap.py", "links/loss.py", "links/stages.py", "tcp/*.py")
+           "links/atm.py", "links/atm_path.py", "links/nic.py", "links/pmtu.py", "links/drops.py", "links/tap.py", "links/loss.py", "links/stages.py", "tcp/*.py")
 _HERE = Path(__file__).resolve().parent
 
 
@@ -109,7 +109,8 @@ def unsupported_reason(cfg: Any, impairments: dict[str, Any] | None = None) -> s
         if other:
             return f"impairments {other} run in Python only"
         if native_impairments(impairments) is None:
-            return "impairment values out of range (the Python path raises the error)"
+            return ("impairment values out of range (the Python path raises the error) or outside what "
+                    "the native core holds")
     for field in ("personality", "receiver_personality"):
         name = getattr(cfg, field)
         if name is not None and name not in _PERSONALITIES:
@@ -139,21 +140,49 @@ def unsupported_reason(cfg: Any, impairments: dict[str, Any] | None = None) -> s
     return None
 
 
-# make_path's loss impairments the native core runs (ATM switch, jumbo slots and PMTU hop do not).
-_NATIVE_IMPAIRMENTS = frozenset({"loss", "gilbert", "drop_nth", "loss_data_only", "reverse_loss", "reverse_rate_bps"})
+# make_path's impairments the native core runs: everything but the Python callables and objects
+# (icmp_sink, drop_log). run_bulk wires the PMTU hop's ICMP to the sender itself.
+_NATIVE_IMPAIRMENTS = frozenset({
+    "loss", "gilbert", "drop_nth", "loss_data_only", "reverse_loss", "reverse_rate_bps", "atm_switch",
+    "jumbo_slots", "jumbo_min_frame_len", "jumbo_replenish_ns", "jumbo_hold_until_acked", "pmtu_mtu", "pmtu_mode",
+})
+_MAX = 1 << 62  # integers the native core holds in i64 with room for sums
 
 
 def _probability(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= v <= 1.0
 
 
+def _int(v: Any, lo: int, hi: int = _MAX) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and lo <= v < hi
+
+
+def _atm_spec(spec: Any) -> dict[str, Any] | None:
+    """The AtmSwitchSpec as the native core takes it, or None when CellSwitchBuffer would reject it
+    (or a value is outside the native integer range)."""
+    from .links.atm import POLICIES
+    from .links.presets import AtmSwitchSpec
+
+    if not isinstance(spec, AtmSwitchSpec) or not _int(spec.buffer_bytes, 48) or not _int(spec.out_rate_bps, 1):
+        return None
+    cap = spec.buffer_bytes // 48
+    epd = spec.epd_threshold_cells
+    if spec.policy not in POLICIES or (epd is not None and not _int(epd, 0, cap + 1)):
+        return None
+    if not _int(spec.out_delay_ns, 0, 1 << 48):
+        return None
+    return asdict(spec)
+
+
 def native_impairments(impairments: dict[str, Any] | None) -> dict[str, Any] | None:
-    """make_path's reading of the loss impairments (falsy means absent), or None when a value is
-    one make_path would reject."""
+    """make_path's reading of the impairments (falsy means absent; atm_switch None is absent), or
+    None when a value is one make_path would reject or the native core cannot hold."""
     im = impairments or {}
     out: dict[str, Any] = {"loss": None, "gilbert": None, "drop_nth": None,
                            "loss_data_only": bool(im.get("loss_data_only", False)), "reverse_loss": None,
-                           "reverse_rate_bps": im.get("reverse_rate_bps") or None}
+                           "reverse_rate_bps": im.get("reverse_rate_bps") or None, "atm_switch": None,
+                           "pmtu_mtu": None, "pmtu_mode": None, "jumbo_slots": None, "jumbo_min_frame_len": None,
+                           "jumbo_replenish_ns": None, "jumbo_hold_until_acked": None}
     for key in ("loss", "reverse_loss"):
         if im.get(key):
             if not _probability(im[key]):
@@ -172,6 +201,26 @@ def native_impairments(impairments: dict[str, Any] | None) -> dict[str, Any] | N
     rr = out["reverse_rate_bps"]
     if rr is not None and not (isinstance(rr, int) and 0 < rr < 1 << 62):
         return None
+    if im.get("atm_switch") is not None:
+        out["atm_switch"] = _atm_spec(im["atm_switch"])
+        if out["atm_switch"] is None:
+            return None
+    if im.get("pmtu_mtu"):
+        from .links.pmtu import MIN_IPV4_MTU, MODES
+
+        mode = im.get("pmtu_mode", "icmp")
+        if not _int(im["pmtu_mtu"], MIN_IPV4_MTU, 1 << 30) or mode not in MODES:
+            return None
+        out["pmtu_mtu"], out["pmtu_mode"] = im["pmtu_mtu"], mode
+    if im.get("jumbo_slots"):
+        from .links.presets import STANDARD_ETHERNET_FRAME
+
+        min_len = im.get("jumbo_min_frame_len", STANDARD_ETHERNET_FRAME + 1)
+        replenish = im.get("jumbo_replenish_ns", 0)
+        if not (_int(im["jumbo_slots"], 1) and _int(min_len, -_MAX) and _int(replenish, 0, 1 << 48)):
+            return None
+        out.update(jumbo_slots=im["jumbo_slots"], jumbo_min_frame_len=min_len, jumbo_replenish_ns=replenish,
+                   jumbo_hold_until_acked=bool(im.get("jumbo_hold_until_acked", True)))
     return out
 
 
@@ -261,12 +310,56 @@ def records_of(cols: dict[str, list]) -> list[tuple[int, Segment]]:
 
 
 def run_bulk_native(cfg: Any, impairments: dict[str, Any] | None = None) -> Any:
-    """run_bulk(cfg) in the native core, as the same BulkResult (path_inputs is None: there are no
-    Python link objects)."""
-    return result_from_raw(cfg, simulate_raw(cfg, impairments))
+    """run_bulk(cfg) in the native core, as the same BulkResult (path_inputs: see path_inputs_of)."""
+    return result_from_raw(cfg, simulate_raw(cfg, impairments), impairments)
 
 
-def result_from_raw(cfg: Any, raw: dict[str, Any]) -> Any:
+def path_inputs_of(cfg: Any, impairments: dict[str, Any] | None, raw: dict[str, Any]) -> tuple[Any, Any]:
+    """BulkResult.path_inputs for a native run: make_path's stage objects (built on an idle
+    Simulator) carrying the native run's counters: the serial links' sent_packets, sent_bytes and
+    drops, the loss models' offered/lost (and Gilbert state), the ATM switch's counters and PDU
+    records, the PMTU hop's and the jumbo pool's counters. Queue contents are not carried."""
+    from .engine import Simulator
+    from .links.atm import PduFate
+    from .links.atm_path import AtmSwitchPath, PduRecord
+    from .links.loss import GilbertElliott
+    from .links.presets import make_path
+    from .links.serial import SerialLink
+    from .links.stages import JumboNicStage, LossStage, PmtuStage
+    from .run_bulk import path_parameters
+
+    path = path_parameters(cfg)
+    fwd, rev = make_path(Simulator(cfg.seed), cfg.link, rate_bps=path["rate_bps"], delay_ns=path["delay_ns"],
+                         mtu=path["mtu"], queue_bytes=cfg.queue_bytes, **(impairments or {}))
+    native = raw["path"]
+    for side, path_input in enumerate((fwd, rev)):
+        losses = iter(native["loss"][side])
+        for stage in path_input.stages:
+            if isinstance(stage, LossStage):
+                stage.model.offered, stage.model.lost, bad = next(losses)
+                if isinstance(stage.model, GilbertElliott):
+                    stage.model.bad = bad
+            elif isinstance(stage, SerialLink):
+                stage.sent_packets, stage.sent_bytes = native["links"][side]
+                stage.drops = [(d[0], d[1], d[2]) for d in raw["drops"] if d[3] == stage.name]
+            elif isinstance(stage, AtmSwitchPath):
+                atm, sw = native["atm"], stage.switch
+                for key in ("cells_in", "cells_dropped", "pdus_in", "pdus_lost", "max_occupancy"):
+                    setattr(sw, key, atm[key])
+                sw._last_departure = atm["last_departure"]
+                stage._in_busy = atm["in_busy"]
+                stage.pdus = [PduRecord(at, uid, cells, PduFate(*fate)) for at, uid, cells, *fate in atm["pdus"]]
+            elif isinstance(stage, PmtuStage):
+                stage.hop.forwarded, stage.hop.dropped, stage.icmp_sent = native["pmtu"]
+            elif isinstance(stage, JumboNicStage):
+                nic, pool = native["nic"], stage.pool
+                pool.accepted, pool.dropped = nic["accepted"], nic["dropped"]
+                pool.small_passed, pool.min_free = nic["small_passed"], nic["min_free"]
+                stage._next_key = nic["next_key"]
+    return fwd, rev
+
+
+def result_from_raw(cfg: Any, raw: dict[str, Any], impairments: dict[str, Any] | None = None) -> Any:
     """The BulkResult run_bulk builds, from the native core's output."""
     from .run_bulk import BulkResult, path_parameters
 
@@ -297,15 +390,15 @@ def result_from_raw(cfg: Any, raw: dict[str, Any]) -> Any:
         config=cfg, goodput_mbit_s=goodput, duration_s=duration / NS_PER_S, duration_ns=duration,
         bytes=received, completed=completed, stalls=sorted(gt.stalls, key=lambda s: (s.start_ns, s.end_ns)),
         packets=len(records), retransmits=snd["retransmits"], timeouts=snd["timeouts"], events=raw["events"],
-        ground_truth=gt, records=records, path_inputs=None,
+        ground_truth=gt, records=records, path_inputs=path_inputs_of(cfg, impairments, raw),
         aborted=snd["aborted_at"] is not None, aborted_at_ns=snd["aborted_at"],
     )
 
 
 def choose(engine: str, cfg: Any, impairments: dict[str, Any] | None) -> bool:
-    """True to run natively. "auto": when supported, built, verified for these Python sources and
-    without impairments; "native": required (raises NativeUnavailable naming why not; takes the
-    loss impairments too); "python": never."""
+    """True to run natively. "auto": when supported (make_path's impairments included), built and
+    verified for these Python sources; "native": required (raises NativeUnavailable naming why
+    not); "python": never."""
     if engine == "auto":
         engine = os.environ.get(ENGINE_ENV) or "auto"
     if engine not in ENGINES:
@@ -315,9 +408,8 @@ def choose(engine: str, cfg: Any, impairments: dict[str, Any] | None) -> bool:
     reason = unsupported_reason(cfg, impairments)
     if reason is None and engine == "auto":
         pending = [p for p in (cfg.personality, cfg.receiver_personality) if p in PENDING_PERSONALITIES]
-        # Loss impairments run natively only when asked for: callers of impaired runs read the
-        # Python path objects (result.path_inputs), which a native run does not have.
-        if pending or impairments or not verified():
+        # Impaired runs too: result.path_inputs carries the native path's counters (path_inputs_of).
+        if pending or not verified():
             return False
     if reason is None and not native_built():
         reason = "stallscope._native has no simulate_bulk (stale build: run `make native`)"

@@ -16,7 +16,11 @@ import pytest
 
 from stallscope.simulate import native_core
 from stallscope.simulate import run_bulk as run_bulk_mod
+from stallscope.simulate.links.atm_path import AtmSwitchPath
 from stallscope.simulate.links.drops import DropLog
+from stallscope.simulate.links.presets import AtmSwitchSpec
+from stallscope.simulate.links.serial import SerialLink
+from stallscope.simulate.links.stages import JumboNicStage, LossStage, PmtuStage
 from stallscope.simulate.run_bulk import BulkConfig, run_bulk
 
 pytestmark = pytest.mark.skipif(
@@ -71,13 +75,36 @@ def _stall_tuple(s) -> tuple:
     return (s.start_ns, s.end_ns, s.cause.value, s.detail, s.direction, s.evidence)
 
 
-def assert_identical(cfg: BulkConfig, monkeypatch: pytest.MonkeyPatch, impairments: dict | None = None) -> None:
+def _path_counters(path_inputs: tuple) -> list[tuple]:
+    """Every stage of both path inputs with its counters (the ATM path with its PDU records)."""
+    out = []
+    for path_input in path_inputs:
+        for st in path_input.stages:
+            row: tuple = (type(st).__name__, getattr(st, "name", None))
+            if isinstance(st, LossStage):
+                row += (st.model.offered, st.model.lost, getattr(st.model, "bad", None))
+            elif isinstance(st, SerialLink):
+                row += (st.sent_packets, st.sent_bytes, st.drops)
+            elif isinstance(st, AtmSwitchPath):
+                sw = st.switch
+                row += (sw.cells_in, sw.cells_dropped, sw.pdus_in, sw.pdus_lost, sw.max_occupancy,
+                        sw._last_departure, st._in_busy, st.pdus)
+            elif isinstance(st, PmtuStage):
+                row += (st.hop.forwarded, st.hop.dropped, st.icmp_sent)
+            elif isinstance(st, JumboNicStage):
+                pool = st.pool
+                row += (pool.accepted, pool.dropped, pool.small_passed, pool.min_free, st._next_key)
+            out.append(row)
+    return out
+
+
+def assert_identical(cfg: BulkConfig, monkeypatch: pytest.MonkeyPatch, impairments: dict | None = None):
     for p in (cfg.personality, cfg.receiver_personality):
         if p in HOST_PORT_PENDING:
             pytest.skip(f"{p}: {HOST_PORT_PENDING[p]}")
     py, py_drops = _python_run(cfg, monkeypatch, impairments)
     raw = native_core.simulate_raw(cfg, impairments)
-    rs = native_core.result_from_raw(cfg, raw)
+    rs = native_core.result_from_raw(cfg, raw, impairments)
     rs_drops = [tuple(d) for d in raw["drops"]]
     assert py.records == rs.records, f"{cfg}\ntrace: " + _first_difference(py.records, rs.records)
     assert py_drops == rs_drops, f"{cfg}\ndrops: " + _first_difference(py_drops, rs_drops)
@@ -91,6 +118,9 @@ def assert_identical(cfg: BulkConfig, monkeypatch: pytest.MonkeyPatch, impairmen
                   "aborted", "aborted_at_ns"):
         assert getattr(py, field) == getattr(rs, field), f"{cfg}\n{field}"
     assert py.to_json() == rs.to_json()
+    py_path, rs_path = _path_counters(py.path_inputs), _path_counters(rs.path_inputs)
+    assert py_path == rs_path, f"{cfg}\npath counters: " + _first_difference(py_path, rs_path)
+    return py
 
 
 def _matrix(n: int, seed: int) -> list[BulkConfig]:
@@ -195,19 +225,146 @@ def test_moldeklev_table_cells_identical(nagle: bool, monkeypatch: pytest.Monkey
         assert_identical(cfg, monkeypatch)
 
 
+# --- make_path's ATM switch port, jumbo-slot NIC and PMTU hop ------------------------------------
+
+OUT_CELL_RATE = 53_000_000 * 149_760 // 155_520  # kung_morris's 53 Mbit/s switch port, in cells
+
+
+def _atm_grid() -> dict[str, tuple[BulkConfig, dict, str | None]]:
+    """No discard / PPD / EPD at four switch buffer sizes, MTU 9180 and 4470, personalities in turn:
+    (config, impairments, the drop reason the case must show or None for a buffer that holds)."""
+    out = {}
+    reason = {"none": "atm_cell_loss", "ppd": "atm_ppd", "epd": "atm_epd"}
+    for i, (policy, kb) in enumerate(itertools.product(("none", "ppd", "epd"), (24, 40, 56, 64))):
+        mtu = (9180, 4470)[i % 2]
+        cfg = BulkConfig(personality=PERSONALITIES[i % len(PERSONALITIES)], link="oc3", mtu=mtu, sndbuf=65536,
+                         rcvbuf=65536, write=65536, read=65536, bytes=1 << 20, seed=i)
+        out[f"atm-{policy}-{kb}k-{mtu}"] = (cfg, {"atm_switch": AtmSwitchSpec(kb * 1024, OUT_CELL_RATE, policy)},
+                                           reason[policy] if kb <= 40 else None)
+    return out
+
+
+def _jumbo_grid() -> dict[str, tuple[BulkConfig, dict, str | None]]:
+    """Jumbo slot pools of 8, 32 and 128 with and without hold_until_acked and a 2 ms replenish
+    latency, one injected loss (the reassembly queue holds slots), personalities in turn."""
+    out = {}
+    for i, (slots, hold, rep) in enumerate(itertools.product((8, 32, 128), (True, False), (0, 2_000_000))):
+        cfg = BulkConfig(personality=PERSONALITIES[i % len(PERSONALITIES)], link="gige", mtu=9000,
+                         sndbuf=512 * 1024, rcvbuf=512 * 1024, write=65536, read=65536, bytes=3 << 20, seed=i)
+        im = {"jumbo_slots": slots, "jumbo_hold_until_acked": hold, "jumbo_replenish_ns": rep, "drop_nth": (40,),
+              "loss_data_only": True}
+        out[f"jumbo-{slots}-{'hold' if hold else 'free'}-{rep}"] = (cfg, im, None)
+    return out
+
+
+def _pmtu_cases() -> dict[str, tuple[BulkConfig, dict, str | None]]:
+    """A 1500-byte hop on a 9000-byte path, with ICMP and as a black hole, every personality."""
+    out = {}
+    for i, p in enumerate(PERSONALITIES):
+        cfg = BulkConfig(personality=p, link="gige", mtu=9000, bytes=200_000, seed=i)
+        out[f"pmtu-icmp-{p}"] = (cfg, {"pmtu_mtu": 1500}, "pmtu_frag_needed")
+        out[f"pmtu-blackhole-{p}"] = (cfg, {"pmtu_mtu": 1500, "pmtu_mode": "blackhole"}, "pmtu_blackhole")
+    return out
+
+
+PATH_STAGES = {
+    **_atm_grid(), **_jumbo_grid(), **_pmtu_cases(),
+    "atm-epd-threshold-delay": (BulkConfig(personality="linux", link="oc3", sndbuf=131072, rcvbuf=131072,
+                                           bytes=1 << 20), {"atm_switch": AtmSwitchSpec(
+                                               48 * 1024, OUT_CELL_RATE, "epd", epd_threshold_cells=300,
+                                               out_delay_ns=150_000)}, "atm_epd"),
+    "atm-loss-reverse": (BulkConfig(personality="bsd44", link="atm140", sndbuf=65536, rcvbuf=65536, bytes=1 << 20),
+                         {"atm_switch": AtmSwitchSpec(32 * 1024, OUT_CELL_RATE, "ppd"), "loss": 0.01,
+                          "reverse_loss": 0.01, "reverse_rate_bps": 10_000_000}, "atm_ppd"),
+    # the hosts offer an MSS from a 9180 interface on a 4470 path: the ATM path drops at its MTU
+    "atm-exceeds-mtu": (BulkConfig(personality="linux", link="oc3", mtu=4470, host_mtu=9180, bytes=100_000),
+                        {"atm_switch": AtmSwitchSpec(1 << 20, OUT_CELL_RATE, "none")}, "exceeds_mtu"),
+    "jumbo-min-frame-reverse-loss": (BulkConfig(personality="tru64", link="gige", mtu=4000, sndbuf=262144,
+                                                rcvbuf=262144, bytes=2 << 20),
+                                     {"jumbo_slots": 4, "jumbo_min_frame_len": 2000, "jumbo_replenish_ns": 500_000,
+                                      "reverse_loss": 0.02}, "jumbo_slot_exhaustion"),
+    "jumbo-standard-frames-pass": (BulkConfig(personality="linux", link="gige", bytes=500_000),
+                                   {"jumbo_slots": 1, "jumbo_replenish_ns": 10**9}, None),
+    "pmtu-icmp-jumbo": (BulkConfig(personality="freebsd4", link="gige", mtu=9000, sndbuf=262144, rcvbuf=262144,
+                                   bytes=1 << 20), {"pmtu_mtu": 4000, "jumbo_slots": 8, "drop_nth": (25,),
+                                                    "loss_data_only": True}, "pmtu_frag_needed"),
+    "pmtu-icmp-atm": (BulkConfig(personality="tru64", link="oc3", sndbuf=65536, rcvbuf=65536, bytes=1 << 20),
+                      {"pmtu_mtu": 4470, "atm_switch": AtmSwitchSpec(24 * 1024, OUT_CELL_RATE, "none")},
+                      "pmtu_frag_needed"),
+    "pmtu-blackhole-loss": (BulkConfig(personality="linux", link="fddi", bytes=100_000),
+                            {"pmtu_mtu": 1500, "pmtu_mode": "blackhole", "loss": 0.05}, "pmtu_blackhole"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PATH_STAGES))
+def test_path_stages_identical(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ATM switch port (no discard / PPD / EPD), the jumbo slot pool (held until ACKed or
+    replenished after a latency) and the PMTU hop (ICMP to the sender or a black hole) natively:
+    identical trace, drops, stalls, events and path counters (the switch's PDU records too)."""
+    cfg, impairments, reason = PATH_STAGES[name]
+    py = assert_identical(cfg, monkeypatch, impairments)
+    if reason is not None:  # the case exercises what it is named after
+        assert py.ground_truth.drops.get(reason, 0) > 0, py.ground_truth.drops
+
+
+def test_path_stage_cases_cover_the_outcomes() -> None:
+    """The fast cases include slot exhaustion with and without holding, a black-hole abort and a
+    PMTU change through ICMP, so the comparisons above are not vacuous."""
+    results = {n: run_bulk(c, impairments=im, engine="python") for n, (c, im, _r) in PATH_STAGES.items()
+               if n.startswith(("jumbo-", "pmtu-"))}
+    exhausted = {n for n, r in results.items() if r.ground_truth.drops.get("jumbo_slot_exhaustion")}
+    assert any("-hold-" in n for n in exhausted) and any("-free-" in n for n in exhausted), exhausted
+    assert all(results[f"pmtu-blackhole-{p}"].aborted for p in PERSONALITIES)
+    assert all(results[f"pmtu-icmp-{p}"].ground_truth.summary["icmp_mss_changes"] > 0 for p in PERSONALITIES)
+
+
+@pytest.mark.parametrize("policy", ["none", "ppd", "epd"])
+def test_kung_morris_size_atm_identical(policy: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Kung & Morris cell at full size (32 MB, 9180 MTU, 48 KB switch buffer) natively."""
+    cfg = BulkConfig(personality="tru64", link="oc3", mtu=9180, sndbuf=65536, rcvbuf=65536, write=65536,
+                     read=65536, bytes=32 << 20)
+    py = assert_identical(cfg, monkeypatch, {"atm_switch": AtmSwitchSpec(48 * 1024, OUT_CELL_RATE, policy)})
+    assert sum(py.ground_truth.drops.values()) > 0
+
+
+@pytest.mark.parametrize("case", ["trigger-hold", "slow-return"])
+def test_gigatcp_size_jumbo_identical(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """GigaTCP's 384-slot pool at full size natively: a 4 MB window with the 2000th segment lost
+    (slots held in the reassembly queue; the retransmission finds none until the sender gives
+    up), and slots returning 30 ms after arrival."""
+    cfg = BulkConfig(personality="freebsd4", link="gige", mtu=8940, sndbuf=4 << 20, rcvbuf=4 << 20,
+                     write=65536, read=65536, bytes=64 << 20)
+    impairments = ({"jumbo_slots": 384, "drop_nth": (2000,), "loss_data_only": True} if case == "trigger-hold" else
+                   {"jumbo_slots": 384, "jumbo_hold_until_acked": False, "jumbo_replenish_ns": 30_000_000})
+    py = assert_identical(cfg, monkeypatch, impairments)
+    assert py.ground_truth.drops.get("jumbo_slot_exhaustion", 0) > 0
+
+
 def test_engine_switch(monkeypatch: pytest.MonkeyPatch) -> None:
-    """engine="auto" uses the native core for a supported config and Python for impairments;
-    "native" refuses what it cannot run, naming why; an unknown engine is an error."""
+    """engine="auto" uses the native core for a supported config, make_path's impairments
+    included (path_inputs then carry the native counters); Python-only impairments (callables,
+    objects) and out-of-range values stay on Python; "native" refuses what it cannot run, naming
+    why; an unknown engine is an error."""
     monkeypatch.setattr(native_core, "verified", lambda: True)
     cfg = BulkConfig(bytes=32 * 1024)
     assert native_core.choose("auto", cfg, None) is True
-    assert run_bulk(cfg).path_inputs is None  # native: no Python link objects
-    assert run_bulk(cfg, engine="python").path_inputs is not None
-    assert native_core.choose("auto", cfg, {"loss": 0.01}) is False  # impaired runs keep path_inputs
-    assert native_core.choose("native", cfg, {"loss": 0.01}) is True
-    assert native_core.choose("auto", cfg, {"pmtu_mtu": 1280}) is False
+    assert native_core.choose("auto", cfg, {"loss": 0.01}) is True
+    assert native_core.choose("auto", cfg, {"pmtu_mtu": 1280, "jumbo_slots": 4}) is True
+    assert native_core.choose("auto", cfg, {"atm_switch": AtmSwitchSpec(32768, OUT_CELL_RATE, "epd")}) is True
+    assert native_core.choose("auto", cfg, {"pmtu_mtu": 1280, "icmp_sink": print}) is False
+    assert "icmp_sink" in native_core.unsupported_reason(cfg, {"pmtu_mtu": 1280, "icmp_sink": print})
+    for bad in ({"pmtu_mtu": 60}, {"pmtu_mtu": 1280, "pmtu_mode": "silent"}, {"jumbo_slots": -1},
+                {"jumbo_slots": 4, "jumbo_replenish_ns": -1}, {"atm_switch": AtmSwitchSpec(40, OUT_CELL_RATE)},
+                {"atm_switch": AtmSwitchSpec(32768, OUT_CELL_RATE, "red")},
+                {"atm_switch": AtmSwitchSpec(32768, OUT_CELL_RATE, "epd", epd_threshold_cells=10_000)}):
+        assert native_core.choose("auto", cfg, bad) is False, bad
+        with pytest.raises(ValueError):  # Python's own error names the bad value
+            run_bulk(cfg, impairments=bad)
+    native = run_bulk(BulkConfig(link="gige", bytes=32 * 1024), impairments={"jumbo_slots": 4}, engine="auto")
+    assert native.path_inputs[0].find(JumboNicStage).pool.accepted == 0  # 1500-byte frames: standard ring
+    assert native.path_inputs[0].find(JumboNicStage).pool.small_passed > 0
     with pytest.raises(native_core.NativeUnavailable, match="impairments"):
-        run_bulk(cfg, impairments={"atm_switch": None, "loss": 0.01}, engine="native")
+        run_bulk(cfg, impairments={"drop_log": None, "loss": 0.01}, engine="native")
     with pytest.raises(native_core.NativeUnavailable, match="out of range"):
         run_bulk(cfg, impairments={"loss": 1.5}, engine="native")
     with pytest.raises(ValueError, match="probability"):
@@ -326,8 +483,8 @@ def test_auto_runs_python_when_the_python_sources_changed(monkeypatch: pytest.Mo
     monkeypatch.setattr(native_verified, "FINGERPRINT", "0" * 64)
     cfg = BulkConfig(bytes=32 * 1024)
     assert native_core.choose("auto", cfg, None) is False
-    assert run_bulk(cfg).path_inputs is not None  # the Python path
-    assert run_bulk(cfg, engine="native").path_inputs is None
+    assert not isinstance(run_bulk(cfg).records, native_core.LazyRecords)  # the Python path
+    assert isinstance(run_bulk(cfg, engine="native").records, native_core.LazyRecords)
     assert native_core.naglemark_trial(personality="tru64", link="ethernet10", variant="NAGLE", sockbuf=16384,
                                        receiver_inference=False, seed=1, trial="S", app_buf=4096,
                                        lengths=[100, 200]) is None

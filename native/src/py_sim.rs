@@ -14,7 +14,7 @@ use crate::sim::nagle::NagleVariant;
 use crate::sim::naglemark::{run_trial, TrialConfig};
 use crate::sim::rng::PyRandom;
 use crate::sim::tcp::costs::HostCost;
-use crate::sim::world::{run_bulk, BulkRun, Draws, HostSummary, Impairments};
+use crate::sim::world::{run_bulk, AtmSpec, BulkOutcome, BulkRun, Draws, HostSummary, Impairments, JumboSpec, PmtuSpec};
 
 fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<T> {
     match d.get_item(key)? {
@@ -72,6 +72,29 @@ fn config_of(d: &Bound<'_, PyDict>) -> PyResult<BulkRun> {
                     loss_data_only: get(&im, "loss_data_only")?,
                     reverse_loss: get(&im, "reverse_loss")?,
                     reverse_rate_bps: get(&im, "reverse_rate_bps")?,
+                    atm_switch: match get::<Option<Bound<'_, PyDict>>>(&im, "atm_switch")? {
+                        None => None,
+                        Some(a) => Some(AtmSpec {
+                            buffer_bytes: get(&a, "buffer_bytes")?,
+                            out_rate_bps: get(&a, "out_rate_bps")?,
+                            policy: get(&a, "policy")?,
+                            epd_threshold_cells: get(&a, "epd_threshold_cells")?,
+                            out_delay_ns: get(&a, "out_delay_ns")?,
+                        }),
+                    },
+                    pmtu: match get::<Option<u32>>(&im, "pmtu_mtu")? {
+                        None => None,
+                        Some(mtu) => Some(PmtuSpec { mtu, mode: get(&im, "pmtu_mode")? }),
+                    },
+                    jumbo: match get::<Option<i64>>(&im, "jumbo_slots")? {
+                        None => None,
+                        Some(slots) => Some(JumboSpec {
+                            slots,
+                            min_frame_len: get(&im, "jumbo_min_frame_len")?,
+                            replenish_ns: get(&im, "jumbo_replenish_ns")?,
+                            hold_until_acked: get(&im, "jumbo_hold_until_acked")?,
+                        }),
+                    },
                 }
             }
         },
@@ -261,6 +284,70 @@ fn simulate_bulk<'py>(
     d.set_item("path_mtu", out.path_mtu)?;
     d.set_item("sender", host_dict(py, &out.sender)?)?;
     d.set_item("receiver", host_dict(py, &out.receiver)?)?;
+    d.set_item("path", path_dict(py, &out)?)?;
+    Ok(d)
+}
+
+/// The path objects' counters after the run (native_core rebuilds BulkResult.path_inputs from
+/// them): "links" [(sent_packets, sent_bytes)] forward and reverse, "loss" [[(offered, lost,
+/// gilbert bad)] per stage] forward and reverse, and "atm", "pmtu", "nic" (None when absent).
+fn path_dict<'py>(py: Python<'py>, out: &BulkOutcome) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("links", out.link_sent.to_vec())?;
+    let loss: Vec<Vec<(u64, u64, bool)>> = out
+        .loss_stages
+        .iter()
+        .map(|v| {
+            v.iter()
+                .map(|st| {
+                    let bad = matches!(st.model, crate::sim::stage::LossModel::Gilbert { bad: true, .. });
+                    (st.offered, st.lost, bad)
+                })
+                .collect()
+        })
+        .collect();
+    d.set_item("loss", loss)?;
+    match &out.path.atm {
+        None => d.set_item("atm", py.None())?,
+        Some((_, a)) => {
+            let x = PyDict::new(py);
+            let sw = &a.switch;
+            x.set_item("cells_in", sw.cells_in)?;
+            x.set_item("cells_dropped", sw.cells_dropped)?;
+            x.set_item("pdus_in", sw.pdus_in)?;
+            x.set_item("pdus_lost", sw.pdus_lost)?;
+            x.set_item("max_occupancy", sw.max_occupancy)?;
+            x.set_item("last_departure", sw.last_departure)?;
+            x.set_item("in_busy", a.in_busy)?;
+            let pdus: Vec<_> = a
+                .pdus
+                .iter()
+                .map(|p| {
+                    let f = &p.fate;
+                    (p.at_ns, p.uid, p.cells, f.delivered, f.cells_dropped, f.cells_queued, f.last_cell_departure_ns, f.reason)
+                })
+                .collect();
+            x.set_item("pdus", pdus)?;
+            d.set_item("atm", x)?;
+        }
+    }
+    match &out.path.pmtu {
+        None => d.set_item("pmtu", py.None())?,
+        Some((_, st)) => d.set_item("pmtu", (st.hop.forwarded, st.hop.dropped, st.icmp_sent))?,
+    }
+    match &out.path.nic {
+        None => d.set_item("nic", py.None())?,
+        Some((_, _, nic)) => {
+            let x = PyDict::new(py);
+            let p = &nic.pool;
+            x.set_item("accepted", p.accepted)?;
+            x.set_item("dropped", p.dropped)?;
+            x.set_item("small_passed", p.small_passed)?;
+            x.set_item("min_free", p.min_free)?;
+            x.set_item("next_key", nic.next_key)?;
+            d.set_item("nic", x)?;
+        }
+    }
     Ok(d)
 }
 

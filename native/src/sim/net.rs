@@ -3,14 +3,17 @@
 //! the loss classifier. Event is the sum type of every scheduled callback in the Python run.
 
 use super::app::AppEvent;
+use super::atm::{AtmSwitchPath, AtmVerdict, REASON_CELL_LOSS, REASON_EPD, REASON_PPD};
 use super::engine::{EventId, EventQueue, Ns};
 use super::ground_truth::{Cause, Drop};
-use super::link::{SerialLink, Verdict};
+use super::link::{SerialLink, Verdict, DROP_EXCEEDS_MTU};
 use super::loss::LossClassifier;
 use super::rng::PyRandom;
 use super::segment::Segment;
 use super::stage::LossStage;
 use super::naglemark::Naglemark;
+use super::nic::{JumboNic, REASON_JUMBO_SLOT};
+use super::pmtu::{PmtuStage, PmtuVerdict};
 use super::tcp::host::{Host, HostEvent};
 
 /// A host's number in the run (run_bulk: 0 = sender, 1 = receiver; naglemark: 2k and 2k + 1 for
@@ -19,6 +22,26 @@ pub type HostIndex = u16;
 
 pub const SENDER: HostIndex = 0;
 pub const RECEIVER: HostIndex = 1;
+
+/// `Event::Link` numbers from ASIDE up are not links but a path stage's own scheduled callback
+/// (the ATM path's drop, logged when its last cell reached the switch; the PMTU hop's ICMP), so
+/// run loops without such stages need no arm of their own: ASIDE | index into ASIDE_DROPS, or
+/// ASIDE | ASIDE_ICMP | next-hop MTU.
+pub const ASIDE: u32 = 1 << 31;
+const ASIDE_ICMP: u32 = 1 << 30;
+const ASIDE_DROPS: [&str; 4] = [DROP_EXCEEDS_MTU, REASON_CELL_LOSS, REASON_PPD, REASON_EPD];
+
+/// The forward path's stages beyond loss and link (make_path's atm_switch, pmtu_mtu and
+/// jumbo_slots), each with the link (index) it belongs to.
+#[derive(Debug, Default)]
+pub struct PathStages {
+    /// Replaces the link's SerialLink.
+    pub atm: Option<(u32, AtmSwitchPath)>,
+    /// After the link, before the far end.
+    pub pmtu: Option<(u32, PmtuStage)>,
+    /// (data link, reverse link whose ACKs it watches, NIC): last before the far end.
+    pub nic: Option<(u32, u32, JumboNic)>,
+}
 
 #[derive(Debug)]
 pub enum Event {
@@ -60,6 +83,7 @@ pub struct Net {
     pub hosts: Vec<Option<Box<Host>>>,
     /// The naglemark client and network state (it spans connections).
     pub naglemark: Option<Box<Naglemark>>,
+    pub path: PathStages,
 }
 
 impl Net {
@@ -68,7 +92,7 @@ impl Net {
             queue: EventQueue::new(), rng, drops: Vec::new(), finished_at: None, started_at: None,
             links: Vec::new(), stages: Vec::new(), out_link: Vec::new(), link_sink: Vec::new(), tapped: None,
             taps: [Vec::new(), Vec::new()], loss: LossClassifier::default(), rx_drops_logged: None,
-            hosts: Vec::new(), naglemark: None,
+            hosts: Vec::new(), naglemark: None, path: PathStages::default(),
         }
     }
 
@@ -114,10 +138,24 @@ impl Net {
         if self.tapped == Some(from) {
             self.taps[0].push((now, seg.clone()));
         }
+        if let Some((_, _, nic)) = self.path.nic.as_mut().filter(|n| n.1 == l) {
+            nic.saw_ack(now, &seg, self.link_sink[l as usize]);
+        }
         if let Some(i) = self.stages[l as usize].iter_mut().position(|st| st.drops(&mut self.rng, &seg)) {
             let st = &self.stages[l as usize][i];
             let (reason, place) = (st.reason, st.place.clone());
             self.push_drop(now, &seg, reason, place);
+            return;
+        }
+        if let Some((_, atm)) = self.path.atm.as_mut().filter(|a| a.0 == l) {
+            // One scheduled event either way, as AtmSwitchPath schedules _deliver or the drop.
+            match atm.receive(now, &seg) {
+                AtmVerdict::DeliverAt(at) => self.schedule(at, Event::Link(l, seg)),
+                AtmVerdict::DropAt(at, reason) => {
+                    let code = ASIDE_DROPS.iter().position(|r| *r == reason).expect("an ATM drop reason") as u32;
+                    self.schedule(at, Event::Link(ASIDE | code, seg))
+                }
+            };
             return;
         }
         match self.links[l as usize].offer(now, seg.ip_len()) {
@@ -129,6 +167,44 @@ impl Net {
                 self.push_drop(now, &seg, reason, place);
             }
         }
+    }
+
+    /// The stages after link `link` (PMTU hop, jumbo NIC) on a delivery: false when one dropped it.
+    pub fn pass_stages(&mut self, now: Ns, link: u32, seg: &Segment) -> bool {
+        if let Some((_, st)) = self.path.pmtu.as_mut().filter(|p| p.0 == link) {
+            if let PmtuVerdict::Drop { reason, icmp_mtu } = st.hop.decide(seg.ip_len()) {
+                let place = st.name.clone();
+                let icmp = icmp_mtu.filter(|_| st.icmp_sink.is_some()).map(|mtu| {
+                    st.icmp_sent += 1;
+                    (now + st.icmp_delay_ns, mtu)
+                });
+                self.push_drop(now, seg, reason, place);
+                if let Some((at, mtu)) = icmp {
+                    self.schedule(at, Event::Link(ASIDE | ASIDE_ICMP | mtu, Segment::default()));
+                }
+                return false;
+            }
+        }
+        if let Some((_, _, nic)) = self.path.nic.as_mut().filter(|n| n.0 == link) {
+            if !nic.receive(now, seg) {
+                let place = nic.name.clone();
+                self.push_drop(now, seg, REASON_JUMBO_SLOT, place);
+                return false;
+            }
+        }
+        true
+    }
+
+    /// An ASIDE event: logs the ATM path's drop, or returns (host, mtu) for the PMTU hop's ICMP.
+    pub fn aside(&mut self, now: Ns, code: u32, seg: &Segment) -> Option<(HostIndex, i64)> {
+        if code & ASIDE_ICMP != 0 {
+            let sink = self.path.pmtu.as_ref().and_then(|p| p.1.icmp_sink).expect("an ICMP sink");
+            return Some((sink, i64::from(code & !(ASIDE | ASIDE_ICMP))));
+        }
+        let reason = ASIDE_DROPS[(code & !ASIDE) as usize];
+        let place = self.path.atm.as_ref().map(|a| a.1.name.clone()).expect("an ATM path");
+        self.push_drop(now, seg, reason, place);
+        None
     }
 
     /// Where a link's delivery goes; the tapped host's arrivals pass its "in" tap first.

@@ -44,11 +44,20 @@ pub struct LossStage {
     pub reason: &'static str,
     pub place: String,
     pub data_only: bool,
+    /// The model's offered / lost counters (RandomLoss, GilbertElliott, NthLoss).
+    pub offered: u64,
+    pub lost: u64,
 }
 
 impl LossStage {
     pub fn drops(&mut self, rng: &mut PyRandom, seg: &Segment) -> bool {
-        (!self.data_only || seg.payload_len > 0) && self.model.lose(rng)
+        if self.data_only && seg.payload_len == 0 {
+            return false;
+        }
+        self.offered += 1;
+        let hit = self.model.lose(rng);
+        self.lost += u64::from(hit);
+        hit
     }
 }
 
@@ -67,7 +76,7 @@ mod tests {
     #[test]
     fn data_only_spares_pure_acks() {
         let mut rng = PyRandom::from_init_genrand(1);
-        let mut s = LossStage { model: LossModel::Random { p: 1.0 }, reason: REASON_RANDOM_LOSS, place: "x".into(), data_only: true };
+        let mut s = LossStage { model: LossModel::Random { p: 1.0 }, reason: REASON_RANDOM_LOSS, place: "x".into(), data_only: true, offered: 0, lost: 0 };
         assert!(!s.drops(&mut rng, &Segment::default()));
         assert!(s.drops(&mut rng, &Segment { payload_len: 1, ..Default::default() }));
     }

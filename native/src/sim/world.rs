@@ -1,15 +1,18 @@
-//! simulate/run_bulk.py (no ATM switch, jumbo slots or PMTU hop; loss stages allowed): builds the
-//! two hosts, the path and the bulk apps, runs the event loop with the watchdog, and collects
+//! simulate/run_bulk.py with make_path's impairments (loss stages, the ATM switch port, the PMTU
+//! hop and the jumbo-slot NIC): builds the two hosts, the path and the bulk apps, runs the event loop with the watchdog, and collects
 //! what run_bulk returns. Python's random
 //! draws made before the run (tick phases, ISNs) come in as values; the generator state after
 //! them drives the draws made during the run (interrupt jitter).
 
 use super::app::{self, App, BulkReader, BulkWriter};
+use super::atm::{AtmSwitchPath, CellSwitchBuffer, Policy};
 use super::engine::{Ns, NS_PER_MS, NS_PER_S};
 use super::ground_truth::{Drop, Stall};
 use super::link::{preset, SerialLink};
 use super::nagle::NagleVariant;
-use super::net::{Event, Net, RECEIVER, SENDER};
+use super::net::{Event, Net, PathStages, ASIDE, RECEIVER, SENDER};
+use super::nic::{JumboNic, JumboSlotPool};
+use super::pmtu::{Mode, PmtuHop, PmtuStage};
 use super::rng::PyRandom;
 use super::segment::Segment;
 use super::stage::{LossModel, LossStage, REASON_GILBERT_LOSS, REASON_INJECTED_LOSS, REASON_RANDOM_LOSS};
@@ -49,8 +52,9 @@ pub struct BulkRun {
     pub impair: Impairments,
 }
 
-/// The loss impairments of make_path: forward loss, gilbert and drop_nth (in that order, with
-/// loss_data_only), reverse_loss, and a reverse link rate.
+/// The impairments of make_path: forward loss, gilbert and drop_nth (in that order, with
+/// loss_data_only), reverse_loss, a reverse link rate, the ATM switch port (replacing the
+/// forward link), the PMTU hop and the jumbo-slot NIC.
 #[derive(Clone, Debug, Default)]
 pub struct Impairments {
     pub loss: Option<f64>,
@@ -59,6 +63,35 @@ pub struct Impairments {
     pub loss_data_only: bool,
     pub reverse_loss: Option<f64>,
     pub reverse_rate_bps: Option<i64>,
+    pub atm_switch: Option<AtmSpec>,
+    pub pmtu: Option<PmtuSpec>,
+    pub jumbo: Option<JumboSpec>,
+}
+
+/// presets.AtmSwitchSpec.
+#[derive(Clone, Debug)]
+pub struct AtmSpec {
+    pub buffer_bytes: i64,
+    pub out_rate_bps: i64,
+    pub policy: String,
+    pub epd_threshold_cells: Option<i64>,
+    pub out_delay_ns: Ns,
+}
+
+/// pmtu_mtu and pmtu_mode; with mode "icmp" run_bulk sends the hop's ICMP to the sender.
+#[derive(Clone, Debug)]
+pub struct PmtuSpec {
+    pub mtu: u32,
+    pub mode: String,
+}
+
+/// jumbo_slots, jumbo_min_frame_len, jumbo_replenish_ns, jumbo_hold_until_acked (defaults applied).
+#[derive(Clone, Debug)]
+pub struct JumboSpec {
+    pub slots: i64,
+    pub min_frame_len: i64,
+    pub replenish_ns: Ns,
+    pub hold_until_acked: bool,
 }
 
 /// Python's draws before the run, in run_bulk's order.
@@ -98,6 +131,11 @@ pub struct BulkOutcome {
     pub sender: HostSummary,
     pub receiver: HostSummary,
     pub path_mtu: u32,
+    /// The path objects' state after the run, for BulkResult.path_inputs' counters.
+    pub path: PathStages,
+    /// Loss stages (forward, reverse) and the (sent_packets, sent_bytes) of the two serial links.
+    pub loss_stages: [Vec<LossStage>; 2],
+    pub link_sent: [(u64, u64); 2],
 }
 
 fn nagle_of(name: &Option<String>) -> Result<Option<NagleVariant>, String> {
@@ -139,14 +177,18 @@ pub fn run_bulk(cfg: &BulkRun, rng: PyRandom, draws: Draws) -> Result<BulkOutcom
     let threshold = (10 * NS_PER_MS).max(2 * rtt);
     let host_mtu = cfg.host_mtu.unwrap_or(mtu);
     // make_path: no stage draws randomness or schedules anything, so building it first is safe.
+    // With an ATM switch the forward SerialLink stays in its slot unused (the path replaces it).
+    let im = &cfg.impair;
     let fwd = SerialLink::new(format!("{}-fwd", cfg.link), rate, delay, mtu, cfg.queue_bytes, p.framing)?;
-    let rev_rate = cfg.impair.reverse_rate_bps.unwrap_or(rate);
-    let rev = SerialLink::new(format!("{}-rev", cfg.link), rev_rate, delay, mtu, cfg.queue_bytes, p.framing)?;
+    let rev_rate = im.reverse_rate_bps.unwrap_or(im.atm_switch.as_ref().map_or(rate, |a| a.out_rate_bps));
+    let rev_delay = delay + im.atm_switch.as_ref().map_or(0, |a| a.out_delay_ns);
+    let rev = SerialLink::new(format!("{}-rev", cfg.link), rev_rate, rev_delay, mtu, cfg.queue_bytes, p.framing)?;
     let mut net = Net::new(rng);
     net.connect_pair(SENDER, RECEIVER, fwd, rev);
-    let (fwd_stages, rev_stages) = loss_stages(&cfg.link, &cfg.impair);
+    let (fwd_stages, rev_stages) = loss_stages(&cfg.link, im);
     net.stages[0] = fwd_stages;
     net.stages[1] = rev_stages;
+    net.path = path_stages(&cfg.link, im, rate, delay, mtu, net.out_link[usize::from(SENDER)], net.out_link[usize::from(RECEIVER)])?;
     net.tapped = Some(SENDER);
     net.rx_drops_logged = Some(RECEIVER);
     // _mark_predictable reads the receiver's buffer before the receiver is up (its initial size).
@@ -207,6 +249,7 @@ pub fn run_bulk(cfg: &BulkRun, rng: PyRandom, draws: Draws) -> Result<BulkOutcom
     let [out, inn] = std::mem::take(&mut net.taps);
     let records = merge_by_time(out, inn);
     let stalls = std::mem::take(&mut hosts[0].stalls);
+    let link_sent = [(net.links[0].sent_packets, net.links[0].sent_bytes), (net.links[1].sent_packets, net.links[1].sent_bytes)];
     Ok(BulkOutcome {
         started_at: net.started_at,
         finished_at: net.finished_at,
@@ -219,13 +262,37 @@ pub fn run_bulk(cfg: &BulkRun, rng: PyRandom, draws: Draws) -> Result<BulkOutcom
         sender: summary(&hosts[0]),
         receiver: summary(&hosts[1]),
         path_mtu: mtu,
+        path: std::mem::take(&mut net.path),
+        loss_stages: [std::mem::take(&mut net.stages[0]), std::mem::take(&mut net.stages[1])],
+        link_sent,
     })
+}
+
+/// make_path's ATM switch path, PMTU hop and jumbo NIC (with its ACK watcher on the reverse link).
+fn path_stages(name: &str, im: &Impairments, rate: i64, delay: Ns, mtu: u32, fwd: u32, rev: u32) -> Result<PathStages, String> {
+    let mut path = PathStages::default();
+    if let Some(a) = &im.atm_switch {
+        let policy = Policy::parse(&a.policy).ok_or_else(|| format!("unknown discard policy {:?}", a.policy))?;
+        let switch = CellSwitchBuffer::new(a.buffer_bytes / 48, a.out_rate_bps, policy, a.epd_threshold_cells)?;
+        path.atm = Some((fwd, AtmSwitchPath::new(format!("{name}-switch"), rate, delay, switch, a.out_delay_ns, mtu)));
+    }
+    if let Some(h) = &im.pmtu {
+        let mode = Mode::parse(&h.mode).ok_or_else(|| format!("unknown pmtu mode {:?}", h.mode))?;
+        let hop = PmtuHop::new(h.mtu, mode)?;
+        let sink = (mode == Mode::Icmp).then_some(SENDER); // run_bulk: icmp_sink = sender.on_icmp_frag_needed
+        path.pmtu = Some((fwd, PmtuStage { name: format!("{name}-pmtu"), hop, icmp_sink: sink, icmp_delay_ns: delay, icmp_sent: 0 }));
+    }
+    if let Some(j) = &im.jumbo {
+        let pool = JumboSlotPool::new(j.slots, j.min_frame_len, j.replenish_ns)?;
+        path.nic = Some((fwd, rev, JumboNic::new(format!("{name}-nic"), pool, j.hold_until_acked)));
+    }
+    Ok(path)
 }
 
 /// make_path's loss stages for (forward, reverse).
 fn loss_stages(name: &str, im: &Impairments) -> (Vec<LossStage>, Vec<LossStage>) {
     let fwd_place = format!("{name}-fwd-loss");
-    let stage = |model, reason, place: &String, data_only| LossStage { model, reason, place: place.clone(), data_only };
+    let stage = |model, reason, place: &String, data_only| LossStage { model, reason, place: place.clone(), data_only, offered: 0, lost: 0 };
     let mut fwd = Vec::new();
     if let Some(p) = im.loss {
         fwd.push(stage(LossModel::Random { p }, REASON_RANDOM_LOSS, &fwd_place, im.loss_data_only));
@@ -250,7 +317,15 @@ fn run_loop(hosts: &mut [Host; 2], net: &mut Net) {
         match ev {
             Event::Host(i, hev) => hosts[usize::from(i)].handle(net, now, hev),
             Event::App(i, aev) => app::handle(&mut hosts[usize::from(i)], net, now, aev),
+            Event::Link(code, seg) if code >= ASIDE => {
+                if let Some((to, mtu)) = net.aside(now, code, &seg) {
+                    hosts[usize::from(to)].on_icmp_frag_needed(net, now, mtu);
+                }
+            }
             Event::Link(l, seg) => {
+                if !net.pass_stages(now, l, &seg) {
+                    continue;
+                }
                 let to = net.deliver_to(now, l, &seg);
                 hosts[usize::from(to)].receive(net, now, seg);
             }
