@@ -21,6 +21,7 @@ import time
 
 from stallscope.simulate import native_core
 from stallscope.simulate.engine import Simulator
+from stallscope.simulate.links.presets import AtmSwitchSpec
 from stallscope.simulate.reproductions import REPRODUCTIONS
 from stallscope.simulate.run_bulk import BulkConfig, run_bulk
 from stallscope.simulate.tcp.costs import SUN_IPX
@@ -31,6 +32,17 @@ BULK_CASES = {
     # a fast path with small segments: the engine's hot path dominates
     "linux gige 64k 32MB": BulkConfig(personality="linux", link="gige", sndbuf=65536, rcvbuf=65536,
                                       write=65536, read=65536, bytes=32 << 20),
+    # make_path impairments: a Kung & Morris switch port, GigaTCP's jumbo pool (slots return 30 ms late)
+    "tru64 oc3 ATM 48KB no-discard 4470 32MB": BulkConfig(personality="tru64", link="oc3", mtu=4470, sndbuf=65536,
+                                                         rcvbuf=65536, write=65536, read=65536, bytes=32 << 20),
+    "freebsd4 gige jumbo 384 slots 4MB 64MB": BulkConfig(personality="freebsd4", link="gige", mtu=8940,
+                                                         sndbuf=4 << 20, rcvbuf=4 << 20, write=65536, read=65536,
+                                                         bytes=64 << 20),
+}
+IMPAIRMENTS = {
+    "tru64 oc3 ATM 48KB no-discard 4470 32MB": {"atm_switch": AtmSwitchSpec(48 * 1024, 51_040_000, "none")},
+    "freebsd4 gige jumbo 384 slots 4MB 64MB": {"jumbo_slots": 384, "jumbo_hold_until_acked": False,
+                                               "jumbo_replenish_ns": 30_000_000},
 }
 
 
@@ -112,15 +124,18 @@ def main() -> None:
             if engine == "native" and not native_core.native_built():
                 row[engine] = "not built (make native)"
                 continue
-            wall, r = best_of(args.repeat, lambda cfg=cfg, engine=engine: run_bulk(cfg, engine=engine))
+            im = IMPAIRMENTS.get(name)
+            wall, r = best_of(args.repeat, lambda cfg=cfg, engine=engine, im=im: run_bulk(cfg, engine=engine,
+                                                                                          impairments=im))
             row[engine] = {"wall_s": round(wall, 3), "events": r.events, "events_per_s": round(r.events / wall),
                            "packets_per_s": round(r.packets / wall), "packets": r.packets,
                            "goodput_mbit_s": round(r.goodput_mbit_s, 2)}
         if isinstance(row.get("native"), dict):
-            wall, raw = best_of(args.repeat, lambda cfg=cfg: native_core.simulate_raw(cfg))
+            wall, raw = best_of(args.repeat, lambda cfg=cfg: native_core.simulate_raw(cfg, IMPAIRMENTS.get(name)))
             row["native_core"] = {"wall_s": round(wall, 4), "events_per_s": round(raw["events"] / wall),
                                   "packets_per_s": round(len(raw["trace"]) / wall)}
-            wall, r = best_of(args.repeat, lambda cfg=cfg: len(run_bulk(cfg, engine="native").records.materialize()))
+            wall, r = best_of(args.repeat, lambda cfg=cfg: len(run_bulk(
+                cfg, engine="native", impairments=IMPAIRMENTS.get(name)).records.materialize()))
             row["native_with_trace"] = {"wall_s": round(wall, 3), "events_per_s": round(row["native"]["events"] / wall)}
             row["ratio_native_over_python"] = round(row["python"]["wall_s"] / row["native"]["wall_s"], 1)
             row["identical_events"] = row["python"]["events"] == row["native"]["events"]
@@ -129,7 +144,7 @@ def main() -> None:
         out["naglemark"][name] = naglemark_row(trial, n, args.repeat)
     engines = [("auto", None)] + ([("python", "python")] if args.python_tables else [])
     for name, rep in REPRODUCTIONS.items():
-        if not name.startswith(("moldeklev", "salamon")) and not (args.mogul and name.startswith("mogul-table")):
+        if not name.startswith(("moldeklev", "salamon", "kung-morris", "gigatcp")) and not (args.mogul and name.startswith("mogul-table")):
             continue
         if args.skip_tables and name in ("moldeklev-table1", "moldeklev-table2"):
             continue

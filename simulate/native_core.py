@@ -289,6 +289,45 @@ class LazyRecords(Sequence):
         return (list, (self.materialize(),))
 
 
+class LazyList(Sequence):
+    """A list built on first use (the ATM path's PDU records: most callers never read them).
+    Compares equal to the list it stands for; pickles as one."""
+
+    __slots__ = ("_build", "_list")
+
+    def __init__(self, build: Any) -> None:
+        self._build = build
+        self._list: list | None = None
+
+    def materialize(self) -> list:
+        if self._list is None:
+            self._list = self._build()
+            self._build = None
+        return self._list
+
+    def __len__(self) -> int:
+        return len(self.materialize())
+
+    def __getitem__(self, index):  # type: ignore[override]
+        return self.materialize()[index]
+
+    def __iter__(self):
+        return iter(self.materialize())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LazyList):
+            other = other.materialize()
+        return self.materialize() == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"LazyList({self.materialize()!r})"
+
+    def __reduce__(self):
+        return (list, (self.materialize(),))
+
+
 def _tags(bits: int) -> tuple[str, ...]:
     return tuple(name for bit, name in _TAGS if bits & bit)
 
@@ -348,7 +387,8 @@ def path_inputs_of(cfg: Any, impairments: dict[str, Any] | None, raw: dict[str, 
                     setattr(sw, key, atm[key])
                 sw._last_departure = atm["last_departure"]
                 stage._in_busy = atm["in_busy"]
-                stage.pdus = [PduRecord(at, uid, cells, PduFate(*fate)) for at, uid, cells, *fate in atm["pdus"]]
+                stage.pdus = LazyList(lambda rows=atm["pdus"]: [
+                    PduRecord(at, uid, cells, PduFate(*fate)) for at, uid, cells, *fate in rows])
             elif isinstance(stage, PmtuStage):
                 stage.hop.forwarded, stage.hop.dropped, stage.icmp_sent = native["pmtu"]
             elif isinstance(stage, JumboNicStage):
