@@ -163,7 +163,8 @@ def _atm_spec(spec: Any) -> dict[str, Any] | None:
     from .links.atm import POLICIES
     from .links.presets import AtmSwitchSpec
 
-    if not isinstance(spec, AtmSwitchSpec) or not _int(spec.buffer_bytes, 48) or not _int(spec.out_rate_bps, 1):
+    # out_rate_bps >= 424: a cell time of at most 1 s keeps a PDU's departures within i64.
+    if not isinstance(spec, AtmSwitchSpec) or not _int(spec.buffer_bytes, 48) or not _int(spec.out_rate_bps, 424):
         return None
     cap = spec.buffer_bytes // 48
     epd = spec.epd_threshold_cells

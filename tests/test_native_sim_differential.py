@@ -541,3 +541,51 @@ def test_random_configs_identical() -> None:
             assert_identical(cfg, mp)
 
     check()
+
+
+def _path_stage_strategy():
+    """make_path impairments around the ATM port, the PMTU hop and the jumbo NIC (each optional),
+    with forward/reverse loss sometimes; every value one make_path accepts."""
+    from hypothesis import strategies as st
+
+    @st.composite
+    def impairments(draw) -> dict:
+        im: dict = {}
+        if draw(st.booleans()):
+            buffer_bytes = draw(st.integers(48, 160 * 1024))
+            cap = buffer_bytes // 48
+            policy = draw(st.sampled_from(("none", "ppd", "epd")))
+            epd = draw(st.one_of(st.none(), st.integers(0, cap))) if policy == "epd" else None
+            im["atm_switch"] = AtmSwitchSpec(buffer_bytes, draw(st.sampled_from((10_000_000, OUT_CELL_RATE, 1 << 30))),
+                                             policy, epd, draw(st.sampled_from((0, 0, 30_000, 2_000_000))))
+        if draw(st.booleans()):
+            im["pmtu_mtu"] = draw(st.integers(68, 9000))
+            im["pmtu_mode"] = draw(st.sampled_from(("icmp", "blackhole")))
+        if draw(st.booleans()):
+            im["jumbo_slots"] = draw(st.integers(1, 64))
+            im["jumbo_min_frame_len"] = draw(st.integers(100, 9100))
+            im["jumbo_replenish_ns"] = draw(st.sampled_from((0, 50_000, 1_000_000, 30_000_000)))
+            im["jumbo_hold_until_acked"] = draw(st.booleans())
+        if draw(st.booleans()):
+            im["loss"] = draw(st.sampled_from((0.005, 0.05)))
+            im["loss_data_only"] = draw(st.booleans())
+            im["reverse_loss"] = draw(st.sampled_from((0, 0.01)))
+        return im
+
+    return impairments()
+
+
+def test_random_path_stages_identical() -> None:
+    """Hypothesis-drawn configurations with drawn ATM switch ports, PMTU hops and jumbo NICs give
+    identical runs; derandomized, so the same cases every time."""
+    from hypothesis import HealthCheck, given, settings
+
+    @settings(max_examples=120, deadline=None, derandomize=True, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+    @given(_config_strategy(), _path_stage_strategy())
+    def check(cfg: BulkConfig, impairments: dict) -> None:
+        with pytest.MonkeyPatch.context() as mp:
+            assert native_core.unsupported_reason(cfg, impairments) is None
+            assert_identical(cfg, mp, impairments)
+
+    check()
