@@ -415,7 +415,9 @@ def result_from_raw(cfg: Any, raw: dict[str, Any], impairments: dict[str, Any] |
     start = raw["started_at"] or 0
     end = raw["finished_at"]
     completed = end is not None
-    duration = (end if completed else raw["now"]) - start
+    aborted_at = raw["sender"]["aborted_at"]
+    # An unfinished run lasts until the sender gave up, else to where the run stopped.
+    duration = (end if completed else aborted_at if aborted_at is not None else raw["now"]) - start
     received = raw["received"]
     goodput = received * 8 / (duration / NS_PER_S) / 1e6 if duration > 0 else 0.0
     records = LazyRecords(raw["trace"])

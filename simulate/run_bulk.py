@@ -210,6 +210,9 @@ def run_bulk(cfg: BulkConfig, pcap: Path | None = None, *, impairments: dict[str
             sender.stop()
             receiver.stop()
             return
+        if sender.stopped and "at" not in started:
+            receiver.stop()  # the sender gave up opening the connection
+            return
         if sender.stopped and receiver.stopped:
             return
         sim.schedule(now + NS_PER_S, watchdog)
@@ -219,7 +222,8 @@ def run_bulk(cfg: BulkConfig, pcap: Path | None = None, *, impairments: dict[str
     start = started.get("at", 0)
     end = finished.get("at")
     completed = end is not None
-    duration = (end if completed else sim.now) - start
+    # An unfinished run lasts until the sender gave up, else to where the run stopped.
+    duration = (end if completed else sender.aborted_at if sender.aborted_at is not None else sim.now) - start
     goodput = reader.received * 8 / (duration / NS_PER_S) / 1e6 if duration > 0 else 0.0
     records = sorted(out_tap.records + in_tap.records, key=lambda r: r[0])
     gt.summary = {

@@ -195,6 +195,15 @@ LOSSY = {
                      {"reverse_rate_bps": 64_000, "loss": 0.005}),
     "heavy-loss-abort": (BulkConfig(personality="linux20", link="ethernet10", bytes=100_000), {"loss": 0.6}),
 }
+# The opening: lost SYNs and SYN-ACKs resent with back-off, and each stack's give-up (BSD's 75 s
+# establishment timer, Linux's retry counts) when nothing gets through.
+for _p in ("sunos41", "bsd44", "freebsd4", "tru64", "linux20", "linux"):
+    LOSSY[f"syn-lost-twice-{_p}"] = (BulkConfig(personality=_p, link="ethernet10", bytes=50_000), {"drop_nth": (1, 2)})
+    LOSSY[f"synack-lost-{_p}"] = (BulkConfig(personality=_p, link="ethernet10", bytes=50_000),
+                                  {"reverse_loss": 0.7})
+    LOSSY[f"syn-never-answered-{_p}"] = (BulkConfig(personality=_p, link="ethernet10", bytes=50_000), {"loss": 1.0})
+    LOSSY[f"synack-never-answered-{_p}"] = (BulkConfig(personality=_p, link="ethernet10", bytes=50_000),
+                                            {"reverse_loss": 1.0})
 
 
 @pytest.mark.parametrize("name", sorted(LOSSY))

@@ -131,6 +131,8 @@ class Host:
         self._rttvar_fp = 0
         self.rxtshift = 0
         self.rxtcur = p.rto_initial_ns
+        self._syn_started = 0  # when our SYN (or SYN-ACK) first went out
+        self._syn_final = False  # the establishment limit falls before the next SYN resend
         self._rtt_seq: int | None = None
         self._rtt_start = 0
         self._rtt_start_tick = 0
@@ -243,6 +245,7 @@ class Host:
     def connect(self, now: int, peer_addr: str, peer_port: int) -> None:
         self.peer = (peer_addr, peer_port)
         self.state = TcpState.SYN_SENT
+        self._syn_started = now
         self._send_syn(now, ack=False)
 
     def write(self, now: int, nbytes: int, on_done: Callable[[int], None], eom: bool = True) -> None:
@@ -536,7 +539,7 @@ class Host:
         self.bytes_sent += length
         self._emit(now, seg)
 
-    def _send_syn(self, now: int, ack: bool) -> None:
+    def _send_syn(self, now: int, ack: bool, rto_ns: int | None = None) -> None:
         offer = self.advertised_mss if self.advertised_mss is not None else (
             self.mss_override if self.mss_override is not None else rules.offered_mss(self.p, self.mtu)
         )
@@ -552,7 +555,7 @@ class Host:
         self._my_wscale = wscale
         self.snd_nxt = self.snd_max = self.iss + 1
         self.rcv_adv = self.rcv_nxt + min(self.rcvbuf, self.p.max_window)
-        self.timers.set(TimerKind.REXMT, self.p.rto_initial_ns)
+        self.timers.set(TimerKind.REXMT, self.p.rto_initial_ns if rto_ns is None else rto_ns)
         self._emit(now, seg)
 
     def _set_persist(self) -> None:
@@ -563,8 +566,8 @@ class Host:
     def _retransmit_timeout(self, now: int) -> None:
         if self.snd_una == self.snd_max:
             return
-        if self.state is TcpState.SYN_SENT:
-            self._send_syn(now, ack=False)
+        if self.state in (TcpState.SYN_SENT, TcpState.SYN_RECEIVED):
+            self._syn_timeout(now)
             return
         self.rxtshift += 1
         self.timeouts += 1
@@ -582,6 +585,35 @@ class Host:
             self._fin_seq = None
         self.timers.set(TimerKind.REXMT, self.rxtcur)
         self._tcp_output(now, "rto")
+
+    def _syn_timeout(self, now: int) -> None:
+        """The SYN (or our SYN-ACK) went unanswered: resend it with the backed-off RTO, or give up
+        (the personality's establish_timeout_ns, syn_retries, synack_retries)."""
+        p = self.p
+        passive = self.state is TcpState.SYN_RECEIVED
+        self.rxtshift += 1
+        self.timeouts += 1
+        limit = p.synack_retries if passive else p.syn_retries
+        if self._syn_final or (limit is not None and self.rxtshift > limit):
+            self._give_up_opening(now)
+            return
+        rto = rules.backed_off_rto(p, p.rto_initial_ns, self.rxtshift)
+        if p.establish_timeout_ns is not None:
+            left = self._syn_started + p.establish_timeout_ns - now
+            if left <= rto:
+                rto = max(left, 1)
+                self._syn_final = True  # the establishment timer expires before the next resend
+        self._send_syn(now, ack=passive, rto_ns=rto)
+
+    def _give_up_opening(self, now: int) -> None:
+        """BSD tcp_drop resets a peer whose SYN it has received; an unanswered connect, and Linux,
+        close silently."""
+        if self.state is TcpState.SYN_RECEIVED and self.p.family is Family.BSD:
+            self._abort(now)
+            return
+        self.state = TcpState.CLOSED
+        self.aborted_at = now
+        self.stop()
 
     def _abort(self, now: int) -> None:
         """tcp_drop after too many retransmissions: a RST to the peer, the connection closed, and
@@ -686,6 +718,7 @@ class Host:
                 self.peer = (seg.src, seg.sport)
                 self._accept_syn(seg)
                 self.state = TcpState.SYN_RECEIVED
+                self._syn_started = now
                 self._send_syn(now, ack=True)
             return
         if st is TcpState.SYN_SENT:
@@ -745,6 +778,8 @@ class Host:
 
     def _established(self, now: int, seg: Segment) -> None:
         p = self.p
+        self.rxtshift = 0  # the opening's back-off does not carry into the connection
+        self._syn_final = False
         if self.mss_override is not None:
             self.maxseg = min(self.mss_override, self.peer_mss or self.mss_override)
         else:

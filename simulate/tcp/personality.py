@@ -76,6 +76,13 @@ class Personality:
     # Retransmissions before the connection is dropped with a RST: BSD TCP_MAXRXTSHIFT = 12
     # (tcp_timer.c); Linux net.ipv4.tcp_retries2 = 15 (ip-sysctl.txt).
     max_retransmits: int = 12
+    # Giving up on an unanswered SYN or SYN-ACK. BSD: the connection-establishment timer
+    # (TCPTV_KEEP_INIT, 75 s, tcp_timer.h) drops either side, whatever the retransmissions.
+    # Linux: a count of retransmissions (tcp_syn_retries 6, tcp_synack_retries 5, ip-sysctl.txt;
+    # Linux 2.0 TCP_SYN_RETRIES 10 in include/net/tcp.h, its SYN_RECV socket under TCP_RETR2 15).
+    establish_timeout_ns: int | None = 75 * NS_PER_S
+    syn_retries: int | None = None
+    synack_retries: int | None = None
     # 4.4BSD / OSF tcp_xmit_timer: srtt and rttvar kept in slow ticks as integers scaled by 8 and 4
     # (rules.bsd_xmit_timer). False: the same smoothing on exact nanoseconds.
     rtt_fixed_point: bool = False
@@ -204,6 +211,9 @@ LINUX = Personality(
     nagle=NagleVariant.MINSHALL,
     sndbuf_multiplier=2,
     max_retransmits=15,
+    establish_timeout_ns=None,
+    syn_retries=6,
+    synack_retries=5,
     default_sndbuf=65536,
     default_rcvbuf=65536,
 )
@@ -219,6 +229,8 @@ LINUX20 = LINUX.with_(
     rto_min_ns=200 * NS_PER_MS,
     initial_cwnd_segments=0,  # simplification: the LAN runs of Salamon's report start at full window
     recovery=Recovery.RENO,
+    syn_retries=10,
+    synack_retries=15,
     default_sndbuf=32768,
     default_rcvbuf=32768,
 )

@@ -352,6 +352,10 @@ fn watchdog(hosts: &mut [Host; 2], net: &mut Net, now: Ns) {
             return;
         }
     }
+    if hosts[0].stopped && net.started_at.is_none() {
+        hosts[1].stop(net); // the sender gave up opening the connection
+        return;
+    }
     if hosts[0].stopped && hosts[1].stopped {
         return;
     }

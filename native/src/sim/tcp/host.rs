@@ -126,6 +126,10 @@ pub struct Host {
     rttvar_fp: i64,
     pub rxtshift: i64,
     pub rxtcur: i64,
+    /// When our SYN (or SYN-ACK) first went out.
+    syn_started: Ns,
+    /// The establishment limit falls before the next SYN resend.
+    syn_final: bool,
     rtt_seq: Option<i64>,
     rtt_start: Ns,
     rtt_start_tick: i64,
@@ -236,6 +240,8 @@ impl Host {
             rttvar_fp: 0,
             rxtshift: 0,
             rxtcur: p.rto_initial_ns,
+            syn_started: 0,
+            syn_final: false,
             rtt_seq: None,
             rtt_start: 0,
             rtt_start_tick: 0,
@@ -392,7 +398,8 @@ impl Host {
 
     pub fn connect(&mut self, net: &mut Net, now: Ns) {
         self.state = TcpState::SynSent;
-        self.send_syn(net, now, false);
+        self.syn_started = now;
+        self.send_syn(net, now, false, None);
     }
 
     /// A blocking write(): app::write_done once every byte is in the socket buffer.
@@ -825,7 +832,7 @@ impl Host {
         }
     }
 
-    fn send_syn(&mut self, net: &mut Net, now: Ns, ack: bool) {
+    fn send_syn(&mut self, net: &mut Net, now: Ns, ack: bool, rto_ns: Option<i64>) {
         let offer = self
             .advertised_mss
             .or(self.mss_override)
@@ -853,7 +860,7 @@ impl Host {
         self.snd_nxt = self.iss + 1;
         self.snd_max = self.iss + 1;
         self.rcv_adv = self.rcv_nxt + self.rcvbuf.min(self.p.max_window);
-        self.timers.set(net, TimerKind::Rexmt, self.p.rto_initial_ns);
+        self.timers.set(net, TimerKind::Rexmt, rto_ns.unwrap_or(self.p.rto_initial_ns));
         self.emit(net, now, seg);
     }
 
@@ -869,8 +876,8 @@ impl Host {
         if self.snd_una == self.snd_max {
             return;
         }
-        if self.state == TcpState::SynSent {
-            self.send_syn(net, now, false);
+        if matches!(self.state, TcpState::SynSent | TcpState::SynReceived) {
+            self.syn_timeout(net, now);
             return;
         }
         self.rxtshift += 1;
@@ -894,6 +901,39 @@ impl Host {
         }
         self.timers.set(net, TimerKind::Rexmt, self.rxtcur);
         self.tcp_output(net, now, Ctx::Rto, false, false, 0, false);
+    }
+
+    /// _syn_timeout: resend the unanswered SYN (SYN-ACK) with the backed-off RTO, or give up.
+    fn syn_timeout(&mut self, net: &mut Net, now: Ns) {
+        let p = self.p;
+        let passive = self.state == TcpState::SynReceived;
+        self.rxtshift += 1;
+        self.timeouts += 1;
+        let limit = if passive { p.synack_retries } else { p.syn_retries };
+        if self.syn_final || matches!(limit, Some(n) if self.rxtshift > n) {
+            self.give_up_opening(net, now);
+            return;
+        }
+        let mut rto = rules::backed_off_rto(p, p.rto_initial_ns, self.rxtshift);
+        if let Some(limit_ns) = p.establish_timeout_ns {
+            let left = self.syn_started + limit_ns - now;
+            if left <= rto {
+                rto = left.max(1);
+                self.syn_final = true;
+            }
+        }
+        self.send_syn(net, now, passive, Some(rto));
+    }
+
+    /// _give_up_opening: BSD resets a peer whose SYN it received; otherwise close silently.
+    fn give_up_opening(&mut self, net: &mut Net, now: Ns) {
+        if self.state == TcpState::SynReceived && self.p.family == Family::Bsd {
+            self.abort(net, now);
+            return;
+        }
+        self.state = TcpState::Closed;
+        self.aborted_at = Some(now);
+        self.stop(net);
     }
 
     /// tcp_drop after too many retransmissions: a RST, the connection closed, the stall recorded.
@@ -1025,7 +1065,8 @@ impl Host {
             if seg.flags & SYN != 0 && seg.flags & ACK == 0 {
                 self.accept_syn(&seg);
                 self.state = TcpState::SynReceived;
-                self.send_syn(net, now, true);
+                self.syn_started = now;
+                self.send_syn(net, now, true, None);
             }
             return;
         }
@@ -1042,7 +1083,7 @@ impl Host {
         }
         if st == TcpState::SynReceived {
             if seg.flags & SYN != 0 {
-                self.send_syn(net, now, true); // our SYN-ACK was lost
+                self.send_syn(net, now, true, None); // our SYN-ACK was lost
                 return;
             }
             if seg.flags & ACK != 0 && seg.ack == self.iss + 1 {
@@ -1105,6 +1146,8 @@ impl Host {
 
     fn established(&mut self, net: &mut Net, now: Ns) {
         let p = self.p;
+        self.rxtshift = 0; // the opening's back-off does not carry into the connection
+        self.syn_final = false;
         if let Some(over) = self.mss_override {
             let peer = match self.peer_mss {
                 Some(m) if m != 0 => m, // Python: `self.peer_mss or self.mss_override`

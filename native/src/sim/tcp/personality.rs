@@ -75,6 +75,10 @@ pub struct Personality {
     pub sndbuf_multiplier: i64,
     pub linux20_max_unacked: i64,
     pub max_retransmits: u32,
+    /// Giving up an unanswered SYN / SYN-ACK: BSD's 75 s establishment timer, Linux's counts.
+    pub establish_timeout_ns: Option<i64>,
+    pub syn_retries: Option<i64>,
+    pub synack_retries: Option<i64>,
     /// 4.4BSD / OSF tcp_xmit_timer: srtt and rttvar in slow ticks scaled by 8 and 4.
     pub rtt_fixed_point: bool,
     /// OSF/1 sosend: a write with at least this many bytes left gets a cluster of
@@ -117,6 +121,9 @@ pub const SUNOS41: Personality = Personality {
     sndbuf_multiplier: 1,
     linux20_max_unacked: 8192,
     max_retransmits: 12,
+    establish_timeout_ns: Some(75 * NS_PER_S),
+    syn_retries: None,
+    synack_retries: None,
     rtt_fixed_point: false,
     mbuf_threshold: 0,
     lowat_is_mss: false,
@@ -195,6 +202,9 @@ pub const LINUX: Personality = Personality {
     nagle: NagleVariant::Minshall,
     sndbuf_multiplier: 2,
     max_retransmits: 15,
+    establish_timeout_ns: None,
+    syn_retries: Some(6),
+    synack_retries: Some(5),
     default_sndbuf: 65536,
     default_rcvbuf: 65536,
     partial_timer_ns: NS_PER_S,
@@ -216,6 +226,8 @@ pub const LINUX20: Personality = Personality {
     rto_min_ns: 200 * NS_PER_MS,
     initial_cwnd_segments: 0,
     recovery: Recovery::Reno,
+    syn_retries: Some(10),
+    synack_retries: Some(15),
     default_sndbuf: 32768,
     default_rcvbuf: 32768,
     ..LINUX

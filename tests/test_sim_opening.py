@@ -1,0 +1,72 @@
+"""Opening a connection over a path that loses SYNs or SYN-ACKs: each stack resends with its
+back-off and gives up as its source says (simulate/tcp/personality.py: 4.4BSD's 75 s
+connection-establishment timer, Linux's tcp_syn_retries / tcp_synack_retries)."""
+
+import pytest
+
+from stallscope.simulate.engine import NS_PER_S
+from stallscope.simulate.run_bulk import BulkConfig, run_bulk
+from stallscope.simulate.segment import ACK, RST, SYN
+
+
+def _run(personality: str, **impairments):
+    return run_bulk(BulkConfig(personality=personality, link="ethernet10", bytes=50_000),
+                    impairments=impairments, engine="python")
+
+
+def _syn_times(r, *, ack: bool) -> list[float]:
+    want = SYN | ACK if ack else SYN
+    return [t / NS_PER_S for t, seg, *_ in r.records if seg.flags & (SYN | ACK) == want]
+
+
+def test_linux_doubles_the_syn_timer_from_1s_and_gives_up_after_6_retries():
+    r = _run("linux", loss=1.0)
+    times = _syn_times(r, ack=False)
+    assert times == pytest.approx([0, 1, 3, 7, 15, 31, 63])
+    assert not r.completed and r.aborted
+    assert r.aborted_at_ns == 127 * NS_PER_S  # the 7th timer (64 s) runs out: tcp_syn_retries = 6
+    assert r.duration_ns == r.aborted_at_ns  # not the simulator's 4 h ceiling
+    assert r.timeouts == 7
+
+
+def test_bsd_resends_on_the_slow_tick_and_drops_at_the_75s_establishment_timer():
+    r = _run("bsd44", loss=1.0)
+    times = _syn_times(r, ack=False)
+    # 6 s initial RTO doubled (tcp_backoff), counted in 500 ms slow ticks from an arbitrary phase.
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    assert len(times) == 4 and gaps[1] == pytest.approx(12) and gaps[2] == pytest.approx(24)
+    assert 5.5 <= gaps[0] <= 6
+    assert 74.5 <= r.aborted_at_ns / NS_PER_S <= 75.5
+    assert not any(seg.flags & RST for _, seg, *_ in r.records)  # an unanswered connect sends no RST
+
+
+def test_a_lost_syn_ack_is_resent_by_the_server_and_bsd_resets_when_it_gives_up(monkeypatch):
+    # Everything from the receiver is lost: its SYN-ACKs go out again on its own backed-off timer
+    # (not only when the client's SYN comes again), then 4.4BSD's tcp_drop sends a RST.
+    from stallscope.simulate.tcp.host import Host
+
+    sent: list[tuple[int, str, int]] = []
+    emit = Host._emit
+
+    def spy(self, now, seg):
+        sent.append((now, seg.src, seg.flags))
+        return emit(self, now, seg)
+
+    monkeypatch.setattr(Host, "_emit", spy)
+    r = run_bulk(BulkConfig(personality="bsd44", link="ethernet10", bytes=50_000),
+                 impairments={"reverse_loss": 1.0}, engine="python")
+    client = r.records[0][1].src
+    server = [(t, f) for t, src, f in sent if src != client]
+    client_syns = [t for t, src, f in sent if src == client and f & SYN]
+    synacks = [t for t, f in server if f & (SYN | ACK) == SYN | ACK]
+    assert len(client_syns) == 4 and not r.completed
+    assert len(synacks) > len(client_syns)  # some came from the server's own timer
+    assert server[-1][1] & RST  # given up with a reset: a SYN had been received
+    assert 74.5 * NS_PER_S <= server[-1][0] <= 75.5 * NS_PER_S
+
+
+def test_one_lost_syn_costs_one_initial_rto_and_the_transfer_completes():
+    for personality, rto in (("linux", 1.0), ("linux20", 1.0)):
+        r = _run(personality, drop_nth=(1,))
+        assert r.completed and not r.aborted
+        assert _syn_times(r, ack=False) == pytest.approx([0, rto])
