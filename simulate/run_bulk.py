@@ -57,6 +57,8 @@ class BulkConfig:
     # Interface MTU of both hosts when larger than the path's: each advertises its MSS from it
     # (tcp_mssopt), so a sender trusting the offer sends segments the path cannot carry.
     host_mtu: int | None = None
+    # The sender's net.ipv4.tcp_mtu_probing (Linux personalities): 1 = black-hole detection.
+    mtu_probing: int = 0
 
     def host_cost(self) -> HostCost:
         if isinstance(self.cost, HostCost):
@@ -159,7 +161,7 @@ def run_bulk(cfg: BulkConfig, pcap: Path | None = None, *, impairments: dict[str
         sim, "sender", SENDER_ADDR, SENDER_PORT, send_p, mtu=host_mtu, sndbuf=cfg.sndbuf, rcvbuf=cfg.rcvbuf,
         mss=cfg.mss, nagle=nagle, cost=cost, ground_truth=gt, loss_classifier=classify,
         stall_threshold_ns=threshold, tick_phase_ns=sim.rng.randrange(NS_PER_S), uid_base=0,
-        route_mtu=cfg.route_mtu, advertised_mss=cfg.advertised_mss,
+        route_mtu=cfg.route_mtu, advertised_mss=cfg.advertised_mss, mtu_probing=cfg.mtu_probing,
     )
     receiver = Host(
         sim, "receiver", RECEIVER_ADDR, RECEIVER_PORT, recv_p, mtu=host_mtu, sndbuf=cfg.sndbuf,

@@ -273,6 +273,10 @@ def _pmtu_cases() -> dict[str, tuple[BulkConfig, dict, str | None]]:
         cfg = BulkConfig(personality=p, link="gige", mtu=9000, bytes=200_000, seed=i)
         out[f"pmtu-icmp-{p}"] = (cfg, {"pmtu_mtu": 1500}, "pmtu_frag_needed")
         out[f"pmtu-blackhole-{p}"] = (cfg, {"pmtu_mtu": 1500, "pmtu_mode": "blackhole"}, "pmtu_blackhole")
+        # tcp_mtu_probing = 1: Linux falls back to 1024, then 512 (a 576-byte hole); BSD ignores it.
+        probing = BulkConfig(personality=p, link="gige", mtu=9000, bytes=200_000, seed=i, mtu_probing=1)
+        out[f"pmtu-probing-{p}"] = (probing, {"pmtu_mtu": 1500, "pmtu_mode": "blackhole"}, "pmtu_blackhole")
+        out[f"pmtu-probing-576-{p}"] = (probing, {"pmtu_mtu": 576, "pmtu_mode": "blackhole"}, "pmtu_blackhole")
     return out
 
 
@@ -324,6 +328,9 @@ def test_path_stage_cases_cover_the_outcomes() -> None:
     exhausted = {n for n, r in results.items() if r.ground_truth.drops.get("jumbo_slot_exhaustion")}
     assert any("-hold-" in n for n in exhausted) and any("-free-" in n for n in exhausted), exhausted
     assert all(results[f"pmtu-blackhole-{p}"].aborted for p in PERSONALITIES)
+    linux = ("linux", "linux20")
+    assert all(results[f"pmtu-probing{h}-{p}"].completed for p in linux for h in ("", "-576"))
+    assert all(results[f"pmtu-probing-{p}"].aborted for p in PERSONALITIES if p not in linux)
     assert all(results[f"pmtu-icmp-{p}"].ground_truth.summary["icmp_mss_changes"] > 0 for p in PERSONALITIES)
 
 

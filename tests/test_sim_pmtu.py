@@ -96,3 +96,56 @@ def test_cloned_route_mss_differs_from_advertised_but_costs_no_stall():
     assert syn.mss == 4430
     assert max(s.payload_len for _, s in _sent(result)) == 1448
     assert result.completed and result.timeouts == 0 and not result.stalls
+
+
+def _fallback_timeline(sends: list[tuple[float, int, int]]) -> tuple[int, float, int]:
+    """From (time s, seq, payload) of the sender's data segments: the full size, the seconds from
+    the first retransmission to the first smaller segment, and that smaller size."""
+    full = max(n for _, _, n in sends)
+    seen: set[int] = set()
+    first_rexmit = None
+    for t, seq, n in sends:
+        if seq in seen and first_rexmit is None:
+            first_rexmit = t
+        seen.add(seq)
+        if n < full and first_rexmit is not None and n != full:
+            return full, t - first_rexmit, n
+    raise AssertionError("no fallback to a smaller segment")
+
+
+def test_linux_black_hole_detection_falls_back_to_1024_as_the_captured_kernel_did():
+    """Compared with a real capture (fixtures/pmtu_blackhole_probing.pcap: Linux on this machine,
+    tcp_mtu_probing=1, 9000-byte MTUs, a 1500-byte black hole): full-size retransmissions for at
+    least 3 s after the first one, then 1024-byte segments (tcp_base_mss) that get through. The
+    simulated Linux does the same; with probing off it backs off until it gives up."""
+    from pathlib import Path
+
+    import dpkt
+
+    pcap = Path(__file__).resolve().parent.parent / "fixtures" / "pmtu_blackhole_probing.pcap"
+    real = []
+    with pcap.open("rb") as f:
+        reader = dpkt.pcap.Reader(f)
+        t0 = None
+        for ts, buf in reader:
+            ip = dpkt.ethernet.Ethernet(buf).data
+            if not isinstance(ip, dpkt.ip.IP) or not isinstance(ip.data, dpkt.tcp.TCP):
+                continue
+            t0 = ts if t0 is None else t0
+            tcp = ip.data
+            payload = ip.len - 4 * ip.hl - 4 * tcp.off  # the capture keeps only the headers
+            if tcp.dport == 5001 and payload:
+                real.append((float(ts - t0), tcp.seq, payload))
+    r_full, r_wait, r_mss = _fallback_timeline(real)
+    assert r_full == 8948 and r_mss == 1024 and r_wait >= 3.0
+
+    sim = run_bulk(BulkConfig(personality="linux", link="gige", mtu=9000, bytes=327_681, delay_ns=1_000_000,
+                              mtu_probing=1), impairments={"pmtu_mtu": HOP_MTU, "pmtu_mode": "blackhole"})
+    sends = [(t / 1e9, s.seq, s.payload_len) for t, s in _sent(sim) if s.payload_len]
+    s_full, s_wait, s_mss = _fallback_timeline(sends)
+    assert s_mss == 1024 and s_wait >= 3.0
+    assert sim.completed and not sim.aborted
+    assert sim.stalls[0].cause is Cause.PMTU_BLACKHOLE
+    off = run_bulk(BulkConfig(personality="linux", link="gige", mtu=9000, bytes=327_681, delay_ns=1_000_000),
+                   impairments={"pmtu_mtu": HOP_MTU, "pmtu_mode": "blackhole"})
+    assert off.aborted and not off.completed

@@ -61,6 +61,7 @@ fn config_of(d: &Bound<'_, PyDict>) -> PyResult<BulkRun> {
         route_mtu: get(d, "route_mtu")?,
         advertised_mss: get(d, "advertised_mss")?,
         host_mtu: get(d, "host_mtu")?,
+        mtu_probing: get(d, "mtu_probing")?,
         impair: match d.get_item("impairments")? {
             None => Impairments::default(),
             Some(v) => {

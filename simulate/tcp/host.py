@@ -63,6 +63,7 @@ class Host:
         rcvbuf: int | None = None,
         route_mtu: int | None = None,
         mss: int | None = None,
+        mtu_probing: int = 0,
         advertised_mss: int | None = None,
         nagle: NagleVariant | None = None,
         receiver_inference: bool | None = None,
@@ -168,6 +169,16 @@ class Host:
         self.retransmits = 0
         self.timeouts = 0
         self.icmp_mss_changes = 0  # "fragmentation needed" messages that lowered the MSS
+        # Linux net.ipv4.tcp_mtu_probing = 1: black-hole detection after repeated timeouts lowers
+        # the MSS to tcp_base_mss, then halves it (tcp_timer.c tcp_mtu_probing). The upward search
+        # of RFC 4821 (tcp_mtu_probe) is not modelled. Other stacks have no such fallback.
+        if mtu_probing not in (0, 1):
+            raise ValueError(f"mtu_probing must be 0 or 1 (tcp_mtu_probing), got {mtu_probing}")
+        self.mtu_probing = mtu_probing if personality.family is not Family.BSD else 0
+        self._mtup_enabled = False
+        self._mtup_low_mss = rules.LINUX_BASE_MSS
+        self._first_rexmit_at: int | None = None  # retrans_stamp: the episode's first timeout
+        self.probe_mss_changes = 0
         self.aborted_at: int | None = None  # when we gave up and sent a RST
         self.reset_by_peer_at: int | None = None  # when the peer's RST closed us
         self._start_ticks(tick_phase_ns)
@@ -574,6 +585,10 @@ class Host:
         if self.rxtshift > self.p.max_retransmits:
             self._abort(now)
             return
+        if self.mtu_probing and rules.black_hole_suspected(self._first_rexmit_at, now):
+            self._mtu_probing_step()
+        if self._first_rexmit_at is None:
+            self._first_rexmit_at = now
         base = self._rto_base()
         self.rxtcur = rules.backed_off_rto(self.p, base, self.rxtshift)
         outstanding = sorted(u for s, u in self._sent_uids.items() if s >= self.snd_una)
@@ -585,6 +600,19 @@ class Host:
             self._fin_seq = None
         self.timers.set(TimerKind.REXMT, self.rxtcur)
         self._tcp_output(now, "rto")
+
+    def _mtu_probing_step(self) -> None:
+        """tcp_mtu_probing: the first detection turns probing on, which caps the MSS at the search
+        floor (tcp_base_mss); each later one halves the floor (not below tcp_mtu_probe_floor)."""
+        if not self._mtup_enabled:
+            self._mtup_enabled = True
+        else:
+            self._mtup_low_mss = max(min(rules.LINUX_BASE_MSS, self._mtup_low_mss >> 1), rules.LINUX_MTU_PROBE_FLOOR)
+        mss = min(self.maxseg, self._mtup_low_mss)
+        if mss < self.maxseg:
+            self.maxseg = mss
+            self.cc.mss = min(self.cc.mss, mss)
+            self.probe_mss_changes += 1
 
     def _syn_timeout(self, now: int) -> None:
         """The SYN (or our SYN-ACK) went unanswered: resend it with the backed-off RTO, or give up
@@ -817,6 +845,7 @@ class Host:
                 self._tcp_output(now, "timer_ack" if timer_ack else "ack")
             return
         acked = ack - self.snd_una
+        self._first_rexmit_at = None  # new data acknowledged: the retransmission episode is over
         if self._rtt_seq is not None and ack > self._rtt_seq:
             self._rtt_sample(now)
         partial = cc_mod.on_new_ack(self.cc, acked, ack)

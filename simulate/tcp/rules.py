@@ -164,3 +164,19 @@ def persist_ns(srtt_ns: int, rttvar_ns: int, shift: int) -> int:
     """(srtt + 2 rttvar) * backoff, clamped to [5 s, 60 s] (notes 1.3)."""
     base = (srtt_ns + 2 * rttvar_ns) * BACKOFF[min(shift, len(BACKOFF) - 1)]
     return min(max(base, 5_000_000_000), 60_000_000_000)
+
+
+# Linux black-hole detection (net/ipv4/tcp_timer.c): tcp_write_timeout calls tcp_mtu_probing once
+# retransmits_timed_out(sk, tcp_retries1 = 3): the time since the first retransmission of the
+# episode reaches the model timeout ((2 << 3) - 1) * TCP_RTO_MIN = 3 s. Sizes: tcp_base_mss 1024,
+# tcp_mtu_probe_floor 48 (ip-sysctl.txt). A capture of this kernel through a 1500-byte black hole
+# (fixtures/pmtu_blackhole_probing.pcap) shows it: four full-size retransmissions, the fifth (3.2 s
+# after the first) at 1024 bytes.
+LINUX_BASE_MSS = 1024
+LINUX_MTU_PROBE_FLOOR = 48
+LINUX_BLACK_HOLE_AFTER_NS = 15 * 200_000_000
+
+
+def black_hole_suspected(first_rexmit_at: int | None, now: int) -> bool:
+    return first_rexmit_at is not None and now - first_rexmit_at >= LINUX_BLACK_HOLE_AFTER_NS
+

@@ -111,6 +111,7 @@ fn connect(net: &mut Net, now: Ns) {
         route_mtu: None,
         mss: None,
         advertised_mss: None,
+        mtu_probing: 0,
         nagle: Some(nagle),
         receiver_inference: Some(infer),
         cost: FREE,

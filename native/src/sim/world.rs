@@ -48,6 +48,7 @@ pub struct BulkRun {
     pub route_mtu: Option<u32>,
     pub advertised_mss: Option<u32>,
     pub host_mtu: Option<u32>,
+    pub mtu_probing: u8,
     /// make_path impairments without Python objects (falsy values already dropped).
     pub impair: Impairments,
 }
@@ -202,6 +203,7 @@ pub fn run_bulk(cfg: &BulkRun, rng: PyRandom, draws: Draws) -> Result<BulkOutcom
         route_mtu: cfg.route_mtu,
         mss: cfg.mss,
         advertised_mss: cfg.advertised_mss,
+        mtu_probing: cfg.mtu_probing,
         nagle: nagle_of(&cfg.nagle)?,
         receiver_inference: None,
         cost: cfg.cost,
@@ -221,6 +223,7 @@ pub fn run_bulk(cfg: &BulkRun, rng: PyRandom, draws: Draws) -> Result<BulkOutcom
         route_mtu: None,
         mss: cfg.mss,
         advertised_mss: None,
+        mtu_probing: 0,
         nagle: nagle_of(&cfg.receiver_nagle)?,
         receiver_inference: cfg.receiver_inference,
         cost: cfg.cost,

@@ -61,6 +61,8 @@ pub struct HostConfig {
     pub route_mtu: Option<u32>,
     pub mss: Option<u32>,
     pub advertised_mss: Option<u32>,
+    /// Linux net.ipv4.tcp_mtu_probing (0 or 1; BSD-family stacks ignore it).
+    pub mtu_probing: u8,
     pub nagle: Option<NagleVariant>,
     pub receiver_inference: Option<bool>,
     pub cost: HostCost,
@@ -160,6 +162,12 @@ pub struct Host {
     pub retransmits: u64,
     pub timeouts: u64,
     pub icmp_mss_changes: u64,
+    /// Black-hole detection (tcp_mtu_probing = 1): on, the search floor, the episode's first timeout.
+    mtu_probing: bool,
+    mtup_enabled: bool,
+    mtup_low_mss: i64,
+    first_rexmit_at: Option<Ns>,
+    pub probe_mss_changes: u64,
     pub aborted_at: Option<Ns>,
     pub reset_by_peer_at: Option<Ns>,
     peer_window_update: Option<(WindowUpdateRule, i64)>,
@@ -266,6 +274,11 @@ impl Host {
             retransmits: 0,
             timeouts: 0,
             icmp_mss_changes: 0,
+            mtu_probing: cfg.mtu_probing == 1 && p.family != Family::Bsd,
+            mtup_enabled: false,
+            mtup_low_mss: rules::LINUX_BASE_MSS,
+            first_rexmit_at: None,
+            probe_mss_changes: 0,
             aborted_at: None,
             reset_by_peer_at: None,
             peer_window_update: cfg.peer_window_update.map(|(rule, r)| (rule, i64::from(r))),
@@ -886,6 +899,12 @@ impl Host {
             self.abort(net, now);
             return;
         }
+        if self.mtu_probing && rules::black_hole_suspected(self.first_rexmit_at, now) {
+            self.mtu_probing_step();
+        }
+        if self.first_rexmit_at.is_none() {
+            self.first_rexmit_at = Some(now);
+        }
         let base = self.rto_base();
         self.rxtcur = rules::backed_off_rto(self.p, base, self.rxtshift);
         let snd_una = self.snd_una;
@@ -901,6 +920,21 @@ impl Host {
         }
         self.timers.set(net, TimerKind::Rexmt, self.rxtcur);
         self.tcp_output(net, now, Ctx::Rto, false, false, 0, false);
+    }
+
+    /// _mtu_probing_step (tcp_mtu_probing): cap the MSS at the search floor, halving it after the first.
+    fn mtu_probing_step(&mut self) {
+        if !self.mtup_enabled {
+            self.mtup_enabled = true;
+        } else {
+            self.mtup_low_mss = rules::LINUX_BASE_MSS.min(self.mtup_low_mss >> 1).max(rules::LINUX_MTU_PROBE_FLOOR);
+        }
+        let mss = self.maxseg.min(self.mtup_low_mss);
+        if mss < self.maxseg {
+            self.maxseg = mss;
+            self.cc.mss = self.cc.mss.min(mss);
+            self.probe_mss_changes += 1;
+        }
     }
 
     /// _syn_timeout: resend the unanswered SYN (SYN-ACK) with the backed-off RTO, or give up.
@@ -1201,6 +1235,7 @@ impl Host {
             return;
         }
         let acked = ack - self.snd_una;
+        self.first_rexmit_at = None; // new data acknowledged: the retransmission episode is over
         if matches!(self.rtt_seq, Some(r) if ack > r) {
             self.rtt_sample(now);
         }

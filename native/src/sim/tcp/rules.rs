@@ -178,6 +178,16 @@ pub fn persist_ns(srtt_ns: i64, rttvar_ns: i64, shift: i64) -> i64 {
     base.clamp(5_000_000_000, 60_000_000_000)
 }
 
+/// Linux black-hole detection (tcp_timer.c, see rules.py): tcp_base_mss, tcp_mtu_probe_floor and
+/// the model timeout ((2 << tcp_retries1) - 1) * TCP_RTO_MIN since the episode's first timeout.
+pub const LINUX_BASE_MSS: i64 = 1024;
+pub const LINUX_MTU_PROBE_FLOOR: i64 = 48;
+pub const LINUX_BLACK_HOLE_AFTER_NS: i64 = 15 * 200_000_000;
+
+pub fn black_hole_suspected(first_rexmit_at: Option<i64>, now: i64) -> bool {
+    matches!(first_rexmit_at, Some(t) if now - t >= LINUX_BLACK_HOLE_AFTER_NS)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::personality::{BSD44, FREEBSD4, LINUX, SUNOS41};
@@ -291,5 +301,12 @@ mod tests {
         assert_eq!(round_buffer(&BSD44, 8760, 1460), 8760);
         assert_eq!(round_buffer(&SUNOS41, 8192, 1460), 8192);
         assert_eq!(fdiv(-7, 4), -2); // Python floor division for the RTT estimator's negative errors
+    }
+
+    #[test]
+    fn black_hole_is_suspected_3s_after_the_first_retransmission() {
+        assert!(!black_hole_suspected(None, 10 * 1_000_000_000));
+        assert!(!black_hole_suspected(Some(1_000_000_000), 3_999_999_999));
+        assert!(black_hole_suspected(Some(1_000_000_000), 4_000_000_000));
     }
 }
