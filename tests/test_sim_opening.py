@@ -70,3 +70,17 @@ def test_one_lost_syn_costs_one_initial_rto_and_the_transfer_completes():
         r = _run(personality, drop_nth=(1,))
         assert r.completed and not r.aborted
         assert _syn_times(r, ack=False) == pytest.approx([0, rto])
+
+
+@pytest.mark.parametrize("personality", ["sunos41", "bsd44", "tru64"])
+def test_the_handshake_is_timed_so_the_first_data_timeout_is_rtt_based(personality):
+    """4.4BSD tcp_output times the SYN like any first transmission and tcp_input feeds the SYN-ACK's
+    RTT to tcp_xmit_timer: a lost first data segment on a LAN times out after about a second (the
+    slow-tick minimum), not after the 6 s initial RTO of a connection with no sample."""
+    r = run_bulk(BulkConfig(personality=personality, link="ethernet10", bytes=100_000),
+                 impairments={"drop_nth": (3,)}, engine="python")  # SYN, ACK, then the first data segment
+    data = [(t, seg.seq) for t, seg, *_ in r.records if seg.payload_len and seg.flags & SYN == 0]
+    first_seq = data[0][1]
+    sends = [t for t, seq in data if seq == first_seq]
+    assert len(sends) == 2 and r.timeouts == 1 and r.completed
+    assert 0.5 * NS_PER_S <= sends[1] - sends[0] <= 2 * NS_PER_S

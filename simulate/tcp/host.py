@@ -258,6 +258,7 @@ class Host:
         self.state = TcpState.SYN_SENT
         self._syn_started = now
         self._send_syn(now, ack=False)
+        self._time_syn(now)
 
     def write(self, now: int, nbytes: int, on_done: Callable[[int], None], eom: bool = True) -> None:
         if self._w_cb is not None:
@@ -601,6 +602,11 @@ class Host:
         self.timers.set(TimerKind.REXMT, self.rxtcur)
         self._tcp_output(now, "rto")
 
+    def _time_syn(self, now: int) -> None:
+        """Time the first SYN or SYN-ACK as tcp_output times any first transmission (t_rtt), so the
+        connection starts with an RTT-based RTO rather than the initial one."""
+        self._rtt_seq, self._rtt_start, self._rtt_start_tick = self.iss, now, self._slow_ticks
+
     def _mtu_probing_step(self) -> None:
         """tcp_mtu_probing: the first detection turns probing on, which caps the MSS at the search
         floor (tcp_base_mss); each later one halves the floor (not below tcp_mtu_probe_floor)."""
@@ -625,6 +631,7 @@ class Host:
         if self._syn_final or (limit is not None and self.rxtshift > limit):
             self._give_up_opening(now)
             return
+        self._rtt_seq = None  # Karn: a resent SYN gives no RTT sample
         rto = rules.backed_off_rto(p, p.rto_initial_ns, self.rxtshift)
         if p.establish_timeout_ns is not None:
             left = self._syn_started + p.establish_timeout_ns - now
@@ -748,10 +755,13 @@ class Host:
                 self.state = TcpState.SYN_RECEIVED
                 self._syn_started = now
                 self._send_syn(now, ack=True)
+                self._time_syn(now)
             return
         if st is TcpState.SYN_SENT:
             if seg.flags & SYN and seg.flags & ACK and seg.ack == self.iss + 1:
                 self._accept_syn(seg)
+                if self._rtt_seq is not None:
+                    self._rtt_sample(now)  # the SYN was timed (tcp_input: tcp_xmit_timer on the SYN-ACK)
                 self.snd_una = seg.ack
                 self.timers.cancel(TimerKind.REXMT)
                 self._established(now, seg)
@@ -760,9 +770,12 @@ class Host:
             return
         if st is TcpState.SYN_RECEIVED:
             if seg.flags & SYN:
+                self._rtt_seq = None  # Karn: the SYN-ACK goes again
                 self._send_syn(now, ack=True)  # our SYN-ACK was lost
                 return
             if seg.flags & ACK and seg.ack == self.iss + 1:
+                if self._rtt_seq is not None:
+                    self._rtt_sample(now)  # the SYN-ACK was timed
                 self.snd_una = seg.ack
                 self.timers.cancel(TimerKind.REXMT)
                 self._established(now, seg)

@@ -413,6 +413,7 @@ impl Host {
         self.state = TcpState::SynSent;
         self.syn_started = now;
         self.send_syn(net, now, false, None);
+        self.time_syn(now);
     }
 
     /// A blocking write(): app::write_done once every byte is in the socket buffer.
@@ -922,6 +923,13 @@ impl Host {
         self.tcp_output(net, now, Ctx::Rto, false, false, 0, false);
     }
 
+    /// _time_syn: time the first SYN or SYN-ACK like any first transmission (t_rtt).
+    fn time_syn(&mut self, now: Ns) {
+        self.rtt_seq = Some(self.iss);
+        self.rtt_start = now;
+        self.rtt_start_tick = self.slow_ticks;
+    }
+
     /// _mtu_probing_step (tcp_mtu_probing): cap the MSS at the search floor, halving it after the first.
     fn mtu_probing_step(&mut self) {
         if !self.mtup_enabled {
@@ -948,6 +956,7 @@ impl Host {
             self.give_up_opening(net, now);
             return;
         }
+        self.rtt_seq = None; // Karn: a resent SYN gives no RTT sample
         let mut rto = rules::backed_off_rto(p, p.rto_initial_ns, self.rxtshift);
         if let Some(limit_ns) = p.establish_timeout_ns {
             let left = self.syn_started + limit_ns - now;
@@ -1101,12 +1110,16 @@ impl Host {
                 self.state = TcpState::SynReceived;
                 self.syn_started = now;
                 self.send_syn(net, now, true, None);
+                self.time_syn(now);
             }
             return;
         }
         if st == TcpState::SynSent {
             if seg.flags & SYN != 0 && seg.flags & ACK != 0 && seg.ack == self.iss + 1 {
                 self.accept_syn(&seg);
+                if self.rtt_seq.is_some() {
+                    self.rtt_sample(now); // the SYN was timed
+                }
                 self.snd_una = seg.ack;
                 self.timers.cancel(TimerKind::Rexmt);
                 self.established(net, now);
@@ -1117,10 +1130,14 @@ impl Host {
         }
         if st == TcpState::SynReceived {
             if seg.flags & SYN != 0 {
+                self.rtt_seq = None; // Karn: the SYN-ACK goes again
                 self.send_syn(net, now, true, None); // our SYN-ACK was lost
                 return;
             }
             if seg.flags & ACK != 0 && seg.ack == self.iss + 1 {
+                if self.rtt_seq.is_some() {
+                    self.rtt_sample(now); // the SYN-ACK was timed
+                }
                 self.snd_una = seg.ack;
                 self.timers.cancel(TimerKind::Rexmt);
                 self.established(net, now);
