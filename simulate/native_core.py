@@ -404,11 +404,12 @@ def path_inputs_of(cfg: Any, impairments: dict[str, Any] | None, raw: dict[str, 
 
 def result_from_raw(cfg: Any, raw: dict[str, Any], impairments: dict[str, Any] | None = None) -> Any:
     """The BulkResult run_bulk builds, from the native core's output."""
-    from .run_bulk import BulkResult, path_parameters
+    from .run_bulk import BulkResult, impairment_parameters, path_parameters
 
     path = path_parameters(cfg)
     params = {k: (v if not isinstance(v, HostCost) else asdict(v)) for k, v in asdict(cfg).items()}
     params["mtu"] = path["mtu"]
+    params["impairments"] = impairment_parameters(impairments)
     gt = GroundTruth(parameters=params)
     for start, end, cause, detail, direction, evidence in raw["stalls"]:
         gt.add(Stall(start, end, Cause(cause), detail, direction, evidence))

@@ -6,7 +6,7 @@ pcap and the ground truth JSON beside it (`<pcap>.truth.json`).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -130,6 +130,21 @@ def path_parameters(cfg: BulkConfig) -> dict[str, Any]:
     }
 
 
+def impairment_parameters(impairments: dict[str, Any] | None) -> dict[str, Any]:
+    """The run's make_path impairments as JSON values for the ground truth (what a scorer needs to
+    know was injected); callbacks and logs passed in by the caller are left out."""
+    out: dict[str, Any] = {}
+    for key, value in sorted((impairments or {}).items()):
+        if key in ("icmp_sink", "drop_log") or callable(value):
+            continue
+        if is_dataclass(value) and not isinstance(value, type):
+            value = asdict(value)
+        elif isinstance(value, tuple):
+            value = list(value)
+        out[key] = value
+    return out
+
+
 def run_bulk(cfg: BulkConfig, pcap: Path | None = None, *, impairments: dict[str, Any] | None = None,
              engine: str = "auto") -> BulkResult:
     """Run one transfer. `impairments` go to make_path (loss, atm_switch, jumbo_slots, pmtu_mtu...);
@@ -150,6 +165,7 @@ def run_bulk(cfg: BulkConfig, pcap: Path | None = None, *, impairments: dict[str
     path = path_parameters(cfg)
     params = {k: (v if not isinstance(v, HostCost) else asdict(v)) for k, v in asdict(cfg).items()}
     params["mtu"] = path["mtu"]
+    params["impairments"] = impairment_parameters(impairments)
     gt = GroundTruth(parameters=params)
     drop_log = DropLog(gt)
     classify = make_loss_classifier(drop_log)
