@@ -65,3 +65,24 @@ def test_reproduce_outside_tolerance_exits_verdict_failed(monkeypatch):
     res = runner.invoke(app, ["reproduce", "fake"])
     assert res.exit_code == ExitCode.VERDICT_FAILED
     assert "FAIL: 0/1" in res.output
+
+
+def test_bulk_path_options_inject_impairments_and_record_them():
+    """--pmtu/--pmtu-mode and --mtu-probing reach the simulator: a Linux sender behind a black hole
+    gives up without probing and recovers with it; the truth's parameters list the impairments."""
+    base = ["simulate", "bulk", "--personality", "linux", "--link", "gige", "--mtu", "9000", "--bytes", "300000",
+            "--pmtu", "1500", "--pmtu-mode", "blackhole", "-f", "json"]
+    off = json.loads(runner.invoke(app, base).stdout)
+    on = json.loads(runner.invoke(app, base + ["--mtu-probing", "1"]).stdout)
+    assert not off["completed"] and on["completed"]
+    assert set(on["stall_summary"]) == {"pmtu_blackhole"}
+    assert on["parameters"]["impairments"] == {"pmtu_mode": "blackhole", "pmtu_mtu": 1500}
+    lossy = json.loads(runner.invoke(app, ["simulate", "bulk", "--bytes", "200000", "--drop-nth", "20",
+                                           "--loss-data-only", "-f", "json"]).stdout)
+    assert lossy["retransmits"] >= 1 and lossy["parameters"]["impairments"]["drop_nth"] == [20]
+
+
+def test_bulk_half_an_atm_switch_is_a_usage_error():
+    res = runner.invoke(app, ["simulate", "bulk", "--atm-switch-buffer", "4096", "--bytes", "1000"])
+    assert res.exit_code == ExitCode.USAGE
+    assert "--atm-out-rate" in res.stderr

@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 import polars as pl
 import typer
 
+from stallscope.cli.impairments import AtmPolicy, PmtuMode, impairments_from_options
 from stallscope.cli.options import OutputOption, SeedOption
 from stallscope.exit_codes import ExitCode
 from stallscope.output import OutputFormat, render_frame, write_json
@@ -44,12 +45,24 @@ def bulk(
     cost: Annotated[str, typer.Option("--host-cost", help="Host CPU cost model: free or sun_ipx.")] = "free",
     rate: Annotated[Optional[int], typer.Option("--rate", min=1, help="Link rate, bit/s (overrides the preset).")] = None,
     delay: Annotated[Optional[int], typer.Option("--delay", min=0, help="One-way delay, ns (overrides the preset).")] = None,
+    loss: Annotated[Optional[float], typer.Option("--loss", min=0.0, max=1.0, help="Forward random loss probability.")] = None,
+    reverse_loss: Annotated[Optional[float], typer.Option("--reverse-loss", min=0.0, max=1.0, help="Reverse (ACK path) random loss probability.")] = None,
+    drop_nth: Annotated[Optional[list[int]], typer.Option("--drop-nth", min=1, help="Lose exactly the n-th forward packet (repeatable; 1 = the SYN).")] = None,
+    data_only: Annotated[bool, typer.Option("--loss-data-only", help="--loss/--drop-nth count and lose data segments only.")] = False,
+    pmtu: Annotated[Optional[int], typer.Option("--pmtu", min=68, help="A hop with this MTU on the forward path.")] = None,
+    pmtu_mode: Annotated[PmtuMode, typer.Option("--pmtu-mode", help="The hop answers with ICMP or silently drops (black hole).")] = PmtuMode.icmp,
+    mtu_probing: Annotated[int, typer.Option("--mtu-probing", min=0, max=1, help="Linux sender's tcp_mtu_probing: 1 = black-hole detection.")] = 0,
+    jumbo_slots: Annotated[Optional[int], typer.Option("--jumbo-slots", min=1, help="Receiving NIC's pool of jumbo receive slots.")] = None,
+    atm_switch_buffer: Annotated[Optional[int], typer.Option("--atm-switch-buffer", min=48, help="A congested ATM switch port: its buffer, bytes of cell payload.")] = None,
+    atm_out_rate: Annotated[Optional[int], typer.Option("--atm-out-rate", min=424, help="That port's output rate, bit/s.")] = None,
+    atm_policy: Annotated[AtmPolicy, typer.Option("--atm-policy", help="The switch's discard policy: none, ppd or epd.")] = AtmPolicy.none,
     seed: SeedOption = 1,
     pcap: Annotated[Optional[Path], typer.Option("--pcap", help="Write the sender-side capture here (and <pcap>.truth.json).")] = None,
     fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="table or json.")] = TableOrJson.table,
     output: OutputOption = None,
 ) -> None:
-    """One bulk transfer; prints goodput, duration and the ground-truth stalls."""
+    """One bulk transfer; prints goodput, duration and the ground-truth stalls. The path options
+    (--loss, --pmtu, --jumbo-slots, --atm-switch-buffer, ...) add impairments to the link."""
     from stallscope.simulate.nagle import NagleVariant
     from stallscope.simulate.run_bulk import BulkConfig, run_bulk
 
@@ -60,9 +73,15 @@ def bulk(
             personality=personality, receiver_personality=receiver_personality, link=link, mtu=mtu, mss=mss, sndbuf=sndbuf, rcvbuf=rcvbuf, write=write,
             read=read, bytes=nbytes, nagle=nagle, seed=seed, rate_bps=rate, delay_ns=delay, cost=cost,
             receiver_inference=None if receiver_inference is OnOff.default else receiver_inference is OnOff.on,
+            mtu_probing=mtu_probing,
         )
-        result = run_bulk(cfg, pcap=pcap)
-    except (ValueError, KeyError) as exc:
+        impairments = impairments_from_options(
+            loss=loss, reverse_loss=reverse_loss, drop_nth=drop_nth, data_only=data_only, pmtu=pmtu,
+            pmtu_mode=pmtu_mode, jumbo_slots=jumbo_slots, atm_switch_buffer=atm_switch_buffer,
+            atm_out_rate=atm_out_rate, atm_policy=atm_policy,
+        )
+        result = run_bulk(cfg, pcap=pcap, impairments=impairments)
+    except (ValueError, KeyError, TypeError) as exc:
         typer.echo(f"stallscope simulate bulk: {exc}", err=True)
         raise typer.Exit(ExitCode.USAGE) from None
     doc = result.to_json()
