@@ -253,48 +253,9 @@ def simulate_raw(cfg: Any, impairments: dict[str, Any] | None = None) -> dict[st
     return native.simulate_bulk(config_dict(cfg, impairments), state, draws)
 
 
-class LazyRecords(Sequence):
-    """BulkResult.records from a native run: the (t, Segment) list is built on first use (it costs
-    more than the simulation itself). Compares equal to the list it stands for; pickles as one."""
-
-    __slots__ = ("_trace", "_list")
-
-    def __init__(self, trace: Any) -> None:
-        self._trace = trace
-        self._list: list[tuple[int, Segment]] | None = None
-
-    def materialize(self) -> list[tuple[int, Segment]]:
-        if self._list is None:
-            self._list = self._trace.segments(Segment, (_ADDR[0], _ADDR[1]))
-            self._trace = None
-        return self._list
-
-    def __len__(self) -> int:
-        return len(self._trace) if self._list is None else len(self._list)
-
-    def __getitem__(self, index):  # type: ignore[override]
-        return self.materialize()[index]
-
-    def __iter__(self):
-        return iter(self.materialize())
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, LazyRecords):
-            other = other.materialize()
-        return self.materialize() == other
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"LazyRecords({len(self)} records)"
-
-    def __reduce__(self):
-        return (list, (self.materialize(),))
-
-
 class LazyList(Sequence):
-    """A list built on first use (the ATM path's PDU records: most callers never read them).
-    Compares equal to the list it stands for; pickles as one."""
+    """A list built on first use (a native run's packet records, the ATM path's PDU records: most
+    callers never read them). Compares equal to the list it stands for; pickles as one."""
 
     __slots__ = ("_build", "_list")
 
@@ -325,10 +286,31 @@ class LazyList(Sequence):
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"LazyList({self.materialize()!r})"
+        return f"{type(self).__name__}({self.materialize()!r})"
 
     def __reduce__(self):
         return (list, (self.materialize(),))
+
+
+class LazyRecords(LazyList):
+    """BulkResult.records from a native run: the (t, Segment) list costs more than the simulation
+    itself, so it is built on first use; its length is known without building it."""
+
+    __slots__ = ("_trace",)
+
+    def __init__(self, trace: Any) -> None:
+        super().__init__(lambda: trace.segments(Segment, (_ADDR[0], _ADDR[1])))
+        self._trace = trace
+
+    def materialize(self) -> list[tuple[int, Segment]]:
+        self._trace = None
+        return super().materialize()
+
+    def __len__(self) -> int:
+        return len(self._trace) if self._list is None and self._trace is not None else len(self.materialize())
+
+    def __repr__(self) -> str:
+        return f"LazyRecords({len(self)} records)"
 
 
 def _tags(bits: int) -> tuple[str, ...]:
