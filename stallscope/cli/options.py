@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -29,3 +30,14 @@ CaptureFiles = Annotated[
     list[Path],
     typer.Argument(help="Capture files (pcap, pcapng, optionally .gz); '-' reads standard input.", show_default=False),
 ]
+
+
+class TableOrJson(str, Enum):
+    """The simulator and reproduction commands print a table or their documented JSON."""
+
+    table = "table"
+    json = "json"
+
+
+TableOrJsonOption = Annotated[TableOrJson, typer.Option("--format", "-f", help="table or json.")]
+

@@ -2,26 +2,21 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from typing import Annotated, Optional
 
 import polars as pl
 import typer
 
-from stallscope.cli.options import OutputOption
+from stallscope.cli.options import OutputOption, TableOrJson, TableOrJsonOption
 from stallscope.exit_codes import ExitCode
 from stallscope.output import OutputFormat, render_frame, write_json
 
-
-class TableOrJson(str, Enum):
-    table = "table"
-    json = "json"
 
 
 def reproduce(
     name: Annotated[Optional[str], typer.Argument(help="Reproduction name (see --list).", show_default=False)] = None,
     list_: Annotated[bool, typer.Option("--list", help="List the reproductions and exit.")] = False,
-    fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="table or json.")] = TableOrJson.table,
+    fmt: TableOrJsonOption = TableOrJson.table,
     output: OutputOption = None,
 ) -> None:
     """Run a paper reproduction; exits 1 (VERDICT_FAILED) when it is outside its tolerance."""

@@ -10,7 +10,7 @@ import polars as pl
 import typer
 
 from stallscope.cli.impairments import AtmPolicy, PmtuMode, impairments_from_options
-from stallscope.cli.options import OutputOption, SeedOption
+from stallscope.cli.options import OutputOption, SeedOption, TableOrJson, TableOrJsonOption
 from stallscope.exit_codes import ExitCode
 from stallscope.output import OutputFormat, render_frame, write_json
 
@@ -22,10 +22,6 @@ class OnOff(str, Enum):
     off = "off"
     default = "default"
 
-
-class TableOrJson(str, Enum):
-    table = "table"
-    json = "json"
 
 
 @app.command("bulk")
@@ -58,7 +54,7 @@ def bulk(
     atm_policy: Annotated[AtmPolicy, typer.Option("--atm-policy", help="The switch's discard policy: none, ppd or epd.")] = AtmPolicy.none,
     seed: SeedOption = 1,
     pcap: Annotated[Optional[Path], typer.Option("--pcap", help="Write the sender-side capture here (and <pcap>.truth.json).")] = None,
-    fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="table or json.")] = TableOrJson.table,
+    fmt: TableOrJsonOption = TableOrJson.table,
     output: OutputOption = None,
 ) -> None:
     """One bulk transfer; prints goodput, duration and the ground-truth stalls. The path options

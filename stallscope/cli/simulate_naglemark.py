@@ -8,7 +8,7 @@ from typing import Annotated
 import polars as pl
 import typer
 
-from stallscope.cli.options import OutputOption, SeedOption
+from stallscope.cli.options import OutputOption, SeedOption, TableOrJson, TableOrJsonOption
 from stallscope.exit_codes import ExitCode
 from stallscope.output import OutputFormat, dumps_json, render_frame
 
@@ -17,10 +17,6 @@ class OnOff(str, Enum):
     on = "on"
     off = "off"
 
-
-class TableOrJson(str, Enum):
-    table = "table"
-    json = "json"
 
 
 def naglemark(
@@ -33,7 +29,7 @@ def naglemark(
     receiver_inference: Annotated[OnOff, typer.Option("--receiver-inference", help="Client's Tru64 small-sender ACK inference (Mogul §9).")] = OnOff.off,
     responses: Annotated[int, typer.Option("--responses", min=1, max=1000, help="Responses per trial (1000 in the paper).")] = 1000,
     seed: SeedOption = 0,
-    fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="table or json.")] = TableOrJson.table,
+    fmt: TableOrJsonOption = TableOrJson.table,
     output: OutputOption = None,
 ) -> None:
     """Run one naglemark trial and print its score and each response's elapsed time."""
