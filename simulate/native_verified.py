@@ -1,4 +1,4 @@
 """Fingerprint of the Python simulator sources the native core was last held identical to
 (written by `python -m stallscope.simulate.native_core verify`; see native_core.py)."""
 
-FINGERPRINT = "e759a16ba47f80ea83ebe57e8692d741744a762054d81846a630d5832df13458"
+FINGERPRINT = "a14881c16ea8b360add32b519c4e4525e063151e2ec9cc1e305cebdd3d180a21"

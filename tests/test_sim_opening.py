@@ -40,9 +40,9 @@ def test_bsd_resends_on_the_slow_tick_and_drops_at_the_75s_establishment_timer()
     assert not any(seg.flags & RST for _, seg, *_ in r.records)  # an unanswered connect sends no RST
 
 
-def test_a_lost_syn_ack_is_resent_by_the_server_and_bsd_resets_when_it_gives_up(monkeypatch):
-    # Everything from the receiver is lost: its SYN-ACKs go out again on its own backed-off timer
-    # (not only when the client's SYN comes again), then 4.4BSD's tcp_drop sends a RST.
+def _server_view(monkeypatch, personality: str):
+    """Run with everything from the receiver lost; return (client SYN times, server SYN-ACK
+    times, the server's last segment (time, flags))."""
     from stallscope.simulate.tcp.host import Host
 
     sent: list[tuple[int, str, int]] = []
@@ -53,16 +53,31 @@ def test_a_lost_syn_ack_is_resent_by_the_server_and_bsd_resets_when_it_gives_up(
         return emit(self, now, seg)
 
     monkeypatch.setattr(Host, "_emit", spy)
-    r = run_bulk(BulkConfig(personality="bsd44", link="ethernet10", bytes=50_000),
+    r = run_bulk(BulkConfig(personality=personality, link="ethernet10", bytes=50_000),
                  impairments={"reverse_loss": 1.0}, engine="python")
+    assert not r.completed
     client = r.records[0][1].src
     server = [(t, f) for t, src, f in sent if src != client]
     client_syns = [t for t, src, f in sent if src == client and f & SYN]
     synacks = [t for t, f in server if f & (SYN | ACK) == SYN | ACK]
-    assert len(client_syns) == 4 and not r.completed
-    assert len(synacks) > len(client_syns)  # some came from the server's own timer
-    assert server[-1][1] & RST  # given up with a reset: a SYN had been received
-    assert 74.5 * NS_PER_S <= server[-1][0] <= 75.5 * NS_PER_S
+    return client_syns, synacks, server[-1]
+
+
+def test_bsd_resends_a_lost_syn_ack_on_its_own_timer_and_resets_when_it_gives_up(monkeypatch):
+    """4.4BSD drops a repeated SYN in SYN_RECEIVED (no ACK bit) and resends its SYN-ACK only when
+    its own backed-off timer fires; the 75 s establishment timer then drops it with a RST."""
+    client_syns, synacks, (last_t, last_flags) = _server_view(monkeypatch, "bsd44")
+    gaps = [b - a for a, b in zip(synacks, synacks[1:])]
+    assert len(client_syns) == 4 and len(synacks) == 4
+    assert [round(g / NS_PER_S) for g in gaps[1:]] == [12, 24]  # the tcp_backoff doubling
+    assert not set(synacks[1:]) & set(client_syns)
+    assert last_flags & RST and 74.5 * NS_PER_S <= last_t <= 75.5 * NS_PER_S
+
+
+def test_linux_answers_a_repeated_syn_with_its_syn_ack_at_once(monkeypatch):
+    client_syns, synacks, (last_t, last_flags) = _server_view(monkeypatch, "linux")
+    assert len(synacks) > len(client_syns)  # its own timer and every repeated SYN
+    assert not last_flags & RST  # a Linux request socket is dropped silently
 
 
 def test_one_lost_syn_costs_one_initial_rto_and_the_transfer_completes():

@@ -770,8 +770,12 @@ class Host:
             return
         if st is TcpState.SYN_RECEIVED:
             if seg.flags & SYN:
-                self._rtt_seq = None  # Karn: the SYN-ACK goes again
-                self._send_syn(now, ack=True)  # our SYN-ACK was lost
+                # The peer's SYN again: our SYN-ACK was lost. Linux answers with the SYN-ACK at once;
+                # 4.4BSD trims the old SYN, finds no ACK and drops the segment, leaving the resend
+                # to its own timer (tcp_input.c, "If the ACK bit is off we drop the segment").
+                if self.p.family is not Family.BSD:
+                    self._rtt_seq = None  # Karn: the SYN-ACK goes again
+                    self._send_syn(now, ack=True)
                 return
             if seg.flags & ACK and seg.ack == self.iss + 1:
                 if self._rtt_seq is not None:

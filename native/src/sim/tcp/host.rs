@@ -1130,8 +1130,11 @@ impl Host {
         }
         if st == TcpState::SynReceived {
             if seg.flags & SYN != 0 {
-                self.rtt_seq = None; // Karn: the SYN-ACK goes again
-                self.send_syn(net, now, true, None); // our SYN-ACK was lost
+                // The peer's SYN again: Linux resends the SYN-ACK, 4.4BSD drops it (see host.py).
+                if self.p.family != Family::Bsd {
+                    self.rtt_seq = None; // Karn: the SYN-ACK goes again
+                    self.send_syn(net, now, true, None);
+                }
                 return;
             }
             if seg.flags & ACK != 0 && seg.ack == self.iss + 1 {
