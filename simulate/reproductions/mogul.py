@@ -49,6 +49,24 @@ change: MINSHALL 66.4 % at 16 KB, 40.5 % at 24 KB, 31.8 % at 32 KB, 8.7 % from 4
 at 16, 64 and 128 KB). Both turn where the sender's buffer passes the client's 32 KB receive
 window; the paper's hosts show no such single turning point, so the missing mechanism is not a
 different effective buffer size.
+Case analysis (2026-11-22, FDDI, traced per segment): three situations decide table 5's MINSHALL.
+(A) 4 KB writes, 4097..12720 bytes: the first write leaves alone as a short segment (idle), the
+next write's short data waits behind it, the client has < 2 * MSS and waits for the tick. The
+paper confirms it (8.7 %, "until app_buf_size + 2 * MSS"), so the client's rule is 2 * MSS bytes.
+(B) one 128 KB write of 8193..12504 bytes: the first cluster goes as 4312 + 3880 (idle quirk),
+the second cluster's short waits behind the 3880; our MINSHALL and NAGLE stall (4.4 % of lengths,
+NAGLE 128K / 128K 47.6 % against 44.5 %), the paper's MINSHALL has 0.0 % and its NAGLE fits the
+section 3.3 model (43.9 %), which has no stall there. (C) the 16 KB refill: the ACK that acks
+everything sends the lone remainder (idle), the last write's short waits behind it. The paper's
+NAGLE stalls here (66.4 %, our BSD order gives 66.7 %) and MINSHALL and MSMV do not (8.8 % and
+34.6 %, as with 64 KB). At the decision in (A) and (C) the sender is in the same state (one lone
+short segment outstanding, sent on an idle connection) and the client sees the same bytes, so no
+rule on snd_sml alone separates them; (B) and (C) need the final short to follow a full segment,
+i.e. a segmentation where only a write's last segment is short. OSF/1 source read for this
+(Arquivotheca/OSF1 src/kernel): tcp_input calls tcp_output at `done:` after sowwakeup with the
+socket lock held (BSD order), sosend drops the lock while copying each cluster and calls
+PRU_SEND per cluster, tcp_output computes idle once and adds a third window-update rule
+(max_rcvd: the small-sender inference, off in tables 4 and 5), tcp_mss sets snd_cwnd = mss.
 The remaining excess with 4 KB writes on Ethernet is partly the client's free-running tick firing
 in the middle of a response: it acknowledges an odd segment, the parity of the 2 * MSS rule flips,
 and a length outside the OF+SFS windows waits for the next tick (about 25 responses above 70 KB
