@@ -67,6 +67,13 @@ i.e. a segmentation where only a write's last segment is short. OSF/1 source rea
 socket lock held (BSD order), sosend drops the lock while copying each cluster and calls
 PRU_SEND per cluster, tcp_output computes idle once and adds a third window-update rule
 (max_rcvd: the small-sender inference, off in tables 4 and 5), tcp_mss sets snd_cwnd = mss.
+Refuted the same day (Python reference, 250 responses, 3 repetitions): holding every short
+segment while the current write still has bytes to copy, mid-round or blocked for space (a native
+MORETOCOME plus MORE, which would explain why the paper's MORE never changes a score: E+M = EOM,
+MIN+MORE = MINSHALL, E+M+M = MSMV). It fits the large writes (FDDI NAGLE 32K / 16K 43.6 %, 128K /
+128K 44.7 %, MINSHALL 128K / 128K 0.0 %, against 43.8, 44.5 and 0.0) but removes the 16 KB refill
+stall from NAGLE (4K / 16K 38.9 % against 66.4 %): table 5 falls to 3/11 worst scores. Adding a
+per-segment idle test (no idle quirk) on top puts NAGLE 128K / 128K at 48.5 %.
 The remaining excess with 4 KB writes on Ethernet is partly the client's free-running tick firing
 in the middle of a response: it acknowledges an odd segment, the parity of the 2 * MSS rule flips,
 and a length outside the OF+SFS windows waits for the next tick (about 25 responses above 70 KB
