@@ -59,6 +59,8 @@ class BulkConfig:
     host_mtu: int | None = None
     # The sender's net.ipv4.tcp_mtu_probing (Linux personalities): 1 = black-hole detection.
     mtu_probing: int = 0
+    # Both hosts offer SACK in the handshake (net.ipv4.tcp_sack); None: the personality's default.
+    sack: bool | None = None
 
     def host_cost(self) -> HostCost:
         if isinstance(self.cost, HostCost):
@@ -177,13 +179,13 @@ def run_bulk(cfg: BulkConfig, pcap: Path | None = None, *, impairments: dict[str
         sim, "sender", SENDER_ADDR, SENDER_PORT, send_p, mtu=host_mtu, sndbuf=cfg.sndbuf, rcvbuf=cfg.rcvbuf,
         mss=cfg.mss, nagle=nagle, cost=cost, ground_truth=gt, loss_classifier=classify,
         stall_threshold_ns=threshold, tick_phase_ns=sim.rng.randrange(NS_PER_S), uid_base=0,
-        route_mtu=cfg.route_mtu, advertised_mss=cfg.advertised_mss, mtu_probing=cfg.mtu_probing,
+        route_mtu=cfg.route_mtu, advertised_mss=cfg.advertised_mss, mtu_probing=cfg.mtu_probing, sack=cfg.sack,
     )
     receiver = Host(
         sim, "receiver", RECEIVER_ADDR, RECEIVER_PORT, recv_p, mtu=host_mtu, sndbuf=cfg.sndbuf,
         rcvbuf=cfg.rcvbuf, mss=cfg.mss, nagle=NagleVariant.parse(cfg.receiver_nagle) if cfg.receiver_nagle else None,
         receiver_inference=cfg.receiver_inference, cost=cost, ground_truth=None,
-        stall_threshold_ns=threshold, tick_phase_ns=sim.rng.randrange(NS_PER_S), uid_base=1 << 40,
+        stall_threshold_ns=threshold, tick_phase_ns=sim.rng.randrange(NS_PER_S), uid_base=1 << 40, sack=cfg.sack,
     )
     receiver.on_rx_drop = drop_log.callback("receiver-rx-fifo")
     sender.on_established_hooks.append(lambda now: _mark_predictable(sender, receiver))

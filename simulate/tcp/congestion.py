@@ -36,6 +36,21 @@ def on_timeout(st: CongestionState, snd_wnd: int) -> None:
     st.in_recovery = False
 
 
+def enter_sack_recovery(st: CongestionState, snd_wnd: int, snd_max: int) -> None:
+    """RFC 6675 section 5 (4.2): ssthresh and cwnd to half the window; recovery ends at snd_max."""
+    _halve(st, snd_wnd)
+    st.cwnd = st.ssthresh
+    st.recover = snd_max
+    st.in_recovery = True
+
+
+def leave_sack_recovery(st: CongestionState) -> None:
+    """The ACK reached the recovery point (RFC 6675 section 5 (6)): cwnd = ssthresh."""
+    st.cwnd = min(st.cwnd, st.ssthresh)
+    st.in_recovery = False
+    st.dupacks = 0
+
+
 def on_new_ack(st: CongestionState, acked: int, ack: int) -> bool:
     """A new ACK. Returns True when NewReno saw a partial ACK and the next hole must be resent."""
     if st.in_recovery:

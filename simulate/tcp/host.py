@@ -18,6 +18,7 @@ from ..segment import ACK, FIN, PSH, RST, SYN, Receiver, Segment
 from . import congestion as cc_mod
 from . import delack as delack_mod
 from . import rules
+from . import sack as sack_mod
 from .costs import FREE, HostCost
 from .cpu import HostCpu
 from .personality import CopyRule, DelAckPolicy, Family, Personality, Recovery
@@ -64,6 +65,7 @@ class Host:
         route_mtu: int | None = None,
         mss: int | None = None,
         mtu_probing: int = 0,
+        sack: bool | None = None,
         advertised_mss: int | None = None,
         nagle: NagleVariant | None = None,
         receiver_inference: bool | None = None,
@@ -111,6 +113,12 @@ class Host:
         self.sb_cc = 0  # send buffer: bytes from snd_una (unacked + unsent)
         self.rcv_cc = 0  # receive buffer: in-order bytes not yet read
         self._ooo: list[tuple[int, int]] = []  # out-of-order (start, end)
+        # SACK: offered in our SYN; used when the peer offered it too (RFC 2018).
+        self.sack_enabled = p.sack if sack is None else sack
+        self.sack_ok = False
+        self._peer_sack = False
+        self._ooo_arrivals: list[tuple[int, int]] = []  # out-of-order segments, oldest first
+        self.sackb = sack_mod.Scoreboard()
         self._closing = False  # application closed: FIN after the data
         self._fin_seq: int | None = None  # sequence number our FIN occupies once sent
         self._peer_fin = False
@@ -520,6 +528,7 @@ class Host:
         seg = Segment(
             src=self.addr, dst=self.peer[0], sport=self.port, dport=self.peer[1], seq=seq, ack=self.rcv_nxt,
             flags=flags, window=min(win >> self.rcv_scale, MAX_WINDOW), payload_len=length,
+            sack=sack_mod.receiver_blocks(self._ooo, self._ooo_arrivals) if self.sack_ok and self._ooo else (),
             uid=self._next_uid(), tags=tags,
         )
         self.last_ack_sent = self.rcv_nxt
@@ -562,7 +571,8 @@ class Host:
         seg = Segment(
             src=self.addr, dst=self.peer[0], sport=self.port, dport=self.peer[1], seq=self.iss,
             ack=self.rcv_nxt if ack else 0, flags=SYN | (ACK if ack else 0),
-            window=min(self.rcvbuf, self.p.max_window), mss=offer, wscale=wscale, uid=self._next_uid(),
+            window=min(self.rcvbuf, self.p.max_window), mss=offer, wscale=wscale,
+            sack_permitted=self.sack_enabled and (self._peer_sack or not ack), uid=self._next_uid(),
         )
         self._my_wscale = wscale
         self.snd_nxt = self.snd_max = self.iss + 1
@@ -596,6 +606,7 @@ class Host:
         self.stalls.timeout(outstanding)
         self.snd_nxt = self.snd_una
         self._rtt_seq = None  # Karn
+        self.sackb.clear()  # RFC 2018 section 8: after a timeout the SACKed bits are turned off
         cc_mod.on_timeout(self.cc, self.snd_wnd)
         if self._fin_seq is not None and self.snd_una <= self._fin_seq:
             self._fin_seq = None
@@ -811,6 +822,7 @@ class Host:
         self.rcv_nxt = seg.seq + 1
         self.last_ack_sent = self.rcv_nxt
         self.peer_mss = seg.mss
+        self._peer_sack = seg.sack_permitted
         if seg.wscale is not None and self.rcvbuf > MAX_WINDOW and self.p.name != "sunos41":
             self.snd_scale = seg.wscale
             s = 0
@@ -832,6 +844,7 @@ class Host:
         self.sndbuf = rules.round_buffer(p, self.sndbuf, self.maxseg)
         self.rcvbuf = rules.round_buffer(p, self.rcvbuf, self.maxseg)
         self.cc = cc_mod.new_state(p.recovery, self.maxseg, p.initial_cwnd_segments)
+        self.sack_ok = self.sack_enabled and self._peer_sack
         self.dack = delack_mod.new_state(p, self.rcvbuf, self.maxseg)
         self.state = TcpState.ESTABLISHED
         self.stalls.start(now)
@@ -847,13 +860,23 @@ class Host:
         if ack > self.snd_max:
             self.acknow = True
             return
+        if self.sack_ok and seg.sack:
+            sack_mod.update(self.sackb, max(ack, self.snd_una), self.snd_max, seg.sack)
+            if self.sackb.rexmit:
+                newest = max((u for s, u in self._sent_uids.items() if sack_mod.is_sacked(self.sackb, s)), default=-1)
+                sack_mod.forget_lost_rexmits(self.sackb, newest)
+        sack_recovery = self.sack_ok and self.cc.in_recovery
         if ack <= self.snd_una:
             dup = (
                 ack == self.snd_una and seg.payload_len == 0 and not seg.flags & FIN
                 and win == self.snd_wnd and self.timers.running(TimerKind.REXMT) and self.snd_max > self.snd_una
             )
             self._update_window(seg, win)
-            if dup:
+            if dup and self.sack_ok:
+                self._sack_dupack(now)
+            elif sack_recovery:
+                self._sack_send(now)
+            elif dup:
                 if cc_mod.on_dupack(self.cc, self.snd_wnd, self.snd_max):
                     self._fast_retransmit(now)
                 elif self.cc.dupacks > cc_mod.DUPACK_THRESHOLD and self.cc.in_recovery:
@@ -865,7 +888,13 @@ class Host:
         self._first_rexmit_at = None  # new data acknowledged: the retransmission episode is over
         if self._rtt_seq is not None and ack > self._rtt_seq:
             self._rtt_sample(now)
-        partial = cc_mod.on_new_ack(self.cc, acked, ack)
+        if sack_recovery:
+            partial = False  # RFC 6675: a partial ACK keeps the recovery going, cwnd unchanged
+            if ack >= self.cc.recover:
+                cc_mod.leave_sack_recovery(self.cc)
+                self.sackb.rexmit.clear()
+        else:
+            partial = cc_mod.on_new_ack(self.cc, acked, ack)
         data_acked = acked
         if self._fin_seq is not None and ack > self._fin_seq:
             data_acked -= 1
@@ -888,11 +917,63 @@ class Host:
         if partial:
             self._fast_retransmit(now, newreno_partial=True)
         context = "timer_ack" if timer_ack else "ack"
-        if self.p.family is Family.LINUX20 and self._linux20_partial and self.snd_una == self.snd_max:
+        if self.sack_ok and self.cc.in_recovery:
+            self._sack_send(now)
+        elif self.p.family is Family.LINUX20 and self._linux20_partial and self.snd_una == self.snd_max:
             self._tcp_output(now, context, flush_partial=True)
         else:
             self._tcp_output(now, context)
         self._writer_wake(now)
+
+    # ------------------------------------------------------------------ SACK loss recovery
+    def _sack_dupack(self, now: int) -> None:
+        """A duplicate ACK on a SACK connection: enter recovery on the third, or as soon as the
+        scoreboard deems the first unacknowledged segment lost (RFC 6675 section 5)."""
+        cc = self.cc
+        cc.dupacks += 1
+        if cc.in_recovery:
+            self._sack_send(now)
+        elif cc.dupacks >= sack_mod.DUP_THRESH or sack_mod.is_lost(self.sackb, self.snd_una, self.snd_max, self.maxseg):
+            self._sack_enter_recovery(now)
+
+    def _sack_enter_recovery(self, now: int) -> None:
+        cc_mod.enter_sack_recovery(self.cc, self.snd_wnd, self.snd_max)
+        self.sackb.rexmit.clear()
+        self._rtt_seq = None  # Karn: what is retransmitted is not timed
+        self.timers.cancel(TimerKind.REXMT)
+        # (4.2) the first unacknowledged segment goes at once, whatever IsLost says.
+        first_sacked = self.sackb.sacked[0][0] if self.sackb.sacked else self.snd_max
+        data_end = self._fin_seq if self._fin_seq is not None else self.snd_max
+        length = min(self.maxseg, first_sacked - self.snd_una, data_end - self.snd_una)
+        if length > 0:
+            self._sack_rexmit(now, self.snd_una, length)
+        self._sack_send(now)
+
+    def _sack_send(self, now: int) -> None:
+        """RFC 6675 section 5 (C): while cwnd - pipe leaves a segment, send NextSeg: a lost hole,
+        else a full segment of new data (a short tail waits for the end of recovery, when the
+        Nagle test applies again)."""
+        mss = self.maxseg
+        while self.cc.cwnd - sack_mod.pipe(self.sackb, self.snd_una, self.snd_max, mss) >= mss:
+            hole = sack_mod.next_hole(self.sackb, self.snd_una, self.snd_max, mss)
+            if hole is not None:
+                self._sack_rexmit(now, *hole)
+                continue
+            off = self.snd_max - self.snd_una
+            length = min(mss, self.sb_cc - off, self.snd_una + self.snd_wnd - self.snd_max)
+            if length < mss:
+                return
+            before = self.snd_max
+            self.snd_nxt = self.snd_max
+            self._send(now, self.snd_max, length, ACK)
+            self.stalls.progress(now, TRIGGER_ACK, self.snd_max - before)
+
+    def _sack_rexmit(self, now: int, seq: int, length: int) -> None:
+        """Retransmit [seq, seq + length) without moving snd_nxt (it stays at snd_max in recovery)."""
+        saved = self.snd_nxt
+        self._send(now, seq, length, ACK, (TAG_RETRANSMIT,))
+        self.snd_nxt = saved
+        sack_mod.record_rexmit(self.sackb, seq, length, self._sent_uids[seq])
 
     def _update_window(self, seg: Segment, win: int) -> None:
         if (self.snd_wl1 < seg.seq or (self.snd_wl1 == seg.seq and self.snd_wl2 <= seg.ack)):
@@ -943,6 +1024,8 @@ class Host:
         else:
             self._ooo.append((start, end))
             self._ooo.sort()
+            if self.sack_ok:
+                self._ooo_arrivals.append((start, end))
         # Linux estimates the peer's MSS from the largest segment seen (tcp_measure_rcv_mss).
         self._rcv_mss_seen = max(self._rcv_mss_seen, min(seg.payload_len, self.maxseg))
         rcv_mss = self._rcv_mss_seen if self.p.family is not Family.BSD else self.maxseg
@@ -965,6 +1048,8 @@ class Host:
             if e > self.rcv_nxt:
                 self.rcv_cc += e - self.rcv_nxt
                 self.rcv_nxt = e
+        if self._ooo_arrivals:
+            self._ooo_arrivals = [a for a in self._ooo_arrivals if a[1] > self.rcv_nxt]
 
     def _peer_fin_arrived(self) -> None:
         self._peer_fin = True

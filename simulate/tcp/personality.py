@@ -95,6 +95,10 @@ class Personality:
     # value based on protocol and MTU"): the writer sleeps only while less than one MSS is free
     # (and the write does not fit). False: the fixed writer_lowat (soreserve's MCLBYTES).
     lowat_is_mss: bool = False
+    # Selective acknowledgment (RFC 2018) offered in the handshake; when both ends offer it, loss
+    # recovery follows RFC 6675 (tcp/sack.py) instead of `recovery`. Off by default: the stacks of
+    # the papers predate it, and a run turns it on with Host(sack=True) / BulkConfig(sack=True).
+    sack: bool = False
 
     def with_(self, **changes) -> "Personality":
         return replace(self, **changes)

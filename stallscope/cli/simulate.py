@@ -48,6 +48,7 @@ def bulk(
     pmtu: Annotated[Optional[int], typer.Option("--pmtu", min=68, help="A hop with this MTU on the forward path.")] = None,
     pmtu_mode: Annotated[PmtuMode, typer.Option("--pmtu-mode", help="The hop answers with ICMP or silently drops (black hole).")] = PmtuMode.icmp,
     mtu_probing: Annotated[int, typer.Option("--mtu-probing", min=0, max=1, help="Linux sender's tcp_mtu_probing: 1 = black-hole detection.")] = 0,
+    sack: Annotated[OnOff, typer.Option("--sack", help="Both hosts offer SACK (RFC 2018) and recover by RFC 6675 (default: the personality's, off).")] = OnOff.default,
     jumbo_slots: Annotated[Optional[int], typer.Option("--jumbo-slots", min=1, help="Receiving NIC's pool of jumbo receive slots.")] = None,
     atm_switch_buffer: Annotated[Optional[int], typer.Option("--atm-switch-buffer", min=48, help="A congested ATM switch port: its buffer, bytes of cell payload.")] = None,
     atm_out_rate: Annotated[Optional[int], typer.Option("--atm-out-rate", min=424, help="That port's output rate, bit/s.")] = None,
@@ -69,7 +70,7 @@ def bulk(
             personality=personality, receiver_personality=receiver_personality, link=link, mtu=mtu, mss=mss, sndbuf=sndbuf, rcvbuf=rcvbuf, write=write,
             read=read, bytes=nbytes, nagle=nagle, seed=seed, rate_bps=rate, delay_ns=delay, cost=cost,
             receiver_inference=None if receiver_inference is OnOff.default else receiver_inference is OnOff.on,
-            mtu_probing=mtu_probing,
+            mtu_probing=mtu_probing, sack=None if sack is OnOff.default else sack is OnOff.on,
         )
         impairments = impairments_from_options(
             loss=loss, reverse_loss=reverse_loss, drop_nth=drop_nth, data_only=data_only, pmtu=pmtu,
