@@ -128,8 +128,6 @@ def unsupported_reason(cfg: Any, impairments: dict[str, Any] | None = None) -> s
         return f"cost model {cfg.cost!r} is not known"
     if cfg.bytes <= 0 or cfg.write <= 0 or cfg.read <= 0:
         return "sizes must be positive (the Python path raises the error)"
-    if cfg.sack:
-        return "SACK runs in the Python reference only (not yet in the native core)"
     if cfg.mtu_probing not in (0, 1) or isinstance(cfg.mtu_probing, bool):
         return "mtu_probing must be 0 or 1 (the Python path raises the error)"
     if cfg.think_ns < 0 or cfg.reply < 0 or (cfg.delay_ns is not None and cfg.delay_ns < 0):

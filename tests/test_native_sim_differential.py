@@ -205,6 +205,25 @@ for _p in ("sunos41", "bsd44", "freebsd4", "tru64", "linux20", "linux"):
     LOSSY[f"synack-never-answered-{_p}"] = (BulkConfig(personality=_p, link="ethernet10", bytes=50_000),
                                             {"reverse_loss": 1.0})
 
+# SACK (RFC 2018 blocks, RFC 6675 recovery, lost repairs found by later SACKs) on both hosts.
+for _p in ("sunos41", "bsd44", "freebsd4", "tru64", "linux20", "linux"):
+    LOSSY[f"sack-burst-{_p}"] = (BulkConfig(personality=_p, link="ethernet10", bytes=300_000, write=65536,
+                                            read=65536, sack=True), {"drop_nth": tuple(range(60, 72)),
+                                                                     "loss_data_only": True})
+LOSSY.update({
+    "sack-random-loss": (BulkConfig(personality="linux", link="fastethernet", bytes=800_000, write=65536,
+                                    read=65536, sack=True, seed=3), {"loss": 0.03, "reverse_loss": 0.01}),
+    "sack-lost-repair": (BulkConfig(personality="linux", link="ethernet10", rate_bps=10_000_000, delay_ns=1_000_000,
+                                    rcvbuf=32768, bytes=400_000, write=65536, read=65536, sack=True),
+                         {"drop_nth": (101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 126),
+                          "loss_data_only": True}),
+    "sack-gilbert-gige": (BulkConfig(personality="linux", link="gige", sndbuf=1 << 20, rcvbuf=1 << 20,
+                                     bytes=3_000_000, write=65536, read=65536, sack=True),
+                          {"gilbert": (0.005, 0.2, 0.0, 0.6), "loss_data_only": True}),
+    "sack-one-side": (BulkConfig(personality="linux", receiver_personality="bsd44", link="ethernet10",
+                                 bytes=200_000, sack=None), {"loss": 0.02}),
+})
+
 
 @pytest.mark.parametrize("name", sorted(LOSSY))
 def test_loss_impairments_identical(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -540,6 +559,7 @@ def _config_strategy():
         think_ns=st.sampled_from((0, 0, 1_000_000, 50_000_000)),
         reply=st.sampled_from((0, 0, 1, 700)),
         mss=opt(st.integers(200, 9000)),
+        sack=st.sampled_from((None, None, True)),
     )
 
 

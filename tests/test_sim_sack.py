@@ -10,7 +10,6 @@ import json
 from pathlib import Path
 
 import dpkt
-import pytest
 
 from stallscope.simulate import native_core
 from stallscope.simulate.pcap_writer import write_pcap
@@ -176,9 +175,13 @@ def test_sack_blocks_reach_the_pcap_and_decode_with_dpkt(tmp_path):
     assert saw_blocks > 0
 
 
-def test_the_native_core_leaves_sack_runs_to_the_python_reference():
-    cfg = BulkConfig(personality="linux", link="ethernet10", bytes=100_000, sack=True)
-    assert native_core.unsupported_reason(cfg) is not None
-    assert native_core.unsupported_reason(BulkConfig(personality="linux", link="ethernet10", bytes=100_000)) is None
-    with pytest.raises(Exception):
-        run_bulk(cfg, engine="native")
+def test_the_native_core_runs_sack_with_the_same_result():
+    """The Rust port (native/src/sim/tcp/sack.rs) is checked packet by packet in
+    tests/test_native_sim_differential.py; here the lost-repair scenario end to end."""
+    cfg, bursts = _captured_scenario("burst_loss_sack", sack_on=True)
+    assert native_core.unsupported_reason(cfg) is None
+    drops = [d for burst in bursts for d in burst]
+    py = run_bulk(cfg, impairments={"drop_nth": tuple(drops), "loss_data_only": True}, engine="python")
+    rs = run_bulk(cfg, impairments={"drop_nth": tuple(drops), "loss_data_only": True}, engine="native")
+    assert (py.retransmits, py.timeouts, py.duration_ns) == (rs.retransmits, rs.timeouts, rs.duration_ns)
+    assert [s.sack for _, s in py.records] == [s.sack for _, s in rs.records]

@@ -62,6 +62,7 @@ fn config_of(d: &Bound<'_, PyDict>) -> PyResult<BulkRun> {
         advertised_mss: get(d, "advertised_mss")?,
         host_mtu: get(d, "host_mtu")?,
         mtu_probing: get(d, "mtu_probing")?,
+        sack: get(d, "sack")?,
         impair: match d.get_item("impairments")? {
             None => Impairments::default(),
             Some(v) => {

@@ -112,6 +112,7 @@ fn connect(net: &mut Net, now: Ns) {
         mss: None,
         advertised_mss: None,
         mtu_probing: 0,
+        sack: None,
         nagle: Some(nagle),
         receiver_inference: Some(infer),
         cost: FREE,

@@ -49,6 +49,8 @@ pub struct BulkRun {
     pub advertised_mss: Option<u32>,
     pub host_mtu: Option<u32>,
     pub mtu_probing: u8,
+    /// Both hosts offer SACK (BulkConfig.sack; None: the personality's).
+    pub sack: Option<bool>,
     /// make_path impairments without Python objects (falsy values already dropped).
     pub impair: Impairments,
 }
@@ -204,6 +206,7 @@ pub fn run_bulk(cfg: &BulkRun, rng: PyRandom, draws: Draws) -> Result<BulkOutcom
         mss: cfg.mss,
         advertised_mss: cfg.advertised_mss,
         mtu_probing: cfg.mtu_probing,
+        sack: cfg.sack,
         nagle: nagle_of(&cfg.nagle)?,
         receiver_inference: None,
         cost: cfg.cost,
@@ -224,6 +227,7 @@ pub fn run_bulk(cfg: &BulkRun, rng: PyRandom, draws: Draws) -> Result<BulkOutcom
         mss: cfg.mss,
         advertised_mss: None,
         mtu_probing: 0,
+        sack: cfg.sack,
         nagle: nagle_of(&cfg.receiver_nagle)?,
         receiver_inference: cfg.receiver_inference,
         cost: cfg.cost,

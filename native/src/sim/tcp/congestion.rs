@@ -33,6 +33,21 @@ pub fn on_timeout(st: &mut CongestionState, snd_wnd: i64) {
     st.in_recovery = false;
 }
 
+/// enter_sack_recovery (RFC 6675 section 5 (4.2)): ssthresh = cwnd = half the window.
+pub fn enter_sack_recovery(st: &mut CongestionState, snd_wnd: i64, snd_max: i64) {
+    halve(st, snd_wnd);
+    st.cwnd = st.ssthresh;
+    st.recover = snd_max;
+    st.in_recovery = true;
+}
+
+/// leave_sack_recovery: the ACK reached the recovery point; cwnd = ssthresh.
+pub fn leave_sack_recovery(st: &mut CongestionState) {
+    st.cwnd = st.cwnd.min(st.ssthresh);
+    st.in_recovery = false;
+    st.dupacks = 0;
+}
+
 /// on_new_ack: true when NewReno saw a partial ACK and the next hole must be resent.
 pub fn on_new_ack(st: &mut CongestionState, acked: i64, ack: i64) -> bool {
     if st.in_recovery {

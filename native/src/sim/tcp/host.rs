@@ -10,6 +10,7 @@ use super::cpu::HostCpu;
 use super::delack::{self as delack_mod, AckNow, DelAckState};
 use super::personality::{get_personality, CopyRule, DelAckPolicy, Family, Personality, Recovery, WindowUpdateRule};
 use super::rules::{self, SendReason};
+use super::sack::{self as sack_mod, Scoreboard};
 use super::state::{TcpState, TimerKind};
 use super::stalls::{Ctx, HoldEvidence, HoldReason, StallTracker, Trigger};
 use super::timers::Timers;
@@ -63,6 +64,8 @@ pub struct HostConfig {
     pub advertised_mss: Option<u32>,
     /// Linux net.ipv4.tcp_mtu_probing (0 or 1; BSD-family stacks ignore it).
     pub mtu_probing: u8,
+    /// Offer SACK in the handshake (None: the personality's).
+    pub sack: Option<bool>,
     pub nagle: Option<NagleVariant>,
     pub receiver_inference: Option<bool>,
     pub cost: HostCost,
@@ -109,6 +112,12 @@ pub struct Host {
     pub sb_cc: i64,
     pub rcv_cc: i64,
     ooo: Vec<(i64, i64)>,
+    /// SACK: offered, negotiated, the peer's offer, out-of-order arrivals (oldest first), scoreboard.
+    sack_enabled: bool,
+    pub sack_ok: bool,
+    peer_sack: bool,
+    ooo_arrivals: Vec<(i64, i64)>,
+    sackb: Scoreboard,
     closing: bool,
     fin_seq: Option<i64>,
     peer_fin: bool,
@@ -230,6 +239,11 @@ impl Host {
             sb_cc: 0,
             rcv_cc: 0,
             ooo: Vec::new(),
+            sack_enabled: cfg.sack.unwrap_or(p.sack),
+            sack_ok: false,
+            peer_sack: false,
+            ooo_arrivals: Vec::new(),
+            sackb: Scoreboard::default(),
             closing: false,
             fin_seq: None,
             peer_fin: false,
@@ -790,6 +804,11 @@ impl Host {
             flags,
             window: (win >> self.rcv_scale).min(MAX_WINDOW) as u32,
             payload_len: length as u32,
+            sack: if self.sack_ok && !self.ooo.is_empty() {
+                sack_mod::receiver_blocks(&self.ooo, &self.ooo_arrivals)
+            } else {
+                Vec::new()
+            },
             uid,
             tags,
             ..Default::default()
@@ -868,6 +887,7 @@ impl Host {
             window: self.rcvbuf.min(self.p.max_window) as u32,
             mss: Some(offer as u32),
             wscale,
+            sack_permitted: self.sack_enabled && (self.peer_sack || !ack),
             uid,
             ..Default::default()
         };
@@ -915,6 +935,7 @@ impl Host {
         self.tracker.timeout(outstanding);
         self.snd_nxt = self.snd_una;
         self.rtt_seq = None; // Karn
+        self.sackb.clear(); // RFC 2018 section 8: after a timeout the SACKed bits are turned off
         cc_mod::on_timeout(&mut self.cc, self.snd_wnd);
         if matches!(self.fin_seq, Some(f) if self.snd_una <= f) {
             self.fin_seq = None;
@@ -1182,6 +1203,7 @@ impl Host {
         self.rcv_nxt = seg.seq + 1;
         self.last_ack_sent = self.rcv_nxt;
         self.peer_mss = seg.mss.map(i64::from);
+        self.peer_sack = seg.sack_permitted;
         if let Some(ws) = seg.wscale {
             if self.rcvbuf > MAX_WINDOW && self.p.name != "sunos41" {
                 self.snd_scale = u32::from(ws);
@@ -1214,6 +1236,7 @@ impl Host {
         self.sndbuf = rules::round_buffer(p, self.sndbuf, self.maxseg);
         self.rcvbuf = rules::round_buffer(p, self.rcvbuf, self.maxseg);
         self.cc = cc_mod::new_state(p.recovery, self.maxseg, p.initial_cwnd_segments);
+        self.sack_ok = self.sack_enabled && self.peer_sack;
         self.dack = delack_mod::new_state(p, self.rcvbuf, self.maxseg);
         self.state = TcpState::Established;
         self.tracker.start(now);
@@ -1234,6 +1257,21 @@ impl Host {
             self.acknow = true;
             return;
         }
+        if self.sack_ok && !seg.sack.is_empty() {
+            sack_mod::update(&mut self.sackb, ack.max(self.snd_una), self.snd_max, &seg.sack);
+            if !self.sackb.rexmit.is_empty() {
+                let sb = &self.sackb;
+                let newest = self
+                    .sent_uids
+                    .iter()
+                    .filter(|&&(s, _)| sack_mod::is_sacked(sb, s))
+                    .map(|&(_, u)| u as i64)
+                    .max()
+                    .unwrap_or(-1);
+                sack_mod::forget_lost_rexmits(&mut self.sackb, newest);
+            }
+        }
+        let sack_recovery = self.sack_ok && self.cc.in_recovery;
         if ack <= self.snd_una {
             let dup = ack == self.snd_una
                 && seg.payload_len == 0
@@ -1242,7 +1280,11 @@ impl Host {
                 && self.timers.running(TimerKind::Rexmt)
                 && self.snd_max > self.snd_una;
             self.update_window(seg, win);
-            if dup {
+            if dup && self.sack_ok {
+                self.sack_dupack(net, now);
+            } else if sack_recovery {
+                self.sack_send(net, now);
+            } else if dup {
                 if cc_mod::on_dupack(&mut self.cc, self.snd_wnd, self.snd_max) {
                     self.fast_retransmit(net, now);
                 } else if self.cc.dupacks > cc_mod::DUPACK_THRESHOLD && self.cc.in_recovery {
@@ -1259,7 +1301,16 @@ impl Host {
         if matches!(self.rtt_seq, Some(r) if ack > r) {
             self.rtt_sample(now);
         }
-        let partial = cc_mod::on_new_ack(&mut self.cc, acked, ack);
+        let partial = if sack_recovery {
+            // RFC 6675: a partial ACK keeps the recovery going, cwnd unchanged
+            if ack >= self.cc.recover {
+                cc_mod::leave_sack_recovery(&mut self.cc);
+                self.sackb.rexmit.clear();
+            }
+            false
+        } else {
+            cc_mod::on_new_ack(&mut self.cc, acked, ack)
+        };
         let mut data_acked = acked;
         if matches!(self.fin_seq, Some(f) if ack > f) {
             data_acked -= 1;
@@ -1289,12 +1340,72 @@ impl Host {
             self.fast_retransmit(net, now);
         }
         let context = if timer_ack { Ctx::TimerAck } else { Ctx::Ack };
-        if self.p.family == Family::Linux20 && self.linux20_partial && self.snd_una == self.snd_max {
+        if self.sack_ok && self.cc.in_recovery {
+            self.sack_send(net, now);
+        } else if self.p.family == Family::Linux20 && self.linux20_partial && self.snd_una == self.snd_max {
             self.tcp_output(net, now, context, false, false, 0, true);
         } else {
             self.tcp_output(net, now, context, false, false, 0, false);
         }
         self.writer_wake(net, now);
+    }
+
+    // ------------------------------------------------------------------ SACK loss recovery
+
+    /// _sack_dupack: recovery on the third duplicate ACK or once the first hole IsLost.
+    fn sack_dupack(&mut self, net: &mut Net, now: Ns) {
+        self.cc.dupacks += 1;
+        if self.cc.in_recovery {
+            self.sack_send(net, now);
+        } else if self.cc.dupacks >= sack_mod::DUP_THRESH
+            || sack_mod::is_lost(&self.sackb, self.snd_una, self.snd_max, self.maxseg)
+        {
+            self.sack_enter_recovery(net, now);
+        }
+    }
+
+    fn sack_enter_recovery(&mut self, net: &mut Net, now: Ns) {
+        cc_mod::enter_sack_recovery(&mut self.cc, self.snd_wnd, self.snd_max);
+        self.sackb.rexmit.clear();
+        self.rtt_seq = None; // Karn
+        self.timers.cancel(TimerKind::Rexmt);
+        let first_sacked = self.sackb.sacked.first().map_or(self.snd_max, |r| r.0);
+        let data_end = self.fin_seq.unwrap_or(self.snd_max);
+        let length = self.maxseg.min(first_sacked - self.snd_una).min(data_end - self.snd_una);
+        if length > 0 {
+            self.sack_rexmit(net, now, self.snd_una, length);
+        }
+        self.sack_send(net, now);
+    }
+
+    /// _sack_send: while cwnd - pipe leaves a segment, a lost hole, else a full new segment.
+    fn sack_send(&mut self, net: &mut Net, now: Ns) {
+        let mss = self.maxseg;
+        while self.cc.cwnd - sack_mod::pipe(&self.sackb, self.snd_una, self.snd_max, mss) >= mss {
+            if let Some((seq, length)) = sack_mod::next_hole(&self.sackb, self.snd_una, self.snd_max, mss) {
+                self.sack_rexmit(net, now, seq, length);
+                continue;
+            }
+            let off = self.snd_max - self.snd_una;
+            let length = mss.min(self.sb_cc - off).min(self.snd_una + self.snd_wnd - self.snd_max);
+            if length < mss {
+                return;
+            }
+            let before = self.snd_max;
+            self.snd_nxt = self.snd_max;
+            self.send(net, now, self.snd_max, length, ACK, 0);
+            let n = self.snd_max - before;
+            self.tracker.progress(&mut |u| net.classify_loss(u), &mut self.stalls, now, Trigger::Ack, n);
+        }
+    }
+
+    /// _sack_rexmit: resend [seq, seq + length) without moving snd_nxt.
+    fn sack_rexmit(&mut self, net: &mut Net, now: Ns, seq: i64, length: i64) {
+        let saved = self.snd_nxt;
+        self.send(net, now, seq, length, ACK, TAG_RETRANSMIT);
+        self.snd_nxt = saved;
+        let uid = self.sent_uids.iter().find(|&&(s, _)| s == seq).map_or(0, |&(_, u)| u);
+        sack_mod::record_rexmit(&mut self.sackb, seq, length, uid);
     }
 
     fn update_window(&mut self, seg: &Segment, win: i64) {
@@ -1358,6 +1469,9 @@ impl Host {
             // append + sort: insert after any equal tuple
             let pos = self.ooo.partition_point(|&x| x <= (start, end));
             self.ooo.insert(pos, (start, end));
+            if self.sack_ok {
+                self.ooo_arrivals.push((start, end));
+            }
         }
         // Linux estimates the peer's MSS from the largest segment seen (tcp_measure_rcv_mss).
         self.rcv_mss_seen = self.rcv_mss_seen.max(i64::from(seg.payload_len).min(self.maxseg));
@@ -1398,6 +1512,10 @@ impl Host {
                 self.rcv_cc += e - self.rcv_nxt;
                 self.rcv_nxt = e;
             }
+        }
+        if !self.ooo_arrivals.is_empty() {
+            let rcv_nxt = self.rcv_nxt;
+            self.ooo_arrivals.retain(|a| a.1 > rcv_nxt);
         }
     }
 

@@ -6,6 +6,7 @@ pub mod delack;
 pub mod host;
 pub mod personality;
 pub mod rules;
+pub mod sack;
 pub mod stalls;
 pub mod state;
 pub mod timers;

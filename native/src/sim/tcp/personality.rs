@@ -86,6 +86,8 @@ pub struct Personality {
     pub mbuf_threshold: i64,
     /// OSF/1 tcp_mss: so_snd.sb_lowat = mss.
     pub lowat_is_mss: bool,
+    /// SACK offered in the handshake (personality.py `sack`); off for every stack.
+    pub sack: bool,
 }
 
 pub const SUNOS41: Personality = Personality {
@@ -127,6 +129,7 @@ pub const SUNOS41: Personality = Personality {
     rtt_fixed_point: false,
     mbuf_threshold: 0,
     lowat_is_mss: false,
+    sack: false,
 };
 
 pub const BSD44: Personality = Personality {
@@ -213,6 +216,7 @@ pub const LINUX: Personality = Personality {
     rtt_fixed_point: false,
     mbuf_threshold: 0,
     lowat_is_mss: false,
+    sack: false,
 };
 
 pub const LINUX20: Personality = Personality {
