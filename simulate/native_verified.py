@@ -1,4 +1,4 @@
 """Fingerprint of the Python simulator sources the native core was last held identical to
 (written by `python -m stallscope.simulate.native_core verify`; see native_core.py)."""
 
-FINGERPRINT = "0a149b35ecb31bb58e76e8bf32f424d4262554932e631edd44fd43449a4d1de8"
+FINGERPRINT = "2df5fe8ba38a497d437b29852bbaaf4bc763458b48cd2a61c27c33f145f486db"

@@ -155,6 +155,15 @@ def test_sack_is_used_only_when_both_ends_offer_it():
     assert rexmit_span["on"] * 2 < rexmit_span["off"]
 
 
+def test_only_modern_linux_offers_sack_by_default():
+    offered = {}
+    for p in ("sunos41", "bsd44", "freebsd4", "tru64", "linux20", "linux"):
+        r = run_bulk(BulkConfig(personality=p, link="ethernet10", bytes=20_000))
+        offered[p] = any(s.sack_permitted for _, s in r.records if s.flags & SYN)
+    assert offered == {"sunos41": False, "bsd44": False, "freebsd4": False, "tru64": False, "linux20": False,
+                       "linux": True}
+
+
 def test_sack_blocks_reach_the_pcap_and_decode_with_dpkt(tmp_path):
     """dpkt is the decoding oracle: the SACK option carries the blocks on the wire sequence space."""
     result = run_bulk(BulkConfig(personality="linux", link="ethernet10", bytes=300_000, write=65536, read=65536,

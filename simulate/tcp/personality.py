@@ -96,8 +96,9 @@ class Personality:
     # (and the write does not fit). False: the fixed writer_lowat (soreserve's MCLBYTES).
     lowat_is_mss: bool = False
     # Selective acknowledgment (RFC 2018) offered in the handshake; when both ends offer it, loss
-    # recovery follows RFC 6675 (tcp/sack.py) instead of `recovery`. Off by default: the stacks of
-    # the papers predate it, and a run turns it on with Host(sack=True) / BulkConfig(sack=True).
+    # recovery follows RFC 6675 (tcp/sack.py) instead of `recovery`. On for modern Linux
+    # (net.ipv4.tcp_sack = 1); the papers' stacks predate it. Host(sack=) / BulkConfig(sack=)
+    # override it for both ends of a run.
     sack: bool = False
 
     def with_(self, **changes) -> "Personality":
@@ -220,6 +221,7 @@ LINUX = Personality(
     synack_retries=5,
     default_sndbuf=65536,
     default_rcvbuf=65536,
+    sack=True,
 )
 
 LINUX20 = LINUX.with_(
@@ -235,6 +237,7 @@ LINUX20 = LINUX.with_(
     recovery=Recovery.RENO,
     syn_retries=10,
     synack_retries=15,
+    sack=False,  # Linux 2.0 had no SACK (it came with 2.2)
     default_sndbuf=32768,
     default_rcvbuf=32768,
 )

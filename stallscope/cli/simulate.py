@@ -48,7 +48,7 @@ def bulk(
     pmtu: Annotated[Optional[int], typer.Option("--pmtu", min=68, help="A hop with this MTU on the forward path.")] = None,
     pmtu_mode: Annotated[PmtuMode, typer.Option("--pmtu-mode", help="The hop answers with ICMP or silently drops (black hole).")] = PmtuMode.icmp,
     mtu_probing: Annotated[int, typer.Option("--mtu-probing", min=0, max=1, help="Linux sender's tcp_mtu_probing: 1 = black-hole detection.")] = 0,
-    sack: Annotated[OnOff, typer.Option("--sack", help="Both hosts offer SACK (RFC 2018) and recover by RFC 6675 (default: the personality's, off).")] = OnOff.default,
+    sack: Annotated[OnOff, typer.Option("--sack", help="Both hosts offer SACK (RFC 2018) and recover by RFC 6675 (default: the personality's; on for linux).")] = OnOff.default,
     jumbo_slots: Annotated[Optional[int], typer.Option("--jumbo-slots", min=1, help="Receiving NIC's pool of jumbo receive slots.")] = None,
     atm_switch_buffer: Annotated[Optional[int], typer.Option("--atm-switch-buffer", min=48, help="A congested ATM switch port: its buffer, bytes of cell payload.")] = None,
     atm_out_rate: Annotated[Optional[int], typer.Option("--atm-out-rate", min=424, help="That port's output rate, bit/s.")] = None,

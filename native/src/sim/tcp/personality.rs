@@ -86,7 +86,7 @@ pub struct Personality {
     pub mbuf_threshold: i64,
     /// OSF/1 tcp_mss: so_snd.sb_lowat = mss.
     pub lowat_is_mss: bool,
-    /// SACK offered in the handshake (personality.py `sack`); off for every stack.
+    /// SACK offered in the handshake (personality.py `sack`): modern Linux only.
     pub sack: bool,
 }
 
@@ -216,11 +216,12 @@ pub const LINUX: Personality = Personality {
     rtt_fixed_point: false,
     mbuf_threshold: 0,
     lowat_is_mss: false,
-    sack: false,
+    sack: true, // modern Linux: net.ipv4.tcp_sack = 1
 };
 
 pub const LINUX20: Personality = Personality {
     name: "linux20",
+    sack: false, // Linux 2.0 had no SACK (it came with 2.2)
     sndbuf_multiplier: 1,
     max_window: 32767,
     family: Family::Linux20,
