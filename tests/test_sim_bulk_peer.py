@@ -27,3 +27,23 @@ def test_tshark_sees_the_transfer_without_analysis_anomalies(tmp_path, personali
     lens = _tshark(pcap, "-Y", "ip.src == 10.0.0.1", "-T", "fields", "-e", "tcp.len")
     assert sum(int(x) for x in lens.split()) == 300_000
     assert len(_tshark(pcap, "-T", "fields", "-e", "frame.number").split()) == r.packets
+
+
+def test_tshark_reads_the_sack_blocks_the_simulator_sent(tmp_path):
+    """Peer: tshark decodes SACK-permitted in both SYNs and, on every ACK that carries blocks, the
+    same left and right edges (relative to the sender's ISN) as the simulated segments."""
+    pcap = tmp_path / "sack.pcap"
+    r = run_bulk(BulkConfig(personality="linux", link="ethernet10", bytes=300_000, write=65536, read=65536),
+                 pcap=pcap, impairments={"drop_nth": (50, 51, 52, 90), "loss_data_only": True})
+    isn = next(s.seq for _, s in r.records if s.src == "10.0.0.1")  # the sender's SYN
+    want = [[(a - isn, b - isn) for a, b in s.sack] for _, s in r.records if s.sack]
+    assert want
+    perm = _tshark(pcap, "-Y", "tcp.flags.syn == 1 and tcp.options.sack_perm", "-T", "fields", "-e", "frame.number")
+    assert len(perm.split()) == 2
+    out = _tshark(pcap, "-o", "tcp.relative_sequence_numbers:TRUE", "-Y", "tcp.options.sack_le", "-T", "fields",
+                  "-e", "tcp.options.sack_le", "-e", "tcp.options.sack_re")
+    got = []
+    for line in out.splitlines():
+        le, re_ = line.split("\t")
+        got.append(list(zip(map(int, le.split(",")), map(int, re_.split(",")))))
+    assert got == want
