@@ -1008,6 +1008,10 @@ class Host:
         if not self.state.receives_data and not fin:
             return
         in_order = start <= self.rcv_nxt
+        # A segment that meets a non-empty reassembly queue is ACKed at once, even when it fills
+        # the last hole (4.4BSD TCP_REASS: tcp_reass and TF_ACKNOW unless the queue is empty;
+        # Linux tcp_data_queue: ICSK_ACK_NOW once the out-of-order queue drains).
+        queue_before = bool(self._ooo)
         unacked_before = self.rcv_nxt - self.last_ack_sent
         space = max(self.rcvbuf - self.rcv_cc, 0)
         if in_order and end - self.rcv_nxt > space:
@@ -1030,7 +1034,7 @@ class Host:
         self._rcv_mss_seen = max(self._rcv_mss_seen, min(seg.payload_len, self.maxseg))
         rcv_mss = self._rcv_mss_seen if self.p.family is not Family.BSD else self.maxseg
         decision = delack_mod.on_data(
-            self.p, self.dack, now, in_order and not self._ooo, unacked_before + seg.payload_len,
+            self.p, self.dack, now, in_order and not queue_before, unacked_before + seg.payload_len,
             rcv_mss, self.infer, self._rto_base(), self.srtt_ns or 0,
         )
         if fin or decision is delack_mod.AckNow.NOW or not in_order:

@@ -1450,6 +1450,9 @@ impl Host {
             return;
         }
         let in_order = start <= self.rcv_nxt;
+        // A segment meeting a non-empty reassembly queue is ACKed at once (4.4BSD TCP_REASS,
+        // Linux ICSK_ACK_NOW when the out-of-order queue drains).
+        let queue_before = !self.ooo.is_empty();
         let unacked_before = self.rcv_nxt - self.last_ack_sent;
         let space = (self.rcvbuf - self.rcv_cc).max(0);
         if in_order && end - self.rcv_nxt > space {
@@ -1481,7 +1484,7 @@ impl Host {
             self.p,
             &mut self.dack,
             now,
-            in_order && self.ooo.is_empty(),
+            in_order && !queue_before,
             unacked_before + i64::from(seg.payload_len),
             rcv_mss,
             self.infer,
