@@ -296,6 +296,13 @@ def _pmtu_cases() -> dict[str, tuple[BulkConfig, dict, str | None]]:
         probing = BulkConfig(personality=p, link="gige", mtu=9000, bytes=200_000, seed=i, mtu_probing=1)
         out[f"pmtu-probing-{p}"] = (probing, {"pmtu_mtu": 1500, "pmtu_mode": "blackhole"}, "pmtu_blackhole")
         out[f"pmtu-probing-576-{p}"] = (probing, {"pmtu_mtu": 576, "pmtu_mode": "blackhole"}, "pmtu_blackhole")
+    # Long enough for the RFC 4821 search after the fallback: probes lost above the hole (with SACK
+    # and without), acknowledged below it, the MSS raised to the last good probe.
+    for sack_on in (True, False):
+        search = BulkConfig(personality="linux", link="gige", mtu=9000, sndbuf=1 << 20, rcvbuf=1 << 20, write=65536,
+                            read=65536, bytes=3 << 20, mtu_probing=1, sack=sack_on)
+        out[f"pmtu-probe-search-{'sack' if sack_on else 'nosack'}"] = (
+            search, {"pmtu_mtu": 1500, "pmtu_mode": "blackhole"}, "pmtu_blackhole")
     return out
 
 

@@ -149,3 +149,68 @@ def test_linux_black_hole_detection_falls_back_to_1024_as_the_captured_kernel_di
     off = run_bulk(BulkConfig(personality="linux", link="gige", mtu=9000, bytes=327_681, delay_ns=1_000_000),
                    impairments={"pmtu_mtu": HOP_MTU, "pmtu_mode": "blackhole"})
     assert off.aborted and not off.completed
+
+
+def _real_probe_sizes() -> tuple[int, list[int]]:
+    """(the receiver's SYN MSS, payload sizes of the probes) in our own capture: after the fallback
+    to 1024, every data segment larger than 1024 and smaller than the full 8948."""
+    from pathlib import Path
+
+    import dpkt
+
+    pcap = Path(__file__).resolve().parent.parent / "fixtures" / "pmtu_blackhole_probing.pcap"
+    mss_clamp, probes, fallen = None, [], False
+    with pcap.open("rb") as f:
+        for _, buf in dpkt.pcap.Reader(f):
+            ip = dpkt.ethernet.Ethernet(buf).data
+            if not isinstance(ip, dpkt.ip.IP) or not isinstance(ip.data, dpkt.tcp.TCP):
+                continue
+            tcp = ip.data
+            if tcp.flags & dpkt.tcp.TH_SYN and tcp.sport == 5001:
+                mss_clamp = next(int.from_bytes(v, "big") for k, v in dpkt.tcp.parse_opts(tcp.opts) if k == 2)
+            payload = ip.len - 4 * ip.hl - 4 * tcp.off
+            if tcp.dport == 5001 and payload:
+                fallen = fallen or payload == 1024
+                if fallen and 1024 < payload < 8948:
+                    probes.append(payload)
+    return mss_clamp, probes
+
+
+def test_linux_probes_upwards_after_the_fallback_as_the_captured_kernel_did():
+    """RFC 4821 after black-hole detection, compared with our own capture
+    (fixtures/pmtu_blackhole_probing.pcap). The real kernel probed 4986 and then 3004 bytes: the
+    binary search of tcp_mtu_probe from search_high = SYN MSS + 40 and search_low = tcp_base_mss
+    plus its 52 bytes of headers (timestamps on). The same search with the simulator's 40-byte
+    headers gives the simulated probes; those above the 1500-byte hole are lost, those below
+    acknowledged, and the MSS ends at the largest acknowledged one, within the search threshold."""
+    from stallscope.simulate.tcp import mtu_probe
+
+    mss_clamp, real = _real_probe_sizes()
+    assert mss_clamp == 8960 and real[:2] == [4986, 3004]
+    st = mtu_probe.new_search(mss_clamp, 1024, headers=52)
+    for size in real[:2]:
+        assert mtu_probe.probe_size(st) == size
+        st.probe = (size + 52, 0, size)
+        mtu_probe.failed(st)
+
+    sim = run_bulk(_linux_jumbo(mtu_probing=1), impairments={"pmtu_mtu": HOP_MTU, "pmtu_mode": "blackhole"})
+    assert sim.completed and not sim.aborted
+    sent = [s.payload_len for _, s in _sent(sim) if s.payload_len]
+    # A probe is a segment larger than the MSS in use; a size seen again means its probe was
+    # acknowledged and the MSS rose to it.
+    probes, mss = [], 1024
+    for n in sent[sent.index(1024):]:
+        if probes and n == probes[-1]:
+            mss = n
+        elif n > mss:
+            probes.append(n)
+    expected, st = [], mtu_probe.new_search(8960, 1024)
+    while (size := mtu_probe.probe_size(st)) is not None:
+        expected.append(size)
+        st.probe = (size + 40, 0, size)
+        mtu_probe.succeeded(st) if size + 40 <= HOP_MTU else mtu_probe.failed(st)
+    assert probes[: len(expected)] == expected
+    assert expected[:2] == [4992, 3007]  # the capture's 4986 and 3004 with 12 fewer header bytes
+    final = sim.ground_truth.summary["maxseg"]
+    assert final == max(n for n in expected if n + 40 <= HOP_MTU)
+    assert HOP_MTU - 40 - mtu_probe.PROBE_THRESHOLD < final <= HOP_MTU - 40

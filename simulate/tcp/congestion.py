@@ -44,6 +44,14 @@ def enter_sack_recovery(st: CongestionState, snd_wnd: int, snd_max: int) -> None
     st.in_recovery = True
 
 
+def enter_loss_without_reduction(st: CongestionState, snd_max: int) -> None:
+    """tcp_simple_retransmit after a lost MTU probe: recover up to snd_max with cwnd unchanged
+    (ssthresh = tcp_current_ssthresh, at least three quarters of cwnd)."""
+    st.ssthresh = max(st.ssthresh, st.cwnd * 3 // 4)
+    st.recover = snd_max
+    st.in_recovery = True
+
+
 def leave_sack_recovery(st: CongestionState) -> None:
     """The ACK reached the recovery point (RFC 6675 section 5 (6)): cwnd = ssthresh."""
     st.cwnd = min(st.cwnd, st.ssthresh)

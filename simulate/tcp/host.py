@@ -18,6 +18,7 @@ from ..segment import ACK, FIN, PSH, RST, SYN, Receiver, Segment
 from . import congestion as cc_mod
 from . import delack as delack_mod
 from . import rules
+from . import mtu_probe
 from . import sack as sack_mod
 from .costs import FREE, HostCost
 from .cpu import HostCpu
@@ -178,13 +179,16 @@ class Host:
         self.timeouts = 0
         self.icmp_mss_changes = 0  # "fragmentation needed" messages that lowered the MSS
         # Linux net.ipv4.tcp_mtu_probing = 1: black-hole detection after repeated timeouts lowers
-        # the MSS to tcp_base_mss, then halves it (tcp_timer.c tcp_mtu_probing). The upward search
-        # of RFC 4821 (tcp_mtu_probe) is not modelled. Other stacks have no such fallback.
+        # the MSS to tcp_base_mss, then halves it (tcp_timer.c tcp_mtu_probing); from then on
+        # probes search upwards (RFC 4821, tcp_mtu_probe: tcp/mtu_probe.py). Other stacks have no
+        # such fallback.
         if mtu_probing not in (0, 1):
             raise ValueError(f"mtu_probing must be 0 or 1 (tcp_mtu_probing), got {mtu_probing}")
         self.mtu_probing = mtu_probing if personality.family is not Family.BSD else 0
         self._mtup_enabled = False
         self._mtup_low_mss = rules.LINUX_BASE_MSS
+        self._mtup: mtu_probe.MtuSearch | None = None
+        self.mtu_probes: list[tuple[int, int, bool | None]] = []  # (time, payload, acked?) per probe
         self._first_rexmit_at: int | None = None  # retrans_stamp: the episode's first timeout
         self.probe_mss_changes = 0
         self.aborted_at: int | None = None  # when we gave up and sent a RST
@@ -380,6 +384,8 @@ class Host:
         """tcp_output: the decision order of notes 1.3 (BSD) with the Linux variants of 1.4/1.5."""
         if self.state in (TcpState.CLOSED, TcpState.LISTEN, TcpState.SYN_SENT, TcpState.SYN_RECEIVED):
             return
+        if self._mtup is not None and context not in ("rto", "fast_retransmit", "persist") and self._mtu_probe(now) == 0:
+            return  # tcp_write_xmit: a probe is due but must wait for room
         p = self.p
         idle = self.snd_max == self.snd_una  # computed once per call (notes 1.3)
         if p.moretocome:
@@ -596,6 +602,8 @@ class Host:
         if self.rxtshift > self.p.max_retransmits:
             self._abort(now)
             return
+        if self._mtup is not None and self._mtup.probe is not None:
+            self._mtu_probe_lost()  # the probe went unanswered until the timeout
         if self.mtu_probing and rules.black_hole_suspected(self._first_rexmit_at, now):
             self._mtu_probing_step()
         if self._first_rexmit_at is None:
@@ -623,13 +631,59 @@ class Host:
         floor (tcp_base_mss); each later one halves the floor (not below tcp_mtu_probe_floor)."""
         if not self._mtup_enabled:
             self._mtup_enabled = True
+            self._mtup = mtu_probe.new_search(self.maxseg, rules.LINUX_BASE_MSS)
         else:
             self._mtup_low_mss = max(min(rules.LINUX_BASE_MSS, self._mtup_low_mss >> 1), rules.LINUX_MTU_PROBE_FLOOR)
+            if self._mtup is not None:
+                self._mtup.search_low = self._mtup_low_mss + mtu_probe.HEADERS
         mss = min(self.maxseg, self._mtup_low_mss)
         if mss < self.maxseg:
             self.maxseg = mss
             self.cc.mss = min(self.cc.mss, mss)
             self.probe_mss_changes += 1
+
+    def _mtu_probe(self, now: int) -> int:
+        """tcp_mtu_probe: -1 no probe now (send as usual), 0 wait for room, 1 a probe went."""
+        st = self._mtup
+        if (st is None or st.probe is not None or self.cc.in_recovery or self.snd_nxt < self.snd_max
+                or self.cc.cwnd < mtu_probe.MIN_CWND_SEGMENTS * self.maxseg):
+            return -1
+        size = mtu_probe.probe_size(st)
+        if size is None:
+            return -1
+        needed = size + (mtu_probe.REORDERING + 1) * self.maxseg
+        if self.sb_cc - (self.snd_nxt - self.snd_una) < needed or self.snd_wnd < needed:
+            return -1
+        if self.snd_nxt + needed > self.snd_una + self.snd_wnd:
+            return 0
+        in_flight = (self.snd_max - self.snd_una) // self.maxseg
+        if in_flight + 2 > self.cc.cwnd // self.maxseg:
+            return 0 if in_flight else -1
+        seq = self.snd_nxt
+        st.probe = (size + st.headers, seq, seq + size)
+        self.mtu_probes.append((now, size, None))
+        self._send(now, seq, size, ACK)
+        self.stalls.progress(now, TRIGGER_ACK, size)
+        return 1
+
+    def _mtu_probe_acked(self) -> None:
+        """tcp_mtup_probe_success: the MSS becomes the probe's (cwnd kept in bytes)."""
+        assert self._mtup is not None
+        t, size, _ = self.mtu_probes[-1]
+        self.mtu_probes[-1] = (t, size, True)
+        mss = mtu_probe.succeeded(self._mtup)
+        self._mtup_low_mss = mss
+        if mss > self.maxseg:
+            self.maxseg = mss
+            self.cc.mss = mss
+            self.probe_mss_changes += 1
+
+    def _mtu_probe_lost(self) -> None:
+        """tcp_mtup_probe_failed: the probe's size and above are taken to fail."""
+        assert self._mtup is not None
+        t, size, _ = self.mtu_probes[-1]
+        self.mtu_probes[-1] = (t, size, False)
+        mtu_probe.failed(self._mtup)
 
     def _syn_timeout(self, now: int) -> None:
         """The SYN (or our SYN-ACK) went unanswered: resend it with the backed-off RTO, or give up
@@ -878,6 +932,8 @@ class Host:
                 self._sack_send(now)
             elif dup:
                 if cc_mod.on_dupack(self.cc, self.snd_wnd, self.snd_max):
+                    if self._mtup is not None and self._mtup.probe is not None and self.snd_una >= self._mtup.probe[1]:
+                        self._mtu_probe_lost()
                     self._fast_retransmit(now)
                 elif self.cc.dupacks > cc_mod.DUPACK_THRESHOLD and self.cc.in_recovery:
                     self._tcp_output(now, "ack")
@@ -914,6 +970,8 @@ class Host:
             self.timers.cancel(TimerKind.PERSIST)
         if self._fin_seq is not None and ack > self._fin_seq:
             self._our_fin_acked(now)
+        if self._mtup is not None and self._mtup.probe is not None and ack >= self._mtup.probe[2]:
+            self._mtu_probe_acked()
         if partial:
             self._fast_retransmit(now, newreno_partial=True)
         context = "timer_ack" if timer_ack else "ack"
@@ -934,10 +992,20 @@ class Host:
         if cc.in_recovery:
             self._sack_send(now)
         elif cc.dupacks >= sack_mod.DUP_THRESH or sack_mod.is_lost(self.sackb, self.snd_una, self.snd_max, self.maxseg):
-            self._sack_enter_recovery(now)
+            probe = self._mtup.probe if self._mtup is not None else None
+            if probe is not None and self.snd_una >= probe[1]:
+                # tcp_fastretrans_alert: the lost probe fails the search step and its data goes
+                # again at the current MSS without a cut in cwnd (tcp_simple_retransmit).
+                self._mtu_probe_lost()
+                self._sack_enter_recovery(now, reduce=False)
+            else:
+                self._sack_enter_recovery(now)
 
-    def _sack_enter_recovery(self, now: int) -> None:
-        cc_mod.enter_sack_recovery(self.cc, self.snd_wnd, self.snd_max)
+    def _sack_enter_recovery(self, now: int, reduce: bool = True) -> None:
+        if reduce:
+            cc_mod.enter_sack_recovery(self.cc, self.snd_wnd, self.snd_max)
+        else:
+            cc_mod.enter_loss_without_reduction(self.cc, self.snd_max)
         self.sackb.rexmit.clear()
         self._rtt_seq = None  # Karn: what is retransmitted is not timed
         self.timers.cancel(TimerKind.REXMT)

@@ -41,6 +41,13 @@ pub fn enter_sack_recovery(st: &mut CongestionState, snd_wnd: i64, snd_max: i64)
     st.in_recovery = true;
 }
 
+/// enter_loss_without_reduction: tcp_simple_retransmit after a lost MTU probe (cwnd unchanged).
+pub fn enter_loss_without_reduction(st: &mut CongestionState, snd_max: i64) {
+    st.ssthresh = st.ssthresh.max(fdiv(st.cwnd * 3, 4));
+    st.recover = snd_max;
+    st.in_recovery = true;
+}
+
 /// leave_sack_recovery: the ACK reached the recovery point; cwnd = ssthresh.
 pub fn leave_sack_recovery(st: &mut CongestionState) {
     st.cwnd = st.cwnd.min(st.ssthresh);

@@ -10,6 +10,7 @@ use super::cpu::HostCpu;
 use super::delack::{self as delack_mod, AckNow, DelAckState};
 use super::personality::{get_personality, CopyRule, DelAckPolicy, Family, Personality, Recovery, WindowUpdateRule};
 use super::rules::{self, SendReason};
+use super::mtu_probe::{self, MtuSearch};
 use super::sack::{self as sack_mod, Scoreboard};
 use super::state::{TcpState, TimerKind};
 use super::stalls::{Ctx, HoldEvidence, HoldReason, StallTracker, Trigger};
@@ -175,6 +176,9 @@ pub struct Host {
     mtu_probing: bool,
     mtup_enabled: bool,
     mtup_low_mss: i64,
+    /// The RFC 4821 search once probing is on, and every probe sent: (time, payload, acked?).
+    mtup: Option<MtuSearch>,
+    pub mtu_probes: Vec<(Ns, i64, Option<bool>)>,
     first_rexmit_at: Option<Ns>,
     pub probe_mss_changes: u64,
     pub aborted_at: Option<Ns>,
@@ -291,6 +295,8 @@ impl Host {
             mtu_probing: cfg.mtu_probing == 1 && p.family != Family::Bsd,
             mtup_enabled: false,
             mtup_low_mss: rules::LINUX_BASE_MSS,
+            mtup: None,
+            mtu_probes: Vec::new(),
             first_rexmit_at: None,
             probe_mss_changes: 0,
             aborted_at: None,
@@ -577,6 +583,12 @@ impl Host {
     ) {
         if matches!(self.state, TcpState::Closed | TcpState::Listen | TcpState::SynSent | TcpState::SynReceived) {
             return;
+        }
+        if self.mtup.is_some()
+            && !matches!(context, Ctx::Rto | Ctx::FastRetransmit | Ctx::Persist)
+            && self.mtu_probe(net, now) == 0
+        {
+            return; // tcp_write_xmit: a probe is due but must wait for room
         }
         let p = self.p;
         let mut idle = self.snd_max == self.snd_una; // computed once per call (notes 1.3)
@@ -920,6 +932,9 @@ impl Host {
             self.abort(net, now);
             return;
         }
+        if self.mtup.as_ref().is_some_and(|st| st.probe.is_some()) {
+            self.mtu_probe_lost(); // the probe went unanswered until the timeout
+        }
         if self.mtu_probing && rules::black_hole_suspected(self.first_rexmit_at, now) {
             self.mtu_probing_step();
         }
@@ -955,8 +970,12 @@ impl Host {
     fn mtu_probing_step(&mut self) {
         if !self.mtup_enabled {
             self.mtup_enabled = true;
+            self.mtup = Some(mtu_probe::new_search(self.maxseg, rules::LINUX_BASE_MSS));
         } else {
             self.mtup_low_mss = rules::LINUX_BASE_MSS.min(self.mtup_low_mss >> 1).max(rules::LINUX_MTU_PROBE_FLOOR);
+            if let Some(st) = self.mtup.as_mut() {
+                st.search_low = self.mtup_low_mss + mtu_probe::HEADERS;
+            }
         }
         let mss = self.maxseg.min(self.mtup_low_mss);
         if mss < self.maxseg {
@@ -964,6 +983,66 @@ impl Host {
             self.cc.mss = self.cc.mss.min(mss);
             self.probe_mss_changes += 1;
         }
+    }
+
+    /// _mtu_probe (tcp_mtu_probe): -1 no probe now, 0 wait for room, 1 a probe went.
+    fn mtu_probe(&mut self, net: &mut Net, now: Ns) -> i32 {
+        let maxseg = self.maxseg;
+        let Some(st) = self.mtup.as_ref() else { return -1 };
+        if st.probe.is_some()
+            || self.cc.in_recovery
+            || self.snd_nxt < self.snd_max
+            || self.cc.cwnd < mtu_probe::MIN_CWND_SEGMENTS * maxseg
+        {
+            return -1;
+        }
+        let Some(size) = mtu_probe::probe_size(st) else { return -1 };
+        let needed = size + (mtu_probe::REORDERING + 1) * maxseg;
+        if self.sb_cc - (self.snd_nxt - self.snd_una) < needed || self.snd_wnd < needed {
+            return -1;
+        }
+        if self.snd_nxt + needed > self.snd_una + self.snd_wnd {
+            return 0;
+        }
+        let in_flight = (self.snd_max - self.snd_una).div_euclid(maxseg);
+        if in_flight + 2 > self.cc.cwnd.div_euclid(maxseg) {
+            return if in_flight != 0 { 0 } else { -1 };
+        }
+        let seq = self.snd_nxt;
+        let headers = st.headers;
+        if let Some(st) = self.mtup.as_mut() {
+            st.probe = Some((size + headers, seq, seq + size));
+        }
+        self.mtu_probes.push((now, size, None));
+        self.send(net, now, seq, size, ACK, 0);
+        self.tracker.progress(&mut |u| net.classify_loss(u), &mut self.stalls, now, Trigger::Ack, size);
+        1
+    }
+
+    /// _mtu_probe_acked (tcp_mtup_probe_success).
+    fn mtu_probe_acked(&mut self) {
+        if let Some(last) = self.mtu_probes.last_mut() {
+            last.2 = Some(true);
+        }
+        let mss = mtu_probe::succeeded(self.mtup.as_mut().expect("probing"));
+        self.mtup_low_mss = mss;
+        if mss > self.maxseg {
+            self.maxseg = mss;
+            self.cc.mss = mss;
+            self.probe_mss_changes += 1;
+        }
+    }
+
+    /// _mtu_probe_lost (tcp_mtup_probe_failed).
+    fn mtu_probe_lost(&mut self) {
+        if let Some(last) = self.mtu_probes.last_mut() {
+            last.2 = Some(false);
+        }
+        mtu_probe::failed(self.mtup.as_mut().expect("probing"));
+    }
+
+    fn probe_outstanding_from(&self, snd_una: i64) -> bool {
+        matches!(self.mtup.as_ref().and_then(|st| st.probe), Some(p) if snd_una >= p.1)
     }
 
     /// _syn_timeout: resend the unanswered SYN (SYN-ACK) with the backed-off RTO, or give up.
@@ -1286,6 +1365,9 @@ impl Host {
                 self.sack_send(net, now);
             } else if dup {
                 if cc_mod::on_dupack(&mut self.cc, self.snd_wnd, self.snd_max) {
+                    if self.probe_outstanding_from(self.snd_una) {
+                        self.mtu_probe_lost();
+                    }
                     self.fast_retransmit(net, now);
                 } else if self.cc.dupacks > cc_mod::DUPACK_THRESHOLD && self.cc.in_recovery {
                     self.tcp_output(net, now, Ctx::Ack, false, false, 0, false);
@@ -1336,6 +1418,9 @@ impl Host {
         if matches!(self.fin_seq, Some(f) if ack > f) {
             self.our_fin_acked();
         }
+        if matches!(self.mtup.as_ref().and_then(|st| st.probe), Some(p) if ack >= p.2) {
+            self.mtu_probe_acked();
+        }
         if partial {
             self.fast_retransmit(net, now);
         }
@@ -1360,12 +1445,22 @@ impl Host {
         } else if self.cc.dupacks >= sack_mod::DUP_THRESH
             || sack_mod::is_lost(&self.sackb, self.snd_una, self.snd_max, self.maxseg)
         {
-            self.sack_enter_recovery(net, now);
+            if self.probe_outstanding_from(self.snd_una) {
+                // the lost probe fails the search step; its data goes again without a cwnd cut
+                self.mtu_probe_lost();
+                self.sack_enter_recovery(net, now, false);
+            } else {
+                self.sack_enter_recovery(net, now, true);
+            }
         }
     }
 
-    fn sack_enter_recovery(&mut self, net: &mut Net, now: Ns) {
-        cc_mod::enter_sack_recovery(&mut self.cc, self.snd_wnd, self.snd_max);
+    fn sack_enter_recovery(&mut self, net: &mut Net, now: Ns, reduce: bool) {
+        if reduce {
+            cc_mod::enter_sack_recovery(&mut self.cc, self.snd_wnd, self.snd_max);
+        } else {
+            cc_mod::enter_loss_without_reduction(&mut self.cc, self.snd_max);
+        }
         self.sackb.rexmit.clear();
         self.rtt_seq = None; // Karn
         self.timers.cancel(TimerKind::Rexmt);

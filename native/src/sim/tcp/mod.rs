@@ -4,6 +4,7 @@ pub mod costs;
 pub mod cpu;
 pub mod delack;
 pub mod host;
+pub mod mtu_probe;
 pub mod personality;
 pub mod rules;
 pub mod sack;
