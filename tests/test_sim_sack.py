@@ -117,12 +117,17 @@ def _run_with_first_repairs_lost(cfg: BulkConfig, bursts: list[list[int]]):
     return run_bulk(cfg, impairments={"drop_nth": tuple(drops), "loss_data_only": True}, engine="python")
 
 
+def _simulate_capture(name: str, sack_on: bool):
+    """(simulated result, the real sender's observed counts) for one of our burst-loss captures."""
+    cfg, bursts = _captured_scenario(name, sack_on=sack_on)
+    result = _run_with_first_repairs_lost(cfg, bursts)
+    assert result.completed
+    return result, _fixture(name)["observed"]["sender"]
+
+
 def test_sack_repairs_the_captured_bursts_without_a_timeout_as_the_real_kernel_did():
     """Compared with our own capture (burst_loss_sack: 26 retransmissions, no timeout)."""
-    cfg, drops = _captured_scenario("burst_loss_sack", sack_on=True)
-    result = _run_with_first_repairs_lost(cfg, drops)
-    real = _fixture("burst_loss_sack")["observed"]["sender"]
-    assert result.completed
+    result, real = _simulate_capture("burst_loss_sack", sack_on=True)
     assert result.timeouts == real["timeouts"] == 0
     assert result.retransmits == real["retransmissions"] == 26
     assert "burst_loss_timeout" not in {s.cause.value for s in result.stalls}
@@ -130,10 +135,7 @@ def test_sack_repairs_the_captured_bursts_without_a_timeout_as_the_real_kernel_d
 
 def test_without_sack_the_same_bursts_end_in_timeouts_as_in_the_real_capture():
     """Compared with our own capture (burst_loss, SACK off: one timeout per burst)."""
-    cfg, drops = _captured_scenario("burst_loss", sack_on=False)
-    result = _run_with_first_repairs_lost(cfg, drops)
-    real = _fixture("burst_loss")["observed"]["sender"]
-    assert result.completed
+    result, real = _simulate_capture("burst_loss", sack_on=False)
     assert result.timeouts == real["timeouts"] == 3
     assert "burst_loss_timeout" in {s.cause.value for s in result.stalls}
 
