@@ -1,4 +1,4 @@
 """Fingerprint of the Python simulator sources the native core was last held identical to
 (written by `python -m stallscope.simulate.native_core verify`; see native_core.py)."""
 
-FINGERPRINT = "de617b4ce457a894c7a1d9f7db60dd9bca98cf250d72141c9229c98ed8a3e9b4"
+FINGERPRINT = "eb641b52c9f70519abbdd1de554e71c7381765fd9362e724659e057750017885"

@@ -130,14 +130,20 @@ def test_sack_repairs_the_captured_bursts_without_a_timeout_as_the_real_kernel_d
     result, real = _simulate_capture("burst_loss_sack", sack_on=True)
     assert result.timeouts == real["timeouts"] == 0
     assert result.retransmits == real["retransmissions"] == 26
-    assert "burst_loss_timeout" not in {s.cause.value for s in result.stalls}
+    # The capture's ground truth names no cause (a negative control); neither does the simulator's:
+    # the pause while SACK repairs the burst is loss repair, not a stall with a cause.
+    assert _fixture("burst_loss_sack")["expected_causes"] == []
+    assert [s.cause.value for s in result.stalls] == []
 
 
 def test_without_sack_the_same_bursts_end_in_timeouts_as_in_the_real_capture():
     """Compared with our own capture (burst_loss, SACK off: one timeout per burst)."""
     result, real = _simulate_capture("burst_loss", sack_on=False)
     assert result.timeouts == real["timeouts"] == 3
-    assert "burst_loss_timeout" in {s.cause.value for s in result.stalls}
+    # The capture names the cause it was built for; the simulator finds it (and, after each
+    # timeout, short window-limited waits while go-back-N refills the pipe).
+    assert set(_fixture("burst_loss")["expected_causes"]) == {"burst_loss_timeout"}
+    assert sum(s.cause.value == "burst_loss_timeout" for s in result.stalls) == 3
 
 
 def test_sack_is_used_only_when_both_ends_offer_it():

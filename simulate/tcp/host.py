@@ -1006,6 +1006,7 @@ class Host:
             cc_mod.enter_sack_recovery(self.cc, self.snd_wnd, self.snd_max)
         else:
             cc_mod.enter_loss_without_reduction(self.cc, self.snd_max)
+        self.stalls.repaired()
         self.sackb.rexmit.clear()
         self._rtt_seq = None  # Karn: what is retransmitted is not timed
         self.timers.cancel(TimerKind.REXMT)
@@ -1050,6 +1051,7 @@ class Host:
             self.max_sndwnd = max(self.max_sndwnd, win)
 
     def _fast_retransmit(self, now: int, newreno_partial: bool = False) -> None:
+        self.stalls.repaired()
         onxt = self.snd_nxt
         cwnd = self.cc.cwnd
         self.snd_nxt = self.snd_una

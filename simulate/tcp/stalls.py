@@ -53,7 +53,7 @@ class _Hold:
 
 class StallTracker:
     __slots__ = (
-        "_bytes_since_stall", "_holds", "_last_nagle_detail", "_sends_since_timer_ack",
+        "_bytes_since_stall", "_holds", "_last_nagle_detail", "_repaired", "_sends_since_timer_ack",
         "_timeout_uids", "_timer_ack_seen", "classify_loss", "direction", "gt", "last_progress",
         "nagle_detail_default", "sticky_bytes", "threshold_ns", "update_unreachable",
     )
@@ -78,6 +78,7 @@ class StallTracker:
         self._sends_since_timer_ack: int | None = None  # progress events since a timer ACK arrived
         self._last_nagle_detail: str | None = None
         self._bytes_since_stall = 0
+        self._repaired = False
         self.sticky_bytes = 0  # bytes sent after a Nagle stall during which its detail still applies
         # Set by whoever knows the receiver: a full send buffer cannot trigger its window update.
         self.update_unreachable = False
@@ -99,6 +100,12 @@ class StallTracker:
         self._timer_ack_seen = True
         self._sends_since_timer_ack = 0
 
+    def repaired(self) -> None:
+        """Fast retransmission (or SACK recovery) began repairing a loss: a gap in new data that
+        ends without a timeout is loss repair, not a stall with a cause (our captures' ground truth
+        names none for a burst SACK repairs: fixtures/burst_loss_sack.json)."""
+        self._repaired = True
+
     def timeout(self, uids: list[int]) -> None:
         if self._timeout_uids is None:
             self._timeout_uids = list(uids)
@@ -108,13 +115,14 @@ class StallTracker:
         last = self.last_progress
         holds, self._holds = self._holds, []
         uids, self._timeout_uids = self._timeout_uids, None
+        repaired, self._repaired = self._repaired, False
         if self._timer_ack_seen:
             trigger = TRIGGER_TIMER_ACK if trigger == TRIGGER_ACK else trigger
             self._timer_ack_seen = False
         if self._sends_since_timer_ack is not None:
             self._sends_since_timer_ack += 1
         self.last_progress = now
-        if last is None or now - last < self.threshold_ns or self.gt is None:
+        if last is None or now - last < self.threshold_ns or self.gt is None or (repaired and uids is None):
             self._bytes_since_stall += nbytes
             return
         cause, detail, evidence = self._attribute(holds, trigger, uids)

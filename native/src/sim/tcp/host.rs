@@ -1461,6 +1461,7 @@ impl Host {
         } else {
             cc_mod::enter_loss_without_reduction(&mut self.cc, self.snd_max);
         }
+        self.tracker.repaired();
         self.sackb.rexmit.clear();
         self.rtt_seq = None; // Karn
         self.timers.cancel(TimerKind::Rexmt);
@@ -1513,6 +1514,7 @@ impl Host {
     }
 
     fn fast_retransmit(&mut self, net: &mut Net, now: Ns) {
+        self.tracker.repaired();
         let onxt = self.snd_nxt;
         let cwnd = self.cc.cwnd;
         self.snd_nxt = self.snd_una;

@@ -126,6 +126,8 @@ pub struct StallTracker {
     sends_since_timer_ack: Option<i64>,
     last_nagle_detail: Option<&'static str>,
     bytes_since_stall: i64,
+    /// A fast retransmission or SACK recovery began in this gap (Python `_repaired`).
+    repaired: bool,
     pub sticky_bytes: i64,
     pub update_unreachable: bool,
 }
@@ -144,6 +146,7 @@ impl StallTracker {
             sends_since_timer_ack: None,
             last_nagle_detail: None,
             bytes_since_stall: 0,
+            repaired: false,
             sticky_bytes: 0,
             update_unreachable: false,
         }
@@ -182,6 +185,7 @@ impl StallTracker {
     pub fn progress(&mut self, classify: &mut LossClassifier, out: &mut Vec<Stall>, now: Ns, trigger: Trigger, nbytes: i64) {
         let last = self.last_progress;
         let uids = self.timeout_uids.take();
+        let repaired = std::mem::replace(&mut self.repaired, false);
         let mut trigger = trigger;
         if self.timer_ack_seen {
             if trigger == Trigger::Ack {
@@ -193,7 +197,9 @@ impl StallTracker {
             *n += 1;
         }
         self.last_progress = Some(now);
-        let stalled = matches!(last, Some(l) if now - l >= self.threshold_ns) && self.record;
+        let stalled = matches!(last, Some(l) if now - l >= self.threshold_ns)
+            && self.record
+            && !(repaired && uids.is_none());
         if !stalled {
             self.holds.clear();
             self.bytes_since_stall += nbytes;
@@ -215,6 +221,12 @@ impl StallTracker {
     }
 
     /// The connection was dropped: the time since the last new data is a stall ended by the abort.
+    /// repaired: a fast retransmission or SACK recovery began; a gap ending without a timeout
+    /// is loss repair, not a stall with a cause.
+    pub fn repaired(&mut self) {
+        self.repaired = true;
+    }
+
     pub fn abort(&mut self, classify: &mut LossClassifier, out: &mut Vec<Stall>, now: Ns) {
         let last = self.last_progress.take();
         let uids = self.timeout_uids.take();
