@@ -58,10 +58,10 @@ def encode_options(seg: Segment, sack_wire: Iterable[tuple[int, int]] = ()) -> b
     if want > 40:
         raise PcapWriteError(f"TCP options need {want} bytes; at most 40 fit")
     nop = bytes([_NOP])
-    aligned = mss + (nop + ws if ws else b"")
-    if sok and ts:
-        aligned += sok + ts
-    else:
+    if sok and ts:  # Linux tcp_options_write: MSS, SACK-permitted, timestamp, NOP, window scale
+        aligned = mss + sok + ts + (nop + ws if ws else b"")
+    else:  # BSD tcp_output: MSS, NOP window scale, NOP NOP timestamp
+        aligned = mss + (nop + ws if ws else b"")
         aligned += (nop * 2 + ts if ts else b"") + (nop * 2 + sok if sok else b"")
     aligned += nop * 2 + sack if sack else b""
     if len(aligned) == want:

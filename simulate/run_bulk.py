@@ -245,7 +245,9 @@ def run_bulk(cfg: BulkConfig, pcap: Path | None = None, *, impairments: dict[str
     # An unfinished run lasts until the sender gave up, else to where the run stopped.
     duration = (end if completed else sender.aborted_at if sender.aborted_at is not None else sim.now) - start
     goodput = reader.received * 8 / (duration / NS_PER_S) / 1e6 if duration > 0 else 0.0
-    records = sorted(out_tap.records + in_tap.records, key=lambda r: r[0])
+    # At equal times an arrival comes before what the sender sent at that instant (its ACK of a
+    # SYN-ACK, the data an ACK released): a capture shows cause before effect.
+    records = sorted(in_tap.records + out_tap.records, key=lambda r: r[0])
     gt.summary = {
         "goodput_mbit_s": round(goodput, 4), "duration_ns": duration, "completed": completed,
         "maxseg": sender.maxseg, "sndbuf": sender.sndbuf, "rcvbuf": receiver.rcvbuf,

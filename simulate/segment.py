@@ -54,6 +54,8 @@ class Segment:
             n += 10
         if self.sack:
             n += 2 + 8 * len(self.sack)
+            if self.timestamp is not None:
+                n += 4  # NOP NOP TS, NOP NOP SACK: each option aligned on its own (Linux, BSD)
         return (n + 3) & ~3  # padded to 32-bit words
 
     @property

@@ -27,7 +27,8 @@ def test_icmp_frag_needed_lowers_mss_without_timeout():
     result = run_bulk(_linux_jumbo(), impairments={"pmtu_mtu": HOP_MTU, "pmtu_mode": "icmp"})
     assert result.completed and not result.aborted
     assert result.timeouts == 0
-    assert result.ground_truth.summary["maxseg"] == HOP_MTU - 40
+    # The hop's MTU less the IP and TCP headers and the 12-byte timestamp option (linux uses it).
+    assert result.ground_truth.summary["maxseg"] == HOP_MTU - 52
     assert result.ground_truth.summary["icmp_mss_changes"] == 1
     assert result.ground_truth.drops.get("pmtu_frag_needed", 0) >= 1
     assert not any(s.cause in (Cause.PMTU_BLACKHOLE, Cause.SINGLE_LOSS_TIMEOUT, Cause.BURST_LOSS_TIMEOUT)
@@ -180,9 +181,9 @@ def test_linux_probes_upwards_after_the_fallback_as_the_captured_kernel_did():
     """RFC 4821 after black-hole detection, compared with our own capture
     (fixtures/pmtu_blackhole_probing.pcap). The real kernel probed 4986 and then 3004 bytes: the
     binary search of tcp_mtu_probe from search_high = SYN MSS + 40 and search_low = tcp_base_mss
-    plus its 52 bytes of headers (timestamps on). The same search with the simulator's 40-byte
-    headers gives the simulated probes; those above the 1500-byte hole are lost, those below
-    acknowledged, and the MSS ends at the largest acknowledged one, within the search threshold."""
+    plus its 52 bytes of headers (timestamps on). The simulator, with timestamps on as well, sends
+    the same probes; those above the 1500-byte hole are lost, those below acknowledged, and the MSS
+    ends at the largest acknowledged one, within the search threshold."""
     from stallscope.simulate.tcp import mtu_probe
 
     mss_clamp, real = _real_probe_sizes()
@@ -196,21 +197,21 @@ def test_linux_probes_upwards_after_the_fallback_as_the_captured_kernel_did():
     sim = run_bulk(_linux_jumbo(mtu_probing=1), impairments={"pmtu_mtu": HOP_MTU, "pmtu_mode": "blackhole"})
     assert sim.completed and not sim.aborted
     sent = [s.payload_len for _, s in _sent(sim) if s.payload_len]
-    # A probe is a segment larger than the MSS in use; a size seen again means its probe was
-    # acknowledged and the MSS rose to it.
+    # A probe is a segment larger than the MSS in use; a probe's size seen again means it was
+    # acknowledged and the MSS rose to it (perhaps only after the next probe went).
     probes, mss = [], 1024
     for n in sent[sent.index(1024):]:
-        if probes and n == probes[-1]:
-            mss = n
+        if n in probes:
+            mss = max(mss, n)
         elif n > mss:
             probes.append(n)
-    expected, st = [], mtu_probe.new_search(8960, 1024)
+    assert probes[:2] == real[:2]  # 4986 and 3004, as the captured kernel
+    expected, st = [], mtu_probe.new_search(8960, 1024, headers=52)
     while (size := mtu_probe.probe_size(st)) is not None:
         expected.append(size)
-        st.probe = (size + 40, 0, size)
-        mtu_probe.succeeded(st) if size + 40 <= HOP_MTU else mtu_probe.failed(st)
+        st.probe = (size + 52, 0, size)
+        mtu_probe.succeeded(st) if size + 52 <= HOP_MTU else mtu_probe.failed(st)
     assert probes[: len(expected)] == expected
-    assert expected[:2] == [4992, 3007]  # the capture's 4986 and 3004 with 12 fewer header bytes
     final = sim.ground_truth.summary["maxseg"]
-    assert final == max(n for n in expected if n + 40 <= HOP_MTU)
-    assert HOP_MTU - 40 - mtu_probe.PROBE_THRESHOLD < final <= HOP_MTU - 40
+    assert final == max(n for n in expected if n + 52 <= HOP_MTU)
+    assert HOP_MTU - 52 - mtu_probe.PROBE_THRESHOLD < final <= HOP_MTU - 52

@@ -36,6 +36,8 @@ def test_blocks_are_limited_to_what_fits_in_the_options():
     ooo = [(i * 100, i * 100 + 50) for i in range(1, 7)]
     blocks = sack.receiver_blocks(ooo, list(ooo))
     assert len(blocks) == sack.MAX_BLOCKS == 4
+    # Beside the timestamp option only three fit (RFC 2018 section 3).
+    assert sack.receiver_blocks(ooo, list(ooo), sack.MAX_BLOCKS_WITH_TIMESTAMP) == blocks[:3]
     assert blocks[0] == (600, 650)  # the newest first
 
 

@@ -94,9 +94,14 @@ def test_writer_low_water_mark_can_be_the_mss():
 def test_mss_selection_per_personality():
     assert rules.select_mss(SUNOS41, 9244, None) == 9204  # no cluster rounding on SunOS
     assert rules.select_mss(BSD44, 9180, None) == 8192  # 9140 rounded down to 2 KB clusters
-    assert rules.select_mss(FREEBSD4, 1500, None) == 1448  # timestamps take 12 bytes
+    assert rules.select_mss(FREEBSD4, 1500, None, timestamps=True) == 1448  # timestamps take 12 bytes
+    assert rules.select_mss(FREEBSD4, 1500, None) == 1460  # ... only when both ends use them
     assert rules.select_mss(SUNOS41, 9244, 1460) == 1460  # the peer's offer caps it
     assert rules.select_mss(LINUX, 9000, None, route_mtu=1500) == 1460  # cloned-route MTU
+    assert rules.select_mss(LINUX, 1500, 1460, timestamps=True) == 1448  # what real Linux sends
+    # FreeBSD tcp_mss: the option comes off after the peer's offer, before the cluster rounding.
+    assert rules.select_mss(FREEBSD4, 4470, 4430, timestamps=True) == 4096
+    assert rules.select_mss(FREEBSD4, 9000, 8960, timestamps=True) == 8192
 
 
 def test_receiver_silly_window_avoidance():

@@ -120,6 +120,12 @@ class Host:
         self._peer_sack = False
         self._ooo_arrivals: list[tuple[int, int]] = []  # out-of-order segments, oldest first
         self.sackb = sack_mod.Scoreboard()
+        # RFC 7323 timestamps: offered in our SYN when the personality does; used when both SYNs
+        # carry them (every segment then holds TSval and TSecr, and the MSS loses 12 bytes).
+        self.ts_enabled = p.timestamps
+        self.ts_ok = False
+        self._peer_ts = False
+        self.ts_recent = 0  # the peer's TSval we echo (RFC 7323 section 4.3)
         self._closing = False  # application closed: FIN after the data
         self._fin_seq: int | None = None  # sequence number our FIN occupies once sent
         self._peer_fin = False
@@ -534,7 +540,9 @@ class Host:
         seg = Segment(
             src=self.addr, dst=self.peer[0], sport=self.port, dport=self.peer[1], seq=seq, ack=self.rcv_nxt,
             flags=flags, window=min(win >> self.rcv_scale, MAX_WINDOW), payload_len=length,
-            sack=sack_mod.receiver_blocks(self._ooo, self._ooo_arrivals) if self.sack_ok and self._ooo else (),
+            sack=sack_mod.receiver_blocks(self._ooo, self._ooo_arrivals, self._sack_max_blocks())
+            if self.sack_ok and self._ooo else (),
+            timestamp=(self._tsval(now), self.ts_recent) if self.ts_ok else None,
             uid=self._next_uid(), tags=tags,
         )
         self.last_ack_sent = self.rcv_nxt
@@ -578,13 +586,25 @@ class Host:
             src=self.addr, dst=self.peer[0], sport=self.port, dport=self.peer[1], seq=self.iss,
             ack=self.rcv_nxt if ack else 0, flags=SYN | (ACK if ack else 0),
             window=min(self.rcvbuf, self.p.max_window), mss=offer, wscale=wscale,
-            sack_permitted=self.sack_enabled and (self._peer_sack or not ack), uid=self._next_uid(),
+            sack_permitted=self.sack_enabled and (self._peer_sack or not ack),
+            timestamp=(self._tsval(now), self.ts_recent if ack else 0) if self.ts_enabled and (self._peer_ts or not ack)
+            else None,
+            uid=self._next_uid(),
         )
         self._my_wscale = wscale
         self.snd_nxt = self.snd_max = self.iss + 1
         self.rcv_adv = self.rcv_nxt + min(self.rcvbuf, self.p.max_window)
         self.timers.set(TimerKind.REXMT, self.p.rto_initial_ns if rto_ns is None else rto_ns)
         self._emit(now, seg)
+
+    def _tsval(self, now: int) -> int:
+        """Our timestamp clock: the personality's tick count, offset by the ISN (a random start, as
+        Linux's per-connection tsoffset), on 32 bits."""
+        return (self.iss + now // self.p.ts_tick_ns) & 0xFFFFFFFF
+
+    def _sack_max_blocks(self) -> int:
+        """Blocks that fit beside the other options: 4, or 3 next to a timestamp (RFC 2018 section 3)."""
+        return sack_mod.MAX_BLOCKS_WITH_TIMESTAMP if self.ts_ok else sack_mod.MAX_BLOCKS
 
     def _set_persist(self) -> None:
         srtt = self.srtt_ns or 0
@@ -631,11 +651,12 @@ class Host:
         floor (tcp_base_mss); each later one halves the floor (not below tcp_mtu_probe_floor)."""
         if not self._mtup_enabled:
             self._mtup_enabled = True
-            self._mtup = mtu_probe.new_search(self.maxseg, rules.LINUX_BASE_MSS)
+            options = rules.TIMESTAMP_OPTION if self.ts_ok else 0  # tcp_mss_to_mtu counts them
+            self._mtup = mtu_probe.new_search(self.maxseg + options, rules.LINUX_BASE_MSS, mtu_probe.HEADERS + options)
         else:
             self._mtup_low_mss = max(min(rules.LINUX_BASE_MSS, self._mtup_low_mss >> 1), rules.LINUX_MTU_PROBE_FLOOR)
             if self._mtup is not None:
-                self._mtup.search_low = self._mtup_low_mss + mtu_probe.HEADERS
+                self._mtup.search_low = self._mtup_low_mss + self._mtup.headers
         mss = min(self.maxseg, self._mtup_low_mss)
         if mss < self.maxseg:
             self.maxseg = mss
@@ -739,7 +760,7 @@ class Host:
         self.route_mtu = min(self.route_mtu or self.mtu, mtu)
         if self.state in (TcpState.CLOSED, TcpState.LISTEN, TcpState.SYN_SENT, TcpState.SYN_RECEIVED):
             return  # the MSS is chosen from the route MTU when the connection is established
-        mss = rules.select_mss(self.p, mtu, self.peer_mss)
+        mss = rules.select_mss(self.p, mtu, self.peer_mss, timestamps=self.ts_ok)
         if mss >= self.maxseg:
             return
         self.maxseg = mss
@@ -861,6 +882,8 @@ class Host:
             self.acknow = True  # a retransmitted SYN-ACK: our ACK was lost
             self._tcp_output(now, "input")
             return
+        if self.ts_ok and seg.timestamp is not None and seg.seq <= self.last_ack_sent:
+            self.ts_recent = seg.timestamp[0]  # RFC 7323 section 4.3 (tcp_input: SEQ_LEQ(th_seq, last_ack_sent))
         timer_ack = TAG_TIMER_ACK in seg.tags
         if timer_ack:
             self.stalls.timer_ack()
@@ -877,6 +900,9 @@ class Host:
         self.last_ack_sent = self.rcv_nxt
         self.peer_mss = seg.mss
         self._peer_sack = seg.sack_permitted
+        self._peer_ts = seg.timestamp is not None
+        if seg.timestamp is not None:
+            self.ts_recent = seg.timestamp[0]
         if seg.wscale is not None and self.rcvbuf > MAX_WINDOW and self.p.name != "sunos41":
             self.snd_scale = seg.wscale
             s = 0
@@ -891,10 +917,14 @@ class Host:
         p = self.p
         self.rxtshift = 0  # the opening's back-off does not carry into the connection
         self._syn_final = False
+        self.ts_ok = self.ts_enabled and self._peer_ts
         if self.mss_override is not None:
+            # The forced MSS is what both offer; the timestamp option comes out of it (RFC 6691).
             self.maxseg = min(self.mss_override, self.peer_mss or self.mss_override)
+            if self.ts_ok:
+                self.maxseg -= rules.TIMESTAMP_OPTION
         else:
-            self.maxseg = rules.select_mss(p, self.mtu, self.peer_mss, self.route_mtu)
+            self.maxseg = rules.select_mss(p, self.mtu, self.peer_mss, self.route_mtu, self.ts_ok)
         self.sndbuf = rules.round_buffer(p, self.sndbuf, self.maxseg)
         self.rcvbuf = rules.round_buffer(p, self.rcvbuf, self.maxseg)
         self.cc = cc_mod.new_state(p.recovery, self.maxseg, p.initial_cwnd_segments)

@@ -2,15 +2,15 @@
 net/ipv4/tcp_output.c tcp_mtu_probe): once black-hole detection has turned probing on, a binary
 search between the largest MTU known to work (search_low) and the smallest known or assumed to
 fail (search_high), one probe segment at a time; an acknowledged probe raises the MSS to its size,
-a lost one lowers search_high. MTUs here count the IP and TCP headers of the simulator's segments
-(no options on data: 40 bytes).
+a lost one lowers search_high. MTUs here count the IP and TCP headers of the connection's data
+segments: 40 bytes, 52 with the timestamp option.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-HEADERS = 40  # IP + TCP, no options (Linux adds its timestamp option: 52 there)
+HEADERS = 40  # IP + TCP without options (the timestamp option adds 12)
 PROBE_THRESHOLD = 8  # net.ipv4.tcp_probe_threshold: stop when high - low is smaller
 REORDERING = 3  # tp->reordering: the probe needs this many segments after it to be judged
 MIN_CWND_SEGMENTS = 11  # tcp_mtu_probe: no probe while cwnd is below 11 segments

@@ -53,7 +53,10 @@ class Personality:
     mss_cluster_round: bool  # round MSS down to a multiple of MCLBYTES when larger (notes 1.2)
     mss_nonlocal_cap: int | None  # min(mss, 512) for a non-local peer (notes 1.2); None: not modelled
     buffer_round_to_mss: bool  # socket buffers rounded up to a multiple of the MSS (notes 1.2)
-    timestamps: bool  # FreeBSD subtracts 12 more bytes from the MSS with timestamps (notes 1.2)
+    # RFC 7323 timestamps offered in the SYN. When both ends offer them every segment carries the
+    # 12-byte option (TSval, TSecr) and the MSS taken from the MTU drops by 12 (FreeBSD tcp_mss,
+    # notes 1.2; Linux tcp_current_mss: 1448 on a 1500-byte path).
+    timestamps: bool
     window_update: WindowUpdateRule
     suppress_update_with_delack: bool  # modern FreeBSD (notes 1.3)
     delack: DelAckPolicy
@@ -100,6 +103,8 @@ class Personality:
     # (net.ipv4.tcp_sack = 1); the papers' stacks predate it. Host(sack=) / BulkConfig(sack=)
     # override it for both ends of a run.
     sack: bool = False
+    # The timestamp clock's tick: FreeBSD's `ticks` at hz = 100; Linux's TCP_TS_HZ = 1000.
+    ts_tick_ns: int = 10 * NS_PER_MS
 
     def with_(self, **changes) -> "Personality":
         return replace(self, **changes)
@@ -200,7 +205,7 @@ LINUX = Personality(
     mss_cluster_round=False,
     mss_nonlocal_cap=None,
     buffer_round_to_mss=False,
-    timestamps=False,
+    timestamps=True,  # net.ipv4.tcp_timestamps = 1
     window_update=WindowUpdateRule.LINUX,
     suppress_update_with_delack=False,
     delack=DelAckPolicy.LINUX_ATO,
@@ -222,6 +227,7 @@ LINUX = Personality(
     default_sndbuf=65536,
     default_rcvbuf=65536,
     sack=True,
+    ts_tick_ns=1 * NS_PER_MS,
 )
 
 LINUX20 = LINUX.with_(
@@ -238,6 +244,7 @@ LINUX20 = LINUX.with_(
     syn_retries=10,
     synack_retries=15,
     sack=False,  # Linux 2.0 had no SACK (it came with 2.2)
+    timestamps=False,  # nor timestamps (2.1)
     default_sndbuf=32768,
     default_rcvbuf=32768,
 )

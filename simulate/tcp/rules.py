@@ -8,7 +8,7 @@ from __future__ import annotations
 from .personality import CopyRule, Personality, WindowUpdateRule
 
 IP_TCP_HEADERS = 40
-TIMESTAMP_OPTION = 12  # FreeBSD subtracts the padded timestamp option from the MSS (notes 1.2)
+TIMESTAMP_OPTION = 12  # the timestamp option padded to 32 bits (NOP NOP TS), RFC 7323 appendix A
 
 # BSD tcp_backoff[] (notes 3): the multiplier for the n-th retransmission.
 BACKOFF = (1, 2, 4, 8, 16, 32, 64, 64, 64, 64, 64, 64, 64)
@@ -99,14 +99,16 @@ def offered_mss(p: Personality, if_mtu: int) -> int:
     return if_mtu - IP_TCP_HEADERS
 
 
-def select_mss(p: Personality, if_mtu: int, peer_offer: int | None, route_mtu: int | None = None) -> int:
-    """tcp_mss (notes 1.2): MTU - 40 (FreeBSD: -12 with timestamps), the peer's offer, then rounded
+def select_mss(p: Personality, if_mtu: int, peer_offer: int | None, route_mtu: int | None = None,
+               timestamps: bool = False) -> int:
+    """tcp_mss (notes 1.2): MTU - 40, the peer's offer, minus the timestamp option when both ends
+    use it (FreeBSD tcp_mss: t_maxopd - TCPOLEN_TSTAMP_APPA; Linux tcp_current_mss), then rounded
     down to a multiple of MCLBYTES when larger than a cluster."""
     mss = (route_mtu if route_mtu is not None else if_mtu) - IP_TCP_HEADERS
-    if p.timestamps:
-        mss -= TIMESTAMP_OPTION
     if peer_offer is not None:
         mss = min(mss, peer_offer)
+    if timestamps:
+        mss -= TIMESTAMP_OPTION
     if p.mss_cluster_round and mss > p.mclbytes:
         mss = mss // p.mclbytes * p.mclbytes
     return max(mss, 1)

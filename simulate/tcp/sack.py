@@ -9,16 +9,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# Simulated segments carry no timestamp option, so four blocks fit in TCP's 40 option bytes
-# (2 + 8 * 4 = 34; RFC 2018 section 3).
+# Blocks that fit in TCP's 40 option bytes (RFC 2018 section 3): four alone (2 + 8 * 4 = 34), three
+# beside the timestamp option (NOP NOP TS, NOP NOP SACK: 12 + 4 + 8 * 3 = 40).
 MAX_BLOCKS = 4
+MAX_BLOCKS_WITH_TIMESTAMP = 3
 DUP_THRESH = 3  # RFC 6675 DupThresh
 
 
-def receiver_blocks(ooo: list[tuple[int, int]], arrivals: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+def receiver_blocks(
+    ooo: list[tuple[int, int]], arrivals: list[tuple[int, int]], max_blocks: int = MAX_BLOCKS
+) -> tuple[tuple[int, int], ...]:
     """The SACK blocks for the out-of-order queue `ooo` (sorted ranges above rcv_nxt): contiguous
     ranges merged, the one holding the most recently arrived segment first, then the others by how
-    recently they grew (RFC 2018 section 4), at most MAX_BLOCKS."""
+    recently they grew (RFC 2018 section 4), at most `max_blocks`."""
     blocks: list[list[int]] = []
     for s, e in ooo:
         if blocks and s <= blocks[-1][1]:
@@ -34,7 +37,7 @@ def receiver_blocks(ooo: list[tuple[int, int]], arrivals: list[tuple[int, int]])
                 recency[b] = i
                 break
     order = sorted(range(len(blocks)), key=lambda b: (-recency.get(b, -1), blocks[b][0]))
-    return tuple((blocks[b][0], blocks[b][1]) for b in order[:MAX_BLOCKS])
+    return tuple((blocks[b][0], blocks[b][1]) for b in order[:max_blocks])
 
 
 @dataclass(slots=True)

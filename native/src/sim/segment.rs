@@ -64,6 +64,9 @@ impl Segment {
         }
         if !self.sack.is_empty() {
             n += 2 + 8 * self.sack.len() as u32;
+            if self.timestamp.is_some() {
+                n += 4; // NOP NOP TS, NOP NOP SACK: each option aligned on its own
+            }
         }
         (n + 3) & !3 // padded to 32-bit words
     }

@@ -126,7 +126,7 @@ pub struct BulkOutcome {
     pub now: Ns,
     pub events: u64,
     pub received: u64,
-    /// Both taps merged by time; at equal times the sender-out record comes first (a stable sort).
+    /// Both taps merged by time; at equal times the arrival comes first (a stable sort).
     pub records: Vec<(Ns, Segment)>,
     /// The sender's stalls in the order recorded (GroundTruth.stalls).
     pub stalls: Vec<Stall>,
@@ -369,14 +369,14 @@ fn watchdog(hosts: &mut [Host; 2], net: &mut Net, now: Ns) {
     net.schedule(now + NS_PER_S, Event::Watchdog);
 }
 
-/// sorted(out + in, key=time) for two time-ordered lists: ties keep `out` first.
+/// sorted(in + out, key=time) for two time-ordered lists: ties keep `in` first (cause before effect).
 fn merge_by_time(out: Vec<(Ns, Segment)>, inn: Vec<(Ns, Segment)>) -> Vec<(Ns, Segment)> {
     let mut merged = Vec::with_capacity(out.len() + inn.len());
     let mut a = out.into_iter().peekable();
     let mut b = inn.into_iter().peekable();
     loop {
         let take_a = match (a.peek(), b.peek()) {
-            (Some(x), Some(y)) => x.0 <= y.0,
+            (Some(x), Some(y)) => x.0 < y.0,
             (Some(_), None) => true,
             (None, Some(_)) => false,
             (None, None) => break,

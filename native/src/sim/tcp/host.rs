@@ -117,6 +117,11 @@ pub struct Host {
     sack_enabled: bool,
     pub sack_ok: bool,
     peer_sack: bool,
+    /// RFC 7323 timestamps: offered, negotiated, the peer's offer, the TSval we echo.
+    ts_enabled: bool,
+    pub ts_ok: bool,
+    peer_ts: bool,
+    ts_recent: u32,
     ooo_arrivals: Vec<(i64, i64)>,
     sackb: Scoreboard,
     closing: bool,
@@ -246,6 +251,10 @@ impl Host {
             sack_enabled: cfg.sack.unwrap_or(p.sack),
             sack_ok: false,
             peer_sack: false,
+            ts_enabled: p.timestamps,
+            ts_ok: false,
+            peer_ts: false,
+            ts_recent: 0,
             ooo_arrivals: Vec::new(),
             sackb: Scoreboard::default(),
             closing: false,
@@ -817,10 +826,11 @@ impl Host {
             window: (win >> self.rcv_scale).min(MAX_WINDOW) as u32,
             payload_len: length as u32,
             sack: if self.sack_ok && !self.ooo.is_empty() {
-                sack_mod::receiver_blocks(&self.ooo, &self.ooo_arrivals)
+                sack_mod::receiver_blocks(&self.ooo, &self.ooo_arrivals, self.sack_max_blocks())
             } else {
                 Vec::new()
             },
+            timestamp: if self.ts_ok { Some((self.tsval(now), self.ts_recent)) } else { None },
             uid,
             tags,
             ..Default::default()
@@ -865,6 +875,20 @@ impl Host {
         self.emit(net, now, seg);
     }
 
+    /// _tsval: the personality's tick count offset by the ISN, on 32 bits.
+    fn tsval(&self, now: Ns) -> u32 {
+        (self.iss + now.div_euclid(self.p.ts_tick_ns)).rem_euclid(1 << 32) as u32
+    }
+
+    /// _sack_max_blocks: four, or three beside a timestamp.
+    fn sack_max_blocks(&self) -> usize {
+        if self.ts_ok {
+            sack_mod::MAX_BLOCKS_WITH_TIMESTAMP
+        } else {
+            sack_mod::MAX_BLOCKS
+        }
+    }
+
     /// `_sent_uids[seq] = uid`, the deque kept sorted by seq.
     fn record_sent_uid(&mut self, seq: i64, uid: u64) {
         match self.sent_uids.back() {
@@ -900,6 +924,11 @@ impl Host {
             mss: Some(offer as u32),
             wscale,
             sack_permitted: self.sack_enabled && (self.peer_sack || !ack),
+            timestamp: if self.ts_enabled && (self.peer_ts || !ack) {
+                Some((self.tsval(now), if ack { self.ts_recent } else { 0 }))
+            } else {
+                None
+            },
             uid,
             ..Default::default()
         };
@@ -970,11 +999,12 @@ impl Host {
     fn mtu_probing_step(&mut self) {
         if !self.mtup_enabled {
             self.mtup_enabled = true;
-            self.mtup = Some(mtu_probe::new_search(self.maxseg, rules::LINUX_BASE_MSS));
+            let options = if self.ts_ok { rules::TIMESTAMP_OPTION } else { 0 }; // tcp_mss_to_mtu counts them
+            self.mtup = Some(mtu_probe::new_search(self.maxseg + options, rules::LINUX_BASE_MSS, mtu_probe::HEADERS + options));
         } else {
             self.mtup_low_mss = rules::LINUX_BASE_MSS.min(self.mtup_low_mss >> 1).max(rules::LINUX_MTU_PROBE_FLOOR);
             if let Some(st) = self.mtup.as_mut() {
-                st.search_low = self.mtup_low_mss + mtu_probe::HEADERS;
+                st.search_low = self.mtup_low_mss + st.headers;
             }
         }
         let mss = self.maxseg.min(self.mtup_low_mss);
@@ -1109,7 +1139,7 @@ impl Host {
         if matches!(self.state, TcpState::Closed | TcpState::Listen | TcpState::SynSent | TcpState::SynReceived) {
             return;
         }
-        let mss = rules::select_mss(self.p, mtu, self.peer_mss, None);
+        let mss = rules::select_mss(self.p, mtu, self.peer_mss, None, self.ts_ok);
         if mss >= self.maxseg {
             return;
         }
@@ -1262,6 +1292,11 @@ impl Host {
             self.tcp_output(net, now, Ctx::Input, false, false, 0, false);
             return;
         }
+        if let Some((tsval, _)) = seg.timestamp {
+            if self.ts_ok && seg.seq <= self.last_ack_sent {
+                self.ts_recent = tsval; // RFC 7323 section 4.3
+            }
+        }
         let timer_ack = seg.has_tag(TAG_DELACK_TIMER);
         if timer_ack {
             self.tracker.timer_ack();
@@ -1283,6 +1318,10 @@ impl Host {
         self.last_ack_sent = self.rcv_nxt;
         self.peer_mss = seg.mss.map(i64::from);
         self.peer_sack = seg.sack_permitted;
+        self.peer_ts = seg.timestamp.is_some();
+        if let Some((tsval, _)) = seg.timestamp {
+            self.ts_recent = tsval;
+        }
         if let Some(ws) = seg.wscale {
             if self.rcvbuf > MAX_WINDOW && self.p.name != "sunos41" {
                 self.snd_scale = u32::from(ws);
@@ -1303,14 +1342,16 @@ impl Host {
         let p = self.p;
         self.rxtshift = 0; // the opening's back-off does not carry into the connection
         self.syn_final = false;
+        self.ts_ok = self.ts_enabled && self.peer_ts;
         if let Some(over) = self.mss_override {
             let peer = match self.peer_mss {
                 Some(m) if m != 0 => m, // Python: `self.peer_mss or self.mss_override`
                 _ => over,
             };
-            self.maxseg = over.min(peer);
+            // The forced MSS is what both offer; the timestamp option comes out of it (RFC 6691).
+            self.maxseg = over.min(peer) - if self.ts_ok { rules::TIMESTAMP_OPTION } else { 0 };
         } else {
-            self.maxseg = rules::select_mss(p, self.mtu, self.peer_mss, self.route_mtu);
+            self.maxseg = rules::select_mss(p, self.mtu, self.peer_mss, self.route_mtu, self.ts_ok);
         }
         self.sndbuf = rules::round_buffer(p, self.sndbuf, self.maxseg);
         self.rcvbuf = rules::round_buffer(p, self.rcvbuf, self.maxseg);

@@ -16,8 +16,9 @@ pub struct MtuSearch {
 }
 
 /// new_search (tcp_mtup_init): high from the negotiated MSS, low from tcp_base_mss.
-pub fn new_search(mss_clamp: i64, base_mss: i64) -> MtuSearch {
-    MtuSearch { search_low: base_mss + HEADERS, search_high: mss_clamp + HEADERS, headers: HEADERS, probe: None }
+/// `headers`: the data segments' IP and TCP header bytes (52 with the timestamp option).
+pub fn new_search(mss_clamp: i64, base_mss: i64, headers: i64) -> MtuSearch {
+    MtuSearch { search_low: base_mss + headers, search_high: mss_clamp + HEADERS, headers, probe: None }
 }
 
 /// probe_size: the next probe's payload, or None when the search is over.
@@ -49,7 +50,7 @@ mod tests {
 
     #[test]
     fn halves_towards_the_hole() {
-        let mut st = new_search(8960, 1024);
+        let mut st = new_search(8960, 1024, HEADERS);
         assert_eq!(probe_size(&st), Some(4992));
         st.probe = Some((4992 + HEADERS, 0, 4992));
         failed(&mut st);

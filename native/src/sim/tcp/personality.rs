@@ -88,6 +88,8 @@ pub struct Personality {
     pub lowat_is_mss: bool,
     /// SACK offered in the handshake (personality.py `sack`): modern Linux only.
     pub sack: bool,
+    /// The timestamp clock's tick (personality.py `ts_tick_ns`).
+    pub ts_tick_ns: i64,
 }
 
 pub const SUNOS41: Personality = Personality {
@@ -130,6 +132,7 @@ pub const SUNOS41: Personality = Personality {
     mbuf_threshold: 0,
     lowat_is_mss: false,
     sack: false,
+    ts_tick_ns: 10 * NS_PER_MS, // FreeBSD `ticks` at hz = 100
 };
 
 pub const BSD44: Personality = Personality {
@@ -189,7 +192,7 @@ pub const LINUX: Personality = Personality {
     mss_cluster_round: false,
     mss_nonlocal_cap: None,
     buffer_round_to_mss: false,
-    timestamps: false,
+    timestamps: true, // net.ipv4.tcp_timestamps = 1
     window_update: WindowUpdateRule::Linux,
     suppress_update_with_delack: false,
     delack: DelAckPolicy::LinuxAto,
@@ -217,11 +220,13 @@ pub const LINUX: Personality = Personality {
     mbuf_threshold: 0,
     lowat_is_mss: false,
     sack: true, // modern Linux: net.ipv4.tcp_sack = 1
+    ts_tick_ns: NS_PER_MS, // TCP_TS_HZ = 1000
 };
 
 pub const LINUX20: Personality = Personality {
     name: "linux20",
     sack: false, // Linux 2.0 had no SACK (it came with 2.2)
+    timestamps: false, // nor timestamps (2.1)
     sndbuf_multiplier: 1,
     max_window: 32767,
     family: Family::Linux20,

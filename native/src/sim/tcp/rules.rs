@@ -108,14 +108,20 @@ pub fn offered_mss(_p: &Personality, if_mtu: i64) -> i64 {
     if_mtu - IP_TCP_HEADERS
 }
 
-/// select_mss (tcp_mss).
-pub fn select_mss(p: &Personality, if_mtu: i64, peer_offer: Option<i64>, route_mtu: Option<i64>) -> i64 {
+/// select_mss (tcp_mss): the timestamp option comes off after the peer's offer.
+pub fn select_mss(
+    p: &Personality,
+    if_mtu: i64,
+    peer_offer: Option<i64>,
+    route_mtu: Option<i64>,
+    timestamps: bool,
+) -> i64 {
     let mut mss = route_mtu.unwrap_or(if_mtu) - IP_TCP_HEADERS;
-    if p.timestamps {
-        mss -= TIMESTAMP_OPTION;
-    }
     if let Some(offer) = peer_offer {
         mss = mss.min(offer);
+    }
+    if timestamps {
+        mss -= TIMESTAMP_OPTION;
     }
     if p.mss_cluster_round && mss > p.mclbytes {
         mss = fdiv(mss, p.mclbytes) * p.mclbytes;
@@ -251,11 +257,14 @@ mod tests {
 
     #[test]
     fn mss_selection_per_personality() {
-        assert_eq!(select_mss(&SUNOS41, 9244, None, None), 9204);
-        assert_eq!(select_mss(&BSD44, 9180, None, None), 8192);
-        assert_eq!(select_mss(&FREEBSD4, 1500, None, None), 1448);
-        assert_eq!(select_mss(&SUNOS41, 9244, Some(1460), None), 1460);
-        assert_eq!(select_mss(&LINUX, 9000, None, Some(1500)), 1460);
+        assert_eq!(select_mss(&SUNOS41, 9244, None, None, false), 9204);
+        assert_eq!(select_mss(&BSD44, 9180, None, None, false), 8192);
+        assert_eq!(select_mss(&FREEBSD4, 1500, None, None, true), 1448);
+        assert_eq!(select_mss(&FREEBSD4, 1500, None, None, false), 1460);
+        assert_eq!(select_mss(&SUNOS41, 9244, Some(1460), None, false), 1460);
+        assert_eq!(select_mss(&LINUX, 9000, None, Some(1500), false), 1460);
+        assert_eq!(select_mss(&LINUX, 1500, Some(1460), None, true), 1448);
+        assert_eq!(select_mss(&FREEBSD4, 4470, Some(4430), None, true), 4096);
     }
 
     #[test]

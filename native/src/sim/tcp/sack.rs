@@ -1,12 +1,14 @@
 //! Selective acknowledgment: simulate/tcp/sack.py (RFC 2018 receiver blocks, the RFC 6675
 //! scoreboard with IsLost, SetPipe and NextSeg, and lost-retransmission detection).
 
+/// Blocks that fit in 40 option bytes: four alone, three beside the timestamp option.
 pub const MAX_BLOCKS: usize = 4;
+pub const MAX_BLOCKS_WITH_TIMESTAMP: usize = 3;
 pub const DUP_THRESH: i64 = 3;
 
 /// receiver_blocks: contiguous out-of-order ranges, the one holding the latest arrival first,
-/// then by recency of growth, at most MAX_BLOCKS.
-pub fn receiver_blocks(ooo: &[(i64, i64)], arrivals: &[(i64, i64)]) -> Vec<(i64, i64)> {
+/// then by recency of growth, at most `max_blocks`.
+pub fn receiver_blocks(ooo: &[(i64, i64)], arrivals: &[(i64, i64)], max_blocks: usize) -> Vec<(i64, i64)> {
     let mut blocks: Vec<(i64, i64)> = Vec::new();
     for &(s, e) in ooo {
         match blocks.last_mut() {
@@ -25,7 +27,7 @@ pub fn receiver_blocks(ooo: &[(i64, i64)], arrivals: &[(i64, i64)]) -> Vec<(i64,
     }
     let mut order: Vec<usize> = (0..blocks.len()).collect();
     order.sort_by_key(|&b| (-recency[b], blocks[b].0));
-    order.into_iter().take(MAX_BLOCKS).map(|b| blocks[b]).collect()
+    order.into_iter().take(max_blocks).map(|b| blocks[b]).collect()
 }
 
 /// The sender's SACKed ranges above snd_una and this recovery's retransmissions
@@ -177,9 +179,10 @@ mod tests {
     fn blocks_latest_first_and_limited() {
         let ooo = [(100, 200), (200, 300), (500, 600), (800, 900)];
         let arrivals = [(100, 200), (500, 600), (200, 300), (800, 900)];
-        assert_eq!(receiver_blocks(&ooo, &arrivals), vec![(800, 900), (100, 300), (500, 600)]);
+        assert_eq!(receiver_blocks(&ooo, &arrivals, MAX_BLOCKS), vec![(800, 900), (100, 300), (500, 600)]);
         let many: Vec<(i64, i64)> = (1..7).map(|i| (i * 100, i * 100 + 50)).collect();
-        assert_eq!(receiver_blocks(&many, &many).len(), MAX_BLOCKS);
+        assert_eq!(receiver_blocks(&many, &many, MAX_BLOCKS).len(), MAX_BLOCKS);
+        assert_eq!(receiver_blocks(&many, &many, MAX_BLOCKS_WITH_TIMESTAMP).len(), 3);
     }
 
     #[test]
