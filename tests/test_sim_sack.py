@@ -142,10 +142,13 @@ def test_without_sack_the_same_bursts_end_in_timeouts_as_in_the_real_capture():
     """Compared with our own capture (burst_loss, SACK off: one timeout per burst)."""
     result, real = _simulate_capture("burst_loss", sack_on=False)
     assert result.timeouts == real["timeouts"] == 3
-    # The capture names the cause it was built for; the simulator finds it (and, after each
-    # timeout, short window-limited waits while go-back-N refills the pipe).
+    # The capture names the cause it was built for; the simulator finds it, and after a timeout
+    # short waits on the congestion window while slow start refills the pipe (named as cwnd
+    # waits, not as sender silly-window avoidance: the peer's window was open).
     assert set(_fixture("burst_loss")["expected_causes"]) == {"burst_loss_timeout"}
     assert sum(s.cause.value == "burst_loss_timeout" for s in result.stalls) == 3
+    others = [s for s in result.stalls if s.cause.value != "burst_loss_timeout"]
+    assert all(s.detail == "congestion_window" and s.evidence["cwnd"] < s.evidence["snd_wnd"] for s in others)
 
 
 def test_sack_is_used_only_when_both_ends_offer_it():

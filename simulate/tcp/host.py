@@ -436,7 +436,10 @@ class Host:
                 )
                 if reason is None:
                     if length < unsent and win - off < self.maxseg:
-                        hold = HOLD_SWS if length < self.max_sndwnd // 2 and win - off > 0 else HOLD_WINDOW
+                        # Sender SWS avoidance names the peer's window; when the congestion window is
+                        # the smaller one (after a timeout, in slow start) the wait is cwnd's.
+                        sws = length < self.max_sndwnd // 2 and win - off > 0 and self.snd_wnd <= self.cc.cwnd
+                        hold = HOLD_SWS if sws else HOLD_WINDOW
                     elif self._linux20_partial and self.variant is NagleVariant.OFF:
                         hold = HOLD_PARTIAL
                     else:

@@ -659,7 +659,8 @@ impl Host {
                 );
                 if reason.is_none() {
                     hold = Some(if length < unsent && win - off < self.maxseg {
-                        if length < self.max_sndwnd / 2 && win - off > 0 {
+                        // SWS names the peer's window; a smaller congestion window makes the wait cwnd's.
+                        if length < self.max_sndwnd / 2 && win - off > 0 && self.snd_wnd <= self.cc.cwnd {
                             HoldReason::Sws
                         } else {
                             HoldReason::Window
