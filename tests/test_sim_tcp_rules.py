@@ -171,3 +171,23 @@ def test_bsd_fixed_point_rto_settles_at_three_ticks_on_a_lan():
     assert rules.bsd_rexmtval_ticks(srtt, var) == 3
     assert BSD44.rtt_fixed_point and TRU64.rtt_fixed_point
     assert not SUNOS41.rtt_fixed_point and not FREEBSD4.rtt_fixed_point
+
+
+def test_linux_rto_is_srtt_plus_at_least_the_minimum():
+    """tcp_rtt_estimator / tcp_set_rto: the first sample gives srtt + max(2 * rtt, 200 ms); steady
+    40 ms samples settle at 40 + 200 ms, where Jacobson's clamp (BSD, Linux 2.0) stays at 200 ms."""
+    ms = 1_000_000
+    st = rules.LinuxRtt()
+    rules.linux_rtt_estimator(st, 150 * ms, snd_una=0, snd_nxt=10, rto_min=LINUX.rto_min_ns)
+    assert rules.linux_rto_ns(LINUX, st) == 150 * ms + 300 * ms
+    st = rules.LinuxRtt()
+    for i in range(200):
+        rules.linux_rtt_estimator(st, 40 * ms, snd_una=10 * i, snd_nxt=10 * i + 10, rto_min=LINUX.rto_min_ns)
+    assert rules.linux_rto_ns(LINUX, st) == 240 * ms
+    assert rules.rto_ns(LINUX, 40 * ms, 0) == 200 * ms  # the clamp Linux does not use
+    # A larger error raises rttvar above the minimum at once, and it decays once per round trip.
+    rules.linux_rtt_estimator(st, 400 * ms, snd_una=2000, snd_nxt=2010, rto_min=LINUX.rto_min_ns)
+    spike = rules.linux_rto_ns(LINUX, st)
+    assert spike > 85 * ms + 360 * ms - ms
+    rules.linux_rtt_estimator(st, 40 * ms, snd_una=2010, snd_nxt=2020, rto_min=LINUX.rto_min_ns)
+    assert rules.linux_rto_ns(LINUX, st) < spike

@@ -156,6 +156,9 @@ class Host:
         self.timers = Timers(sim, p.slow_tick_ns, self._timer_fired)
         self._persist_shift = 0
         self._sent_uids: dict[int, int] = {}  # seq -> uid of its latest transmission
+        # Linux RTT estimator (p.linux_rtt): each segment's first send time, -1 once resent.
+        self._lrtt = rules.LinuxRtt() if p.linux_rtt else None
+        self._sent_at: dict[int, int] = {}
         self.cpu = HostCpu(sim, cost)
         self.rx_drops: list[tuple[int, int]] = []  # (now, uid) dropped at the receive interface
         self.on_rx_drop: Callable[[int, Segment, str], None] | None = None
@@ -558,13 +561,15 @@ class Host:
         if space:
             if length:
                 self._sent_uids[seq] = seg.uid
+                if self._lrtt is not None:
+                    self._sent_at[seq] = -1 if seq < self.snd_max else now
             if flags & FIN and self._fin_seq is None:
                 self._fin_seq = seq + length
             end = seq + space
             if seq < self.snd_max:
                 self.retransmits += 1
             if end > self.snd_max:
-                if self._rtt_seq is None:
+                if self._rtt_seq is None and self._lrtt is None:  # Linux samples every ACK instead
                     self._rtt_seq, self._rtt_start, self._rtt_start_tick = seq, now, self._slow_ticks
                 self.snd_max = end
             self.snd_nxt = end
@@ -784,12 +789,26 @@ class Host:
     def _rto_base(self) -> int:
         if self.srtt_ns is None:
             return self.p.rto_initial_ns
+        if self._lrtt is not None:
+            return rules.linux_rto_ns(self.p, self._lrtt)
         if self._srtt_fp is not None:
             ticks = rules.bsd_rexmtval_ticks(self._srtt_fp, self._rttvar_fp)
             return min(max(ticks * self.p.slow_tick_ns, self.p.rto_min_ns), self.p.rto_max_ns)
         return rules.rto_ns(self.p, self.srtt_ns, self.rttvar_ns)
 
+    def _linux_rtt_update(self, sample: int) -> None:
+        """tcp_ack_update_rtt: the estimator, tcp_set_rto, and the back-off reset (RFC 6298)."""
+        assert self._lrtt is not None
+        rules.linux_rtt_estimator(self._lrtt, sample, self.snd_una, self.snd_nxt, self.p.rto_min_ns)
+        self.srtt_ns, self.rttvar_ns = self._lrtt.srtt8 >> 3, self._lrtt.rttvar
+        self.rxtshift = 0
+        self.rxtcur = self._rto_base()
+
     def _rtt_sample(self, now: int) -> None:
+        if self._lrtt is not None:  # the SYN or SYN-ACK timed by _time_syn
+            self._rtt_seq = None
+            self._linux_rtt_update(max(now - self._rtt_start, 1))
+            return
         tick = self.p.slow_tick_ns
         if tick is not None and self.p.rtt_fixed_point:
             rtt_ticks = self._slow_ticks - self._rtt_start_tick + 1  # t_rtt counts slow ticks from 1
@@ -990,8 +1009,15 @@ class Host:
         self.sb_cc -= min(data_acked, self.sb_cc)
         self.snd_una = ack
         nagle_mod.on_ack(self.nagle, now, ack)
-        for s in [s for s in self._sent_uids if s < ack]:
+        acked_seqs = [s for s in self._sent_uids if s < ack]
+        for s in acked_seqs:
             del self._sent_uids[s]
+        if self._lrtt is not None and acked_seqs:
+            # tcp_clean_rtx_queue: the oldest newly acknowledged segment's send time, unless
+            # any of them was retransmitted (Karn).
+            sent = [self._sent_at.pop(s, -1) for s in sorted(acked_seqs)]
+            if min(sent) >= 0:
+                self._linux_rtt_update(max(now - sent[0], 1))
         if self.snd_nxt < self.snd_una:
             self.snd_nxt = self.snd_una
         if ack == self.snd_max:

@@ -89,6 +89,11 @@ class Personality:
     # 4.4BSD / OSF tcp_xmit_timer: srtt and rttvar kept in slow ticks as integers scaled by 8 and 4
     # (rules.bsd_xmit_timer). False: the same smoothing on exact nanoseconds.
     rtt_fixed_point: bool = False
+    # Modern Linux (tcp_rtt_estimator, tcp_set_rto): an RTT sample from every ACK of new data none
+    # of which was retransmitted, and RTO = srtt + rttvar with rttvar >= tcp_rto_min (200 ms), so
+    # the RTO sits above the minimum by srtt. False: one timed segment per round trip and
+    # RTO = srtt + k * rttvar clamped to [rto_min, rto_max] (BSD, Linux 2.0).
+    linux_rtt: bool = False
     # OSF/1 sosend (uipc_socket.c, `mbufthreshold = 1024`): a write with at least this many bytes
     # left is copied into a cluster of min(resid, MCLBYTES) whatever space the round has left
     # (space may go negative and ends the round), one PRU_SEND each. 0: 4.4BSD, where a cluster
@@ -228,6 +233,7 @@ LINUX = Personality(
     default_rcvbuf=65536,
     sack=True,
     ts_tick_ns=1 * NS_PER_MS,
+    linux_rtt=True,
 )
 
 LINUX20 = LINUX.with_(
@@ -245,6 +251,7 @@ LINUX20 = LINUX.with_(
     synack_retries=15,
     sack=False,  # Linux 2.0 had no SACK (it came with 2.2)
     timestamps=False,  # nor timestamps (2.1)
+    linux_rtt=False,  # Linux 2.0: Jacobson's estimator on one timed segment (notes 3)
     default_sndbuf=32768,
     default_rcvbuf=32768,
 )

@@ -5,6 +5,8 @@ Nothing here holds simulator state: every input is passed in.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from .personality import CopyRule, Personality, WindowUpdateRule
 
 IP_TCP_HEADERS = 40
@@ -155,6 +157,55 @@ def backed_off_rto(p: Personality, base_ns: int, shift: int) -> int:
     """The RTO for the shift-th retransmission: base * tcp_backoff[shift], clamped (notes 3)."""
     mult = BACKOFF[min(shift, len(BACKOFF) - 1)]
     return min(max(base_ns * mult, p.rto_min_ns), p.rto_max_ns)
+
+
+@dataclass(slots=True)
+class LinuxRtt:
+    """tcp_sock's srtt_us (x8), mdev_us (x4), mdev_max_us, rttvar_us and rtt_seq, in ns."""
+
+    srtt8: int = 0
+    mdev4: int = 0
+    mdev_max: int = 0
+    rttvar: int = 0
+    rtt_seq: int = 0
+
+
+def linux_rtt_estimator(st: LinuxRtt, m: int, snd_una: int, snd_nxt: int, rto_min: int) -> None:
+    """net/ipv4/tcp_input.c tcp_rtt_estimator, line for line: srtt 7/8 old + 1/8 new; mdev with
+    a finer gain when the RTT falls (Eifel-like); rttvar follows the round trip's largest mdev,
+    never below tcp_rto_min, decaying once per round trip (rtt_seq)."""
+    if st.srtt8 != 0:
+        m -= st.srtt8 >> 3
+        st.srtt8 += m
+        if m < 0:
+            m = -m
+            m -= st.mdev4 >> 2
+            if m > 0:
+                m >>= 3
+        else:
+            m -= st.mdev4 >> 2
+        st.mdev4 += m
+        if st.mdev4 > st.mdev_max:
+            st.mdev_max = st.mdev4
+            if st.mdev_max > st.rttvar:
+                st.rttvar = st.mdev_max
+        if snd_una > st.rtt_seq:
+            if st.mdev_max < st.rttvar:
+                st.rttvar -= (st.rttvar - st.mdev_max) >> 2
+            st.rtt_seq = snd_nxt
+            st.mdev_max = rto_min
+    else:
+        st.srtt8 = m << 3
+        st.mdev4 = m << 1
+        st.rttvar = max(st.mdev4, rto_min)
+        st.mdev_max = st.rttvar
+        st.rtt_seq = snd_nxt
+    st.srtt8 = max(1, st.srtt8)
+
+
+def linux_rto_ns(p: Personality, st: LinuxRtt) -> int:
+    """tcp_set_rto: srtt + rttvar, bounded by TCP_RTO_MAX."""
+    return min((st.srtt8 >> 3) + st.rttvar, p.rto_max_ns)
 
 
 def ticks_for(delay_ns: int, tick_ns: int) -> int:

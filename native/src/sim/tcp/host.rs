@@ -155,7 +155,9 @@ pub struct Host {
     persist_shift: i64,
     /// seq -> uid of its latest transmission, sorted by seq (Python's dict; only its sorted
     /// uids and the removal of acked keys are observable).
-    sent_uids: VecDeque<(i64, u64)>,
+    /// (seq, uid of its latest transmission, first send time or -1 once resent: the Linux RTT).
+    sent_uids: VecDeque<(i64, u64, i64)>,
+    lrtt: Option<rules::LinuxRtt>,
     pub cpu: HostCpu,
     pub rx_drops: Vec<(Ns, u64)>,
     w_resid: i64,
@@ -284,6 +286,7 @@ impl Host {
             timers: Timers::new(index, p.slow_tick_ns),
             persist_shift: 0,
             sent_uids: VecDeque::with_capacity(64),
+            lrtt: if p.linux_rtt { Some(rules::LinuxRtt::default()) } else { None },
             cpu: HostCpu::new(cfg.cost),
             rx_drops: Vec::new(),
             w_resid: 0,
@@ -846,7 +849,8 @@ impl Host {
         let space = length + i64::from(flags & FIN != 0);
         if space != 0 {
             if length != 0 {
-                self.record_sent_uid(seq, uid);
+                let at = if seq < self.snd_max { -1 } else { now };
+                self.record_sent_uid(seq, uid, at);
             }
             if flags & FIN != 0 && self.fin_seq.is_none() {
                 self.fin_seq = Some(seq + length);
@@ -856,7 +860,8 @@ impl Host {
                 self.retransmits += 1;
             }
             if end > self.snd_max {
-                if self.rtt_seq.is_none() {
+                if self.rtt_seq.is_none() && self.lrtt.is_none() {
+                    // Linux samples every ACK instead
                     self.rtt_seq = Some(seq);
                     self.rtt_start = now;
                     self.rtt_start_tick = self.slow_ticks;
@@ -890,14 +895,17 @@ impl Host {
         }
     }
 
-    /// `_sent_uids[seq] = uid`, the deque kept sorted by seq.
-    fn record_sent_uid(&mut self, seq: i64, uid: u64) {
+    /// `_sent_uids[seq] = uid` and `_sent_at[seq] = at`, the deque kept sorted by seq.
+    fn record_sent_uid(&mut self, seq: i64, uid: u64, at: i64) {
         match self.sent_uids.back() {
-            Some(&(last, _)) if last < seq => self.sent_uids.push_back((seq, uid)),
-            None => self.sent_uids.push_back((seq, uid)),
-            _ => match self.sent_uids.binary_search_by_key(&seq, |&(s, _)| s) {
-                Ok(i) => self.sent_uids[i].1 = uid,
-                Err(i) => self.sent_uids.insert(i, (seq, uid)),
+            Some(&(last, _, _)) if last < seq => self.sent_uids.push_back((seq, uid, at)),
+            None => self.sent_uids.push_back((seq, uid, at)),
+            _ => match self.sent_uids.binary_search_by_key(&seq, |&(s, _, _)| s) {
+                Ok(i) => {
+                    self.sent_uids[i].1 = uid;
+                    self.sent_uids[i].2 = at;
+                }
+                Err(i) => self.sent_uids.insert(i, (seq, uid, at)),
             },
         }
     }
@@ -975,7 +983,7 @@ impl Host {
         self.rxtcur = rules::backed_off_rto(self.p, base, self.rxtshift);
         let snd_una = self.snd_una;
         let mut outstanding: Vec<u64> =
-            self.sent_uids.iter().filter(|&&(s, _)| s >= snd_una).map(|&(_, u)| u).collect();
+            self.sent_uids.iter().filter(|&&(s, _, _)| s >= snd_una).map(|&(_, u, _)| u).collect();
         outstanding.sort_unstable();
         self.tracker.timeout(outstanding);
         self.snd_nxt = self.snd_una;
@@ -1164,6 +1172,9 @@ impl Host {
 
     fn rto_base(&self) -> i64 {
         let Some(srtt) = self.srtt_ns else { return self.p.rto_initial_ns };
+        if let Some(st) = &self.lrtt {
+            return rules::linux_rto_ns(self.p, st);
+        }
         if let Some(srtt_fp) = self.srtt_fp {
             let ticks = rules::bsd_rexmtval_ticks(srtt_fp, self.rttvar_fp);
             let tick = self.p.slow_tick_ns.expect("fixed-point RTT without a slow tick");
@@ -1172,7 +1183,24 @@ impl Host {
         rules::rto_ns(self.p, srtt, self.rttvar_ns)
     }
 
+    /// _linux_rtt_update (tcp_ack_update_rtt): the estimator, tcp_set_rto, the back-off reset.
+    fn linux_rtt_update(&mut self, sample: i64) {
+        let (una, nxt, min) = (self.snd_una, self.snd_nxt, self.p.rto_min_ns);
+        let st = self.lrtt.as_mut().expect("linux_rtt");
+        rules::linux_rtt_estimator(st, sample, una, nxt, min);
+        self.srtt_ns = Some(st.srtt8 >> 3);
+        self.rttvar_ns = st.rttvar;
+        self.rxtshift = 0;
+        self.rxtcur = self.rto_base();
+    }
+
     fn rtt_sample(&mut self, now: Ns) {
+        if self.lrtt.is_some() {
+            // the SYN or SYN-ACK timed by time_syn
+            self.rtt_seq = None;
+            self.linux_rtt_update((now - self.rtt_start).max(1));
+            return;
+        }
         if let (Some(tick), true) = (self.p.slow_tick_ns, self.p.rtt_fixed_point) {
             let rtt_ticks = self.slow_ticks - self.rtt_start_tick + 1; // t_rtt counts slow ticks from 1
             let (srtt_fp, rttvar_fp) = rules::bsd_xmit_timer(self.srtt_fp, self.rttvar_fp, rtt_ticks);
@@ -1385,8 +1413,8 @@ impl Host {
                 let newest = self
                     .sent_uids
                     .iter()
-                    .filter(|&&(s, _)| sack_mod::is_sacked(sb, s))
-                    .map(|&(_, u)| u as i64)
+                    .filter(|&&(s, _, _)| sack_mod::is_sacked(sb, s))
+                    .map(|&(_, u, _)| u as i64)
                     .max()
                     .unwrap_or(-1);
                 sack_mod::forget_lost_rexmits(&mut self.sackb, newest);
@@ -1442,8 +1470,22 @@ impl Host {
         self.sb_cc -= data_acked.min(self.sb_cc);
         self.snd_una = ack;
         nagle_mod::on_ack(&mut self.nagle, now, ack);
-        while matches!(self.sent_uids.front(), Some(&(s, _)) if s < ack) {
+        // tcp_clean_rtx_queue: the oldest newly acknowledged segment's send time, unless any of
+        // them was retransmitted (Karn).
+        let mut first_sent: Option<i64> = None;
+        let mut any_resent = false;
+        while let Some(&(s, _, at)) = self.sent_uids.front() {
+            if s >= ack {
+                break;
+            }
+            first_sent.get_or_insert(at);
+            any_resent |= at < 0;
             self.sent_uids.pop_front();
+        }
+        if self.lrtt.is_some() && !any_resent {
+            if let Some(at) = first_sent {
+                self.linux_rtt_update((now - at).max(1));
+            }
         }
         if self.snd_nxt < self.snd_una {
             self.snd_nxt = self.snd_una;
@@ -1542,7 +1584,7 @@ impl Host {
         let saved = self.snd_nxt;
         self.send(net, now, seq, length, ACK, TAG_RETRANSMIT);
         self.snd_nxt = saved;
-        let uid = self.sent_uids.iter().find(|&&(s, _)| s == seq).map_or(0, |&(_, u)| u);
+        let uid = self.sent_uids.iter().find(|&&(s, _, _)| s == seq).map_or(0, |&(_, u, _)| u);
         sack_mod::record_rexmit(&mut self.sackb, seq, length, uid);
     }
 

@@ -81,6 +81,8 @@ pub struct Personality {
     pub synack_retries: Option<i64>,
     /// 4.4BSD / OSF tcp_xmit_timer: srtt and rttvar in slow ticks scaled by 8 and 4.
     pub rtt_fixed_point: bool,
+    /// Modern Linux tcp_rtt_estimator / tcp_set_rto (personality.py `linux_rtt`).
+    pub linux_rtt: bool,
     /// OSF/1 sosend: a write with at least this many bytes left gets a cluster of
     /// min(resid, MCLBYTES) whatever space the round has left; 0 = 4.4BSD.
     pub mbuf_threshold: i64,
@@ -129,6 +131,7 @@ pub const SUNOS41: Personality = Personality {
     syn_retries: None,
     synack_retries: None,
     rtt_fixed_point: false,
+    linux_rtt: false,
     mbuf_threshold: 0,
     lowat_is_mss: false,
     sack: false,
@@ -221,12 +224,14 @@ pub const LINUX: Personality = Personality {
     lowat_is_mss: false,
     sack: true, // modern Linux: net.ipv4.tcp_sack = 1
     ts_tick_ns: NS_PER_MS, // TCP_TS_HZ = 1000
+    linux_rtt: true,
 };
 
 pub const LINUX20: Personality = Personality {
     name: "linux20",
     sack: false, // Linux 2.0 had no SACK (it came with 2.2)
     timestamps: false, // nor timestamps (2.1)
+    linux_rtt: false,  // Jacobson's estimator on one timed segment
     sndbuf_multiplier: 1,
     max_window: 32767,
     family: Family::Linux20,

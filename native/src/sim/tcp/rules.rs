@@ -142,6 +142,59 @@ pub fn rto_ns(p: &Personality, srtt_ns: i64, rttvar_ns: i64) -> i64 {
     (srtt_ns + p.rttvar_mult * rttvar_ns).max(p.rto_min_ns).min(p.rto_max_ns)
 }
 
+/// LinuxRtt: tcp_sock's srtt_us (x8), mdev_us (x4), mdev_max_us, rttvar_us and rtt_seq, in ns.
+#[derive(Clone, Debug, Default)]
+pub struct LinuxRtt {
+    pub srtt8: i64,
+    pub mdev4: i64,
+    pub mdev_max: i64,
+    pub rttvar: i64,
+    pub rtt_seq: i64,
+}
+
+/// linux_rtt_estimator: net/ipv4/tcp_input.c tcp_rtt_estimator, line for line.
+pub fn linux_rtt_estimator(st: &mut LinuxRtt, mut m: i64, snd_una: i64, snd_nxt: i64, rto_min: i64) {
+    if st.srtt8 != 0 {
+        m -= st.srtt8 >> 3;
+        st.srtt8 += m;
+        if m < 0 {
+            m = -m;
+            m -= st.mdev4 >> 2;
+            if m > 0 {
+                m >>= 3;
+            }
+        } else {
+            m -= st.mdev4 >> 2;
+        }
+        st.mdev4 += m;
+        if st.mdev4 > st.mdev_max {
+            st.mdev_max = st.mdev4;
+            if st.mdev_max > st.rttvar {
+                st.rttvar = st.mdev_max;
+            }
+        }
+        if snd_una > st.rtt_seq {
+            if st.mdev_max < st.rttvar {
+                st.rttvar -= (st.rttvar - st.mdev_max) >> 2;
+            }
+            st.rtt_seq = snd_nxt;
+            st.mdev_max = rto_min;
+        }
+    } else {
+        st.srtt8 = m << 3;
+        st.mdev4 = m << 1;
+        st.rttvar = st.mdev4.max(rto_min);
+        st.mdev_max = st.rttvar;
+        st.rtt_seq = snd_nxt;
+    }
+    st.srtt8 = st.srtt8.max(1);
+}
+
+/// linux_rto_ns (tcp_set_rto): srtt + rttvar, bounded by TCP_RTO_MAX.
+pub fn linux_rto_ns(p: &Personality, st: &LinuxRtt) -> i64 {
+    ((st.srtt8 >> 3) + st.rttvar).min(p.rto_max_ns)
+}
+
 /// t_srtt: slow ticks scaled by 8 (TCP_RTT_SHIFT); t_rttvar: scaled by 4 (TCP_RTTVAR_SHIFT).
 pub const RTT_SHIFT: u32 = 3;
 pub const RTTVAR_SHIFT: u32 = 2;
@@ -253,6 +306,19 @@ mod tests {
         assert_eq!(sosend_chunk(&BSD44, 8192, 1000, false, None), 0);
         assert_eq!(sosend_chunk(&BSD44, 8192, 1000, true, None), 1000);
         assert!(sosend_rounds(&BSD44) && !sosend_rounds(&SUNOS41) && !sosend_rounds(&LINUX));
+    }
+
+    #[test]
+    fn linux_rto_is_srtt_plus_at_least_the_minimum() {
+        let ms = 1_000_000;
+        let mut st = LinuxRtt::default();
+        linux_rtt_estimator(&mut st, 150 * ms, 0, 10, LINUX.rto_min_ns);
+        assert_eq!(linux_rto_ns(&LINUX, &st), 450 * ms);
+        let mut st = LinuxRtt::default();
+        for i in 0..200 {
+            linux_rtt_estimator(&mut st, 40 * ms, 10 * i, 10 * i + 10, LINUX.rto_min_ns);
+        }
+        assert_eq!(linux_rto_ns(&LINUX, &st), 240 * ms);
     }
 
     #[test]
