@@ -158,22 +158,17 @@ def _real_probe_sizes() -> tuple[int, list[int]]:
     from pathlib import Path
 
     import dpkt
+    from pcap_tcp import tcp_segments
 
     pcap = Path(__file__).resolve().parent.parent / "fixtures" / "pmtu_blackhole_probing.pcap"
     mss_clamp, probes, fallen = None, [], False
-    with pcap.open("rb") as f:
-        for _, buf in dpkt.pcap.Reader(f):
-            ip = dpkt.ethernet.Ethernet(buf).data
-            if not isinstance(ip, dpkt.ip.IP) or not isinstance(ip.data, dpkt.tcp.TCP):
-                continue
-            tcp = ip.data
-            if tcp.flags & dpkt.tcp.TH_SYN and tcp.sport == 5001:
-                mss_clamp = next(int.from_bytes(v, "big") for k, v in dpkt.tcp.parse_opts(tcp.opts) if k == 2)
-            payload = ip.len - 4 * ip.hl - 4 * tcp.off
-            if tcp.dport == 5001 and payload:
-                fallen = fallen or payload == 1024
-                if fallen and 1024 < payload < 8948:
-                    probes.append(payload)
+    for _, tcp, payload in tcp_segments(pcap):
+        if tcp.flags & dpkt.tcp.TH_SYN and tcp.sport == 5001:
+            mss_clamp = next(int.from_bytes(v, "big") for k, v in dpkt.tcp.parse_opts(tcp.opts) if k == 2)
+        if tcp.dport == 5001 and payload:
+            fallen = fallen or payload == 1024
+            if fallen and 1024 < payload < 8948:
+                probes.append(payload)
     return mss_clamp, probes
 
 

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import dpkt
+from pcap_tcp import tcp_segments
 
 from stallscope.simulate import native_core
 from stallscope.simulate.pcap_writer import write_pcap
@@ -207,14 +208,12 @@ def test_sack_blocks_reach_the_pcap_and_decode_with_dpkt(tmp_path):
     path = tmp_path / "sack.pcap"
     write_pcap(path, result.records)
     saw_perm = saw_blocks = 0
-    with path.open("rb") as f:
-        for _, buf in dpkt.pcap.Reader(f):
-            tcp = dpkt.ethernet.Ethernet(buf).data.data
-            for kind, val in dpkt.tcp.parse_opts(tcp.opts):
-                saw_perm += kind == dpkt.tcp.TCP_OPT_SACKOK
-                if kind == dpkt.tcp.TCP_OPT_SACK:
-                    assert len(val) % 8 == 0 and len(val) // 8 <= sack.MAX_BLOCKS
-                    saw_blocks += 1
+    for _, tcp, _ in tcp_segments(path):
+        for kind, val in dpkt.tcp.parse_opts(tcp.opts):
+            saw_perm += kind == dpkt.tcp.TCP_OPT_SACKOK
+            if kind == dpkt.tcp.TCP_OPT_SACK:
+                assert len(val) % 8 == 0 and len(val) // 8 <= sack.MAX_BLOCKS
+                saw_blocks += 1
     assert saw_perm == 2  # SYN and SYN-ACK
     assert saw_blocks == sum(1 for _, s in result.records if s.sack)
     assert saw_blocks > 0

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import dpkt
 import pytest
+from pcap_tcp import tcp_segments
 
 from stallscope.simulate.run_bulk import RECEIVER_ADDR, SENDER_ADDR, BulkConfig, run_bulk
 from stallscope.simulate.segment import SYN
@@ -20,17 +21,8 @@ TS_KIND, SACK_KIND = 8, 5
 
 
 def _tcp_packets(pcap: Path):
-    """(sender side?, flags, payload length, [(option kind, data)]) for every TCP packet."""
-    out = []
-    with pcap.open("rb") as f:
-        for _, buf in dpkt.pcap.Reader(f):
-            ip = dpkt.ethernet.Ethernet(buf).data
-            if not isinstance(ip, dpkt.ip.IP) or not isinstance(ip.data, dpkt.tcp.TCP):
-                continue
-            tcp = ip.data
-            payload = ip.len - 4 * ip.hl - 4 * tcp.off
-            out.append((tcp.sport, tcp.flags, payload, dpkt.tcp.parse_opts(tcp.opts)))
-    return out
+    """(source port, flags, payload length, [(option kind, data)]) for every TCP packet."""
+    return [(tcp.sport, tcp.flags, n, dpkt.tcp.parse_opts(tcp.opts)) for _, tcp, n in tcp_segments(pcap)]
 
 
 def _clean_bulk_like(**kw) -> BulkConfig:
