@@ -1,4 +1,5 @@
-"""Congestion window and loss recovery: Tahoe, Reno, NewReno (notes 4)."""
+"""Congestion window and loss recovery: Tahoe, Reno, NewReno (notes 4), and modern Linux's CUBIC
+window growth and reduction (net/ipv4/tcp_cubic.c, RFC 9438) on top of the same recovery."""
 
 from __future__ import annotations
 
@@ -7,6 +8,43 @@ from dataclasses import dataclass
 from .personality import Recovery
 
 DUPACK_THRESHOLD = 3
+
+
+NS_PER_JIFFY = 1_000_000  # HZ = 1000
+HZ = 1000
+BICTCP_BETA_SCALE = 1024
+BETA = 717  # multiplicative decrease 717 / 1024 (about 0.7)
+BICTCP_HZ = 10  # time in 1/1024 s inside the cubic function
+BETA_SCALE = 8 * (BICTCP_BETA_SCALE + BETA) // 3 // (BICTCP_BETA_SCALE - BETA)  # TCP-friendly slope
+CUBE_RTT_SCALE = 41 * 10  # bic_scale * 10
+CUBE_FACTOR = (1 << (10 + 3 * BICTCP_HZ)) // CUBE_RTT_SCALE
+
+
+@dataclass(slots=True)
+class Cubic:
+    """struct bictcp (tcp_cubic.c), windows in packets, times in jiffies; epoch_start None = no epoch."""
+
+    cnt: int = 0
+    last_max_cwnd: int = 0
+    last_cwnd: int = 0
+    last_time: int = 0
+    bic_origin_point: int = 0
+    bic_k: int = 0
+    delay_min_ns: int = 0
+    epoch_start: int | None = None
+    ack_cnt: int = 0
+    tcp_cwnd: int = 0
+    cwnd_cnt: int = 0  # tp->snd_cwnd_cnt
+
+
+def icbrt(x: int) -> int:
+    """Floor of the cube root of x >= 0 (tcp_cubic.c's cubic_root approximates the same)."""
+    r = int(round(x ** (1.0 / 3.0))) if x > 0 else 0
+    while r * r * r > x:
+        r -= 1
+    while (r + 1) ** 3 <= x:
+        r += 1
+    return r
 
 
 @dataclass(slots=True)
@@ -18,19 +56,33 @@ class CongestionState:
     dupacks: int = 0
     recover: int = 0  # NewReno: snd_max when recovery began
     in_recovery: bool = False
+    cubic: Cubic | None = None  # None: Reno's additive increase and halving
 
 
-def new_state(recovery: Recovery, mss: int, initial_segments: int) -> CongestionState:
+def new_state(recovery: Recovery, mss: int, initial_segments: int, cubic: bool = False) -> CongestionState:
     cwnd = (1 << 30) if initial_segments <= 0 else initial_segments * mss
-    return CongestionState(recovery=recovery, mss=mss, cwnd=cwnd)
+    return CongestionState(recovery=recovery, mss=mss, cwnd=cwnd, cubic=Cubic() if cubic else None)
 
 
 def _halve(st: CongestionState, wnd: int) -> None:
-    st.ssthresh = max(2, min(wnd, st.cwnd) // 2 // st.mss) * st.mss
+    c = st.cubic
+    if c is None:
+        st.ssthresh = max(2, min(wnd, st.cwnd) // 2 // st.mss) * st.mss
+        return
+    # cubictcp_recalc_ssthresh: the epoch ends; W_max with fast convergence; cwnd * 0.7.
+    cwnd = st.cwnd // st.mss
+    c.epoch_start = None
+    if cwnd < c.last_max_cwnd:
+        c.last_max_cwnd = cwnd * (BICTCP_BETA_SCALE + BETA) // (2 * BICTCP_BETA_SCALE)
+    else:
+        c.last_max_cwnd = cwnd
+    st.ssthresh = max(cwnd * BETA // BICTCP_BETA_SCALE, 2) * st.mss
 
 
 def on_timeout(st: CongestionState, snd_wnd: int) -> None:
     _halve(st, snd_wnd)
+    if st.cubic is not None:
+        st.cubic = Cubic()  # tcp_enter_loss -> cubictcp_state(TCP_CA_Loss): bictcp_reset
     st.cwnd = st.mss
     st.dupacks = 0
     st.in_recovery = False
@@ -59,7 +111,76 @@ def leave_sack_recovery(st: CongestionState) -> None:
     st.dupacks = 0
 
 
-def on_new_ack(st: CongestionState, acked: int, ack: int) -> bool:
+def on_rtt_sample(st: CongestionState, rtt_ns: int) -> None:
+    """cubictcp_acked: the smallest RTT seen (delay_min)."""
+    c = st.cubic
+    if c is not None and (c.delay_min_ns == 0 or c.delay_min_ns > rtt_ns):
+        c.delay_min_ns = rtt_ns
+
+
+def _cubic_update(c: Cubic, cwnd: int, acked: int, now_j: int) -> None:
+    """bictcp_update: cnt, the ACKs per one-packet increase, from the cubic function of the time
+    since the epoch began and from the TCP-friendly (Reno-rate) window."""
+    c.ack_cnt += acked
+    if c.last_cwnd == cwnd and now_j - c.last_time <= HZ // 32:
+        return
+    if not (c.epoch_start is not None and now_j == c.last_time):
+        c.last_cwnd = cwnd
+        c.last_time = now_j
+        if c.epoch_start is None:
+            c.epoch_start = now_j
+            c.ack_cnt = acked
+            c.tcp_cwnd = cwnd
+            if c.last_max_cwnd <= cwnd:
+                c.bic_k = 0
+                c.bic_origin_point = cwnd
+            else:
+                c.bic_k = icbrt(CUBE_FACTOR * (c.last_max_cwnd - cwnd))
+                c.bic_origin_point = c.last_max_cwnd
+        t = now_j - c.epoch_start + -(-c.delay_min_ns // NS_PER_JIFFY)  # + usecs_to_jiffies(delay_min)
+        t = (t << BICTCP_HZ) // HZ
+        offs = c.bic_k - t if t < c.bic_k else t - c.bic_k
+        delta = (CUBE_RTT_SCALE * offs * offs * offs) >> (10 + 3 * BICTCP_HZ)
+        target = c.bic_origin_point - delta if t < c.bic_k else c.bic_origin_point + delta
+        c.cnt = cwnd // (target - cwnd) if target > cwnd else 100 * cwnd
+        if c.last_max_cwnd == 0 and c.cnt > 20:
+            c.cnt = 20  # 5 % per RTT while the available bandwidth is unknown
+    delta = (cwnd * BETA_SCALE) >> 3
+    while c.ack_cnt > delta:
+        c.ack_cnt -= delta
+        c.tcp_cwnd += 1
+    if c.tcp_cwnd > cwnd:
+        c.cnt = min(c.cnt, cwnd // (c.tcp_cwnd - cwnd))
+    c.cnt = max(c.cnt, 2)
+
+
+def _cubic_cong_avoid(st: CongestionState, acked_bytes: int, now: int) -> None:
+    """cubictcp_cong_avoid in packets: tcp_slow_start up to ssthresh, then bictcp_update and
+    tcp_cong_avoid_ai. Not modelled: HyStart, and the is-cwnd-limited test."""
+    c = st.cubic
+    assert c is not None
+    mss = st.mss
+    cwnd, ssthresh = st.cwnd // mss, st.ssthresh // mss
+    acked = max(1, -(-acked_bytes // mss))
+    if cwnd < ssthresh:
+        new = min(cwnd + acked, ssthresh)
+        acked -= new - cwnd
+        cwnd = new
+    if acked > 0:
+        _cubic_update(c, cwnd, acked, now // NS_PER_JIFFY)
+        w = c.cnt
+        if c.cwnd_cnt >= w:
+            c.cwnd_cnt = 0
+            cwnd += 1
+        c.cwnd_cnt += acked
+        if c.cwnd_cnt >= w:
+            d = c.cwnd_cnt // w
+            c.cwnd_cnt -= d * w
+            cwnd += d
+    st.cwnd = max(cwnd, 1) * mss
+
+
+def on_new_ack(st: CongestionState, acked: int, ack: int, now: int = 0) -> bool:
     """A new ACK. Returns True when NewReno saw a partial ACK and the next hole must be resent."""
     if st.in_recovery:
         if st.recovery is Recovery.NEWRENO and ack < st.recover:
@@ -71,6 +192,9 @@ def on_new_ack(st: CongestionState, acked: int, ack: int) -> bool:
         st.in_recovery = False
     st.dupacks = 0
     if st.cwnd >= 1 << 30:
+        return False
+    if st.cubic is not None:
+        _cubic_cong_avoid(st, acked, now)
         return False
     if st.cwnd < st.ssthresh:
         st.cwnd += st.mss

@@ -139,7 +139,7 @@ class Host:
         # Nagle, delayed ACK, congestion.
         self.nagle = nagle_mod.new_state(self.variant, p.mclbytes)
         self.dack = delack_mod.new_state(p, self.rcvbuf, 536)
-        self.cc = cc_mod.new_state(p.recovery, 536, p.initial_cwnd_segments)
+        self.cc = cc_mod.new_state(p.recovery, 536, p.initial_cwnd_segments, p.cubic)
         # RTT / RTO.
         self.srtt_ns: int | None = None
         self.rttvar_ns = 0
@@ -949,7 +949,7 @@ class Host:
             self.maxseg = rules.select_mss(p, self.mtu, self.peer_mss, self.route_mtu, self.ts_ok)
         self.sndbuf = rules.round_buffer(p, self.sndbuf, self.maxseg)
         self.rcvbuf = rules.round_buffer(p, self.rcvbuf, self.maxseg)
-        self.cc = cc_mod.new_state(p.recovery, self.maxseg, p.initial_cwnd_segments)
+        self.cc = cc_mod.new_state(p.recovery, self.maxseg, p.initial_cwnd_segments, p.cubic)
         self.sack_ok = self.sack_enabled and self._peer_sack
         self.dack = delack_mod.new_state(p, self.rcvbuf, self.maxseg)
         self.state = TcpState.ESTABLISHED
@@ -1002,7 +1002,7 @@ class Host:
                 cc_mod.leave_sack_recovery(self.cc)
                 self.sackb.rexmit.clear()
         else:
-            partial = cc_mod.on_new_ack(self.cc, acked, ack)
+            partial = cc_mod.on_new_ack(self.cc, acked, ack, now)
         data_acked = acked
         if self._fin_seq is not None and ack > self._fin_seq:
             data_acked -= 1
@@ -1018,6 +1018,7 @@ class Host:
             sent = [self._sent_at.pop(s, -1) for s in sorted(acked_seqs)]
             if min(sent) >= 0:
                 self._linux_rtt_update(max(now - sent[0], 1))
+                cc_mod.on_rtt_sample(self.cc, max(now - sent[0], 1))
         if self.snd_nxt < self.snd_una:
             self.snd_nxt = self.snd_una
         if ack == self.snd_max:

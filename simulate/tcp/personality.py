@@ -94,6 +94,9 @@ class Personality:
     # the RTO sits above the minimum by srtt. False: one timed segment per round trip and
     # RTO = srtt + k * rttvar clamped to [rto_min, rto_max] (BSD, Linux 2.0).
     linux_rtt: bool = False
+    # Modern Linux's default congestion control (net.ipv4.tcp_congestion_control = cubic): window
+    # growth by the cubic function and a 0.7 reduction (tcp/congestion.py). False: Reno's.
+    cubic: bool = False
     # OSF/1 sosend (uipc_socket.c, `mbufthreshold = 1024`): a write with at least this many bytes
     # left is copied into a cluster of min(resid, MCLBYTES) whatever space the round has left
     # (space may go negative and ends the round), one PRU_SEND each. 0: 4.4BSD, where a cluster
@@ -234,6 +237,7 @@ LINUX = Personality(
     sack=True,
     ts_tick_ns=1 * NS_PER_MS,
     linux_rtt=True,
+    cubic=True,
 )
 
 LINUX20 = LINUX.with_(
@@ -252,6 +256,7 @@ LINUX20 = LINUX.with_(
     sack=False,  # Linux 2.0 had no SACK (it came with 2.2)
     timestamps=False,  # nor timestamps (2.1)
     linux_rtt=False,  # Linux 2.0: Jacobson's estimator on one timed segment (notes 3)
+    cubic=False,  # Reno (CUBIC became the default in 2.6.19)
     default_sndbuf=32768,
     default_rcvbuf=32768,
 )

@@ -270,7 +270,7 @@ impl Host {
             linux20_partial: false,
             nagle: nagle_mod::new_state(variant, p.mclbytes),
             dack: delack_mod::new_state(p, rcvbuf, 536),
-            cc: cc_mod::new_state(p.recovery, 536, p.initial_cwnd_segments),
+            cc: cc_mod::new_state(p.recovery, 536, p.initial_cwnd_segments, p.cubic),
             srtt_ns: None,
             rttvar_ns: 0,
             srtt_fp: None,
@@ -1384,7 +1384,7 @@ impl Host {
         }
         self.sndbuf = rules::round_buffer(p, self.sndbuf, self.maxseg);
         self.rcvbuf = rules::round_buffer(p, self.rcvbuf, self.maxseg);
-        self.cc = cc_mod::new_state(p.recovery, self.maxseg, p.initial_cwnd_segments);
+        self.cc = cc_mod::new_state(p.recovery, self.maxseg, p.initial_cwnd_segments, p.cubic);
         self.sack_ok = self.sack_enabled && self.peer_sack;
         self.dack = delack_mod::new_state(p, self.rcvbuf, self.maxseg);
         self.state = TcpState::Established;
@@ -1461,7 +1461,7 @@ impl Host {
             }
             false
         } else {
-            cc_mod::on_new_ack(&mut self.cc, acked, ack)
+            cc_mod::on_new_ack(&mut self.cc, acked, ack, now)
         };
         let mut data_acked = acked;
         if matches!(self.fin_seq, Some(f) if ack > f) {
@@ -1485,6 +1485,7 @@ impl Host {
         if self.lrtt.is_some() && !any_resent {
             if let Some(at) = first_sent {
                 self.linux_rtt_update((now - at).max(1));
+                cc_mod::on_rtt_sample(&mut self.cc, (now - at).max(1));
             }
         }
         if self.snd_nxt < self.snd_una {

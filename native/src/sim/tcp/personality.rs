@@ -83,6 +83,8 @@ pub struct Personality {
     pub rtt_fixed_point: bool,
     /// Modern Linux tcp_rtt_estimator / tcp_set_rto (personality.py `linux_rtt`).
     pub linux_rtt: bool,
+    /// CUBIC window growth and reduction (personality.py `cubic`).
+    pub cubic: bool,
     /// OSF/1 sosend: a write with at least this many bytes left gets a cluster of
     /// min(resid, MCLBYTES) whatever space the round has left; 0 = 4.4BSD.
     pub mbuf_threshold: i64,
@@ -132,6 +134,7 @@ pub const SUNOS41: Personality = Personality {
     synack_retries: None,
     rtt_fixed_point: false,
     linux_rtt: false,
+    cubic: false,
     mbuf_threshold: 0,
     lowat_is_mss: false,
     sack: false,
@@ -225,6 +228,7 @@ pub const LINUX: Personality = Personality {
     sack: true, // modern Linux: net.ipv4.tcp_sack = 1
     ts_tick_ns: NS_PER_MS, // TCP_TS_HZ = 1000
     linux_rtt: true,
+    cubic: true,
 };
 
 pub const LINUX20: Personality = Personality {
@@ -232,6 +236,7 @@ pub const LINUX20: Personality = Personality {
     sack: false, // Linux 2.0 had no SACK (it came with 2.2)
     timestamps: false, // nor timestamps (2.1)
     linux_rtt: false,  // Jacobson's estimator on one timed segment
+    cubic: false,      // Reno (CUBIC became the default in 2.6.19)
     sndbuf_multiplier: 1,
     max_window: 32767,
     family: Family::Linux20,
