@@ -78,8 +78,13 @@ class HostPairNetwork:
         receiver_inference: bool,
         client_tick_phase_ns: int,
         server_tick_phase_ns: int,
+        rate_bps: int | None = None,
+        delay_ns: int | None = None,
+        mtu: int | None = None,
     ) -> None:
         self.sim = sim
+        # Overrides of the preset's rate, one-way delay and MTU (make_path), e.g. a capture rig's path.
+        self.path = {k: v for k, v in (("rate_bps", rate_bps), ("delay_ns", delay_ns), ("mtu", mtu)) if v is not None}
         self.personality = get_personality(personality)
         self.link = link
         self.variant = variant
@@ -92,7 +97,7 @@ class HostPairNetwork:
 
     def connect(self, established: Callable[[int, AppSocket, AppSocket], None]) -> None:
         sim, p = self.sim, self.personality
-        mtu = LINK_PRESETS[self.link].mtu
+        mtu = self.path.get("mtu", LINK_PRESETS[self.link].mtu)
         n = self.connections
         self.connections += 1
         self._retire_previous()
@@ -106,7 +111,7 @@ class HostPairNetwork:
             nagle=self.variant, receiver_inference=self.receiver_inference,
             tick_phase_ns=self.server_phase, uid_base=(2 * n + 1) << 32,
         )
-        forward, reverse = make_path(sim, self.link)
+        forward, reverse = make_path(sim, self.link, **self.path)
         forward.connect(server)
         reverse.connect(client)
         client.attach(forward)
@@ -132,10 +137,14 @@ def make_network(
     sockbuf: int,
     receiver_inference: bool,
     seed: int,
+    rate_bps: int | None = None,
+    delay_ns: int | None = None,
+    mtu: int | None = None,
 ) -> tuple[HostPairNetwork, int]:
     """(network, raw link rate in bit/s for the score). The seed sets the simulator's random
-    source and the two hosts' tick phases (independent clocks)."""
-    if link not in LINK_PRESETS or LINK_PRESETS[link].rate_bps <= 0:
+    source and the two hosts' tick phases (independent clocks). `rate_bps`, `delay_ns` and `mtu`
+    override the preset's (Python engine only: the native core knows the presets)."""
+    if link not in LINK_PRESETS or (rate_bps or LINK_PRESETS[link].rate_bps) <= 0:
         raise KeyError(f"unknown link preset {link!r} for naglemark; try ethernet10 or fddi")
     if sockbuf <= 0:
         raise ValueError(f"naglemark: sockbuf must be positive, got {sockbuf}")
@@ -146,5 +155,6 @@ def make_network(
     net = HostPairNetwork(
         sim, personality=personality, link=link, variant=NagleVariant(variant), sockbuf=sockbuf,
         receiver_inference=receiver_inference, client_tick_phase_ns=client_phase, server_tick_phase_ns=server_phase,
+        rate_bps=rate_bps, delay_ns=delay_ns, mtu=mtu,
     )
-    return net, LINK_PRESETS[link].rate_bps
+    return net, rate_bps or LINK_PRESETS[link].rate_bps

@@ -1,0 +1,47 @@
+"""The Nagle / delayed-ACK stall of modern Linux, simulated response by response against our own
+capture of it (fixtures/nagle_4k_jumbo: request/response over a 9000-byte MTU, 1 ms each way,
+the server writing 4 KB at a time with Nagle on, 126 responses of random length).
+
+The real kernel held the rest of every response between 4915 and 12771 bytes for about 45 ms and
+sent every response from 13508 bytes up at once: its first 4096-byte write leaves alone, the next
+write's short data waits behind it (Linux's Minshall test), and the client's delayed ACK comes at
+once only when more than one full 8948-byte frame is unacknowledged, so from 4096 + 8948 bytes on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from stallscope.simulate.apps import naglemark as nm
+from stallscope.simulate.apps.naglemark_net import make_network
+
+FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "nagle_4k_jumbo.json"
+STALL_NS = 30_000_000
+
+
+def _capture():
+    truth = json.loads(FIXTURE.read_text())
+    link = truth["parameters"]["link"]["forward"]
+    return truth, link["delay_ns"], truth["parameters"]["sender_mtu"]
+
+
+def test_linux_stalls_on_the_same_responses_as_the_captured_kernel():
+    truth, delay_ns, mtu = _capture()
+    real = truth["workload"]["client"]["response_times"]  # [length, elapsed ns] in the order sent
+    assert truth["workload"]["client"]["responses"] == len(real) == 126
+    assert (delay_ns, mtu, truth["parameters"]["workload_spec"]["app_buffer"]) == (1_000_000, 9000, 4096)
+    # The rig's emulator forwards without a rate limit; 10 Gbit/s stands in for the veth pair.
+    net, rate = make_network(personality="linux", link="gige", variant="MINSHALL", sockbuf=65536,
+                             receiver_inference=False, seed=0, rate_bps=10_000_000_000, delay_ns=delay_ns, mtu=mtu)
+    result = nm.run_trial(net, trial="S", app_buf=4096, sockbuf=65536, raw_rate_bps=rate,
+                          lengths=[length for length, _ in real])
+    sim = [(s.length, s.elapsed_ns) for s in result.samples]
+    assert [length for length, _ in sim] == [length for length, _ in real]
+    real_stalled = {length for length, t in real if t > STALL_NS}
+    sim_stalled = {length for length, t in sim if t > STALL_NS}
+    assert sim_stalled == real_stalled
+    assert min(real_stalled) == 4915 and max(real_stalled) == 12771 < 4096 + 8948
+    # Each stall lasts the delayed-ACK timeout: 40 ms (tcp_delack_min) plus the round trips.
+    for (length, t_sim), (_, t_real) in zip(sim, real):
+        if length in real_stalled:
+            assert 40_000_000 <= t_sim <= t_real <= 60_000_000
