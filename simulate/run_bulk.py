@@ -61,6 +61,9 @@ class BulkConfig:
     mtu_probing: int = 0
     # Both hosts offer SACK in the handshake (net.ipv4.tcp_sack); None: the personality's default.
     sack: bool | None = None
+    # The sender's congestion control (TCP_CONGESTION, modern Linux): "reno" or "cubic"; None: the
+    # personality's (cubic for linux).
+    congestion: str | None = None
 
     def host_cost(self) -> HostCost:
         if isinstance(self.cost, HostCost):
@@ -180,6 +183,7 @@ def run_bulk(cfg: BulkConfig, pcap: Path | None = None, *, impairments: dict[str
         mss=cfg.mss, nagle=nagle, cost=cost, ground_truth=gt, loss_classifier=classify,
         stall_threshold_ns=threshold, tick_phase_ns=sim.rng.randrange(NS_PER_S), uid_base=0,
         route_mtu=cfg.route_mtu, advertised_mss=cfg.advertised_mss, mtu_probing=cfg.mtu_probing, sack=cfg.sack,
+        congestion=cfg.congestion,
     )
     receiver = Host(
         sim, "receiver", RECEIVER_ADDR, RECEIVER_PORT, recv_p, mtu=host_mtu, sndbuf=cfg.sndbuf,

@@ -222,6 +222,15 @@ LOSSY.update({
                           {"gilbert": (0.005, 0.2, 0.0, 0.6), "loss_data_only": True}),
     "sack-one-side": (BulkConfig(personality="linux", receiver_personality="bsd44", link="ethernet10",
                                  bytes=200_000, sack=None), {"loss": 0.02}),
+    # Linux Reno (TCP_CONGESTION) counting packets, with and without SACK; CUBIC is linux's default.
+    "linux-reno-loss": (BulkConfig(personality="linux", link="fastethernet", bytes=800_000, write=65536,
+                                   read=65536, congestion="reno", seed=5), {"loss": 0.02}),
+    "linux-reno-nosack-burst": (BulkConfig(personality="linux", link="ethernet10", rcvbuf=32768, bytes=400_000,
+                                           write=65536, read=65536, congestion="reno", sack=False),
+                                {"drop_nth": tuple(range(101, 113)), "loss_data_only": True}),
+    "linux-cubic-long-rtt": (BulkConfig(personality="linux", link="custom", rate_bps=100_000_000,
+                                        delay_ns=20_000_000, sndbuf=1 << 20, rcvbuf=1 << 20, bytes=6_000_000,
+                                        write=65536, read=65536, seed=2), {"loss": 0.002}),
 })
 
 

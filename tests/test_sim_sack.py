@@ -102,7 +102,8 @@ def _captured_scenario(name: str, sack_on: bool) -> tuple[BulkConfig, list[list[
     b = fwd["bursts"]
     cfg = BulkConfig(personality="linux", link="ethernet10", rate_bps=fwd["rate_bps"], delay_ns=fwd["delay_ns"],
                      rcvbuf=doc["parameters"]["receiver"]["socket"]["rcvbuf"], write=65536, read=65536,
-                     bytes=doc["workload"]["client"]["bytes_sent"], sack=sack_on)
+                     bytes=doc["workload"]["client"]["bytes_sent"], sack=sack_on,
+                     congestion=doc["parameters"]["sender"]["socket"]["congestion"])  # the rig set reno
     frames = doc["observed"]["sender"]["data_segments"]
     starts = [b["warmup"] + k * b["every"] + 1 for k in range(b["count"])]
     return cfg, [list(range(s, s + b["length"])) for s in starts if s + b["length"] <= frames]
@@ -159,7 +160,7 @@ def test_linux_timeouts_wait_the_srtt_above_the_minimum_rto_as_the_captured_kern
     never below the minimum). The simulator's are within 10 % of them and above 210 ms; Jacobson's
     srtt + 4 * rttvar clamped at 200 ms gave exactly 200 ms. What is left is the simulator's
     smaller smoothed RTT (median 25 ms against 33: the real receiver advertised 39096 bytes where
-    the simulator's advertises 32768, and HyStart and F-RTO are not modelled)."""
+    the simulator's advertises 32768)."""
     from stallscope.capture.observe import observe
     from stallscope.simulate.run_bulk import path_parameters, write_outputs
 

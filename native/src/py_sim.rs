@@ -63,6 +63,7 @@ fn config_of(d: &Bound<'_, PyDict>) -> PyResult<BulkRun> {
         host_mtu: get(d, "host_mtu")?,
         mtu_probing: get(d, "mtu_probing")?,
         sack: get(d, "sack")?,
+        congestion: get(d, "congestion")?,
         impair: match d.get_item("impairments")? {
             None => Impairments::default(),
             Some(v) => {

@@ -1,5 +1,7 @@
-"""Congestion window and loss recovery: Tahoe, Reno, NewReno (notes 4), and modern Linux's CUBIC
-window growth and reduction (net/ipv4/tcp_cubic.c, RFC 9438) on top of the same recovery."""
+"""Congestion window and loss recovery: Tahoe, Reno, NewReno (notes 4). Modern Linux counts its
+window in packets and grows it by the packets each ACK covers (`linux_ca`: tcp_slow_start,
+tcp_cong_avoid_ai), with Reno's halving or CUBIC's growth and 0.7 reduction (net/ipv4/tcp_cubic.c,
+RFC 9438); the recovery on top is the same."""
 
 from __future__ import annotations
 
@@ -34,7 +36,6 @@ class Cubic:
     epoch_start: int | None = None
     ack_cnt: int = 0
     tcp_cwnd: int = 0
-    cwnd_cnt: int = 0  # tp->snd_cwnd_cnt
 
 
 def icbrt(x: int) -> int:
@@ -56,21 +57,29 @@ class CongestionState:
     dupacks: int = 0
     recover: int = 0  # NewReno: snd_max when recovery began
     in_recovery: bool = False
-    cubic: Cubic | None = None  # None: Reno's additive increase and halving
+    linux_ca: bool = False  # Linux: window in packets, grown per packet acknowledged
+    cwnd_cnt: int = 0  # tp->snd_cwnd_cnt (linux_ca)
+    cubic: Cubic | None = None  # linux_ca with CUBIC; None: Reno
 
 
-def new_state(recovery: Recovery, mss: int, initial_segments: int, cubic: bool = False) -> CongestionState:
+def new_state(recovery: Recovery, mss: int, initial_segments: int, linux_ca: bool = False,
+              cubic: bool = False) -> CongestionState:
     cwnd = (1 << 30) if initial_segments <= 0 else initial_segments * mss
-    return CongestionState(recovery=recovery, mss=mss, cwnd=cwnd, cubic=Cubic() if cubic else None)
+    return CongestionState(recovery=recovery, mss=mss, cwnd=cwnd, linux_ca=linux_ca or cubic,
+                           cubic=Cubic() if cubic else None)
 
 
 def _halve(st: CongestionState, wnd: int) -> None:
     c = st.cubic
-    if c is None:
+    if not st.linux_ca:
         st.ssthresh = max(2, min(wnd, st.cwnd) // 2 // st.mss) * st.mss
         return
-    # cubictcp_recalc_ssthresh: the epoch ends; W_max with fast convergence; cwnd * 0.7.
     cwnd = st.cwnd // st.mss
+    st.cwnd_cnt = 0  # tcp_init_cwnd_reduction, tcp_enter_loss
+    if c is None:
+        st.ssthresh = max(cwnd >> 1, 2) * st.mss  # tcp_reno_ssthresh
+        return
+    # cubictcp_recalc_ssthresh: the epoch ends; W_max with fast convergence; cwnd * 0.7.
     c.epoch_start = None
     if cwnd < c.last_max_cwnd:
         c.last_max_cwnd = cwnd * (BICTCP_BETA_SCALE + BETA) // (2 * BICTCP_BETA_SCALE)
@@ -154,11 +163,11 @@ def _cubic_update(c: Cubic, cwnd: int, acked: int, now_j: int) -> None:
     c.cnt = max(c.cnt, 2)
 
 
-def _cubic_cong_avoid(st: CongestionState, acked_bytes: int, now: int) -> None:
-    """cubictcp_cong_avoid in packets: tcp_slow_start up to ssthresh, then bictcp_update and
-    tcp_cong_avoid_ai. Not modelled: HyStart, and the is-cwnd-limited test."""
+def _linux_cong_avoid(st: CongestionState, acked_bytes: int, now: int) -> None:
+    """tcp_reno_cong_avoid / cubictcp_cong_avoid in packets: tcp_slow_start up to ssthresh, then
+    tcp_cong_avoid_ai with w = cwnd (Reno) or CUBIC's cnt (bictcp_update). Not modelled: HyStart,
+    and the is-cwnd-limited test."""
     c = st.cubic
-    assert c is not None
     mss = st.mss
     cwnd, ssthresh = st.cwnd // mss, st.ssthresh // mss
     acked = max(1, -(-acked_bytes // mss))
@@ -167,15 +176,18 @@ def _cubic_cong_avoid(st: CongestionState, acked_bytes: int, now: int) -> None:
         acked -= new - cwnd
         cwnd = new
     if acked > 0:
-        _cubic_update(c, cwnd, acked, now // NS_PER_JIFFY)
-        w = c.cnt
-        if c.cwnd_cnt >= w:
-            c.cwnd_cnt = 0
+        if c is not None:
+            _cubic_update(c, cwnd, acked, now // NS_PER_JIFFY)
+            w = c.cnt
+        else:
+            w = cwnd
+        if st.cwnd_cnt >= w:
+            st.cwnd_cnt = 0
             cwnd += 1
-        c.cwnd_cnt += acked
-        if c.cwnd_cnt >= w:
-            d = c.cwnd_cnt // w
-            c.cwnd_cnt -= d * w
+        st.cwnd_cnt += acked
+        if st.cwnd_cnt >= w:
+            d = st.cwnd_cnt // w
+            st.cwnd_cnt -= d * w
             cwnd += d
     st.cwnd = max(cwnd, 1) * mss
 
@@ -193,8 +205,8 @@ def on_new_ack(st: CongestionState, acked: int, ack: int, now: int = 0) -> bool:
     st.dupacks = 0
     if st.cwnd >= 1 << 30:
         return False
-    if st.cubic is not None:
-        _cubic_cong_avoid(st, acked, now)
+    if st.linux_ca:
+        _linux_cong_avoid(st, acked, now)
         return False
     if st.cwnd < st.ssthresh:
         st.cwnd += st.mss

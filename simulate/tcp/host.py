@@ -67,6 +67,7 @@ class Host:
         mss: int | None = None,
         mtu_probing: int = 0,
         sack: bool | None = None,
+        congestion: str | None = None,
         advertised_mss: int | None = None,
         nagle: NagleVariant | None = None,
         receiver_inference: bool | None = None,
@@ -139,7 +140,11 @@ class Host:
         # Nagle, delayed ACK, congestion.
         self.nagle = nagle_mod.new_state(self.variant, p.mclbytes)
         self.dack = delack_mod.new_state(p, self.rcvbuf, 536)
-        self.cc = cc_mod.new_state(p.recovery, 536, p.initial_cwnd_segments, p.cubic)
+        # TCP_CONGESTION: "reno" or "cubic" on a stack that counts in packets (modern Linux).
+        if congestion not in (None, "reno", "cubic") or (congestion == "cubic" and not p.linux_ca):
+            raise ValueError(f"{name}: congestion control {congestion!r} is not available on {p.name}")
+        self.cubic = p.cubic if congestion is None else congestion == "cubic"
+        self.cc = cc_mod.new_state(p.recovery, 536, p.initial_cwnd_segments, p.linux_ca, self.cubic)
         # RTT / RTO.
         self.srtt_ns: int | None = None
         self.rttvar_ns = 0
@@ -949,7 +954,7 @@ class Host:
             self.maxseg = rules.select_mss(p, self.mtu, self.peer_mss, self.route_mtu, self.ts_ok)
         self.sndbuf = rules.round_buffer(p, self.sndbuf, self.maxseg)
         self.rcvbuf = rules.round_buffer(p, self.rcvbuf, self.maxseg)
-        self.cc = cc_mod.new_state(p.recovery, self.maxseg, p.initial_cwnd_segments, p.cubic)
+        self.cc = cc_mod.new_state(p.recovery, self.maxseg, p.initial_cwnd_segments, p.linux_ca, self.cubic)
         self.sack_ok = self.sack_enabled and self._peer_sack
         self.dack = delack_mod.new_state(p, self.rcvbuf, self.maxseg)
         self.state = TcpState.ESTABLISHED

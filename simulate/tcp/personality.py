@@ -94,6 +94,9 @@ class Personality:
     # the RTO sits above the minimum by srtt. False: one timed segment per round trip and
     # RTO = srtt + k * rttvar clamped to [rto_min, rto_max] (BSD, Linux 2.0).
     linux_rtt: bool = False
+    # Modern Linux counts cwnd in packets and grows it by the packets each ACK covers (tcp_slow_start,
+    # tcp_cong_avoid_ai); BSD and Linux 2.0 add one segment (or mss^2 / cwnd) per ACK.
+    linux_ca: bool = False
     # Modern Linux's default congestion control (net.ipv4.tcp_congestion_control = cubic): window
     # growth by the cubic function and a 0.7 reduction (tcp/congestion.py). False: Reno's.
     cubic: bool = False
@@ -237,6 +240,7 @@ LINUX = Personality(
     sack=True,
     ts_tick_ns=1 * NS_PER_MS,
     linux_rtt=True,
+    linux_ca=True,
     cubic=True,
 )
 
@@ -256,6 +260,7 @@ LINUX20 = LINUX.with_(
     sack=False,  # Linux 2.0 had no SACK (it came with 2.2)
     timestamps=False,  # nor timestamps (2.1)
     linux_rtt=False,  # Linux 2.0: Jacobson's estimator on one timed segment (notes 3)
+    linux_ca=False,
     cubic=False,  # Reno (CUBIC became the default in 2.6.19)
     default_sndbuf=32768,
     default_rcvbuf=32768,

@@ -113,6 +113,7 @@ fn connect(net: &mut Net, now: Ns) {
         advertised_mss: None,
         mtu_probing: 0,
         sack: None,
+        cubic: None,
         nagle: Some(nagle),
         receiver_inference: Some(infer),
         cost: FREE,
@@ -130,7 +131,7 @@ fn connect(net: &mut Net, now: Ns) {
         Host::new(host_cfg(s, variant, Some(sockbuf), sphase, (2 * u64::from(n) + 1) << 32, iss), net);
     // lan_server_personality: the server was built with it in Python; only cwnd depends on it.
     server.p = lan_server_personality(p);
-    server.cc = cc_mod::new_state(server.p.recovery, 536, server.p.initial_cwnd_segments, server.p.cubic);
+    server.cc = cc_mod::new_state(server.p.recovery, 536, server.p.initial_cwnd_segments, server.p.linux_ca, server.p.cubic);
     let fwd = SerialLink::new(format!("{link_name}-fwd"), pre.rate_bps, pre.delay_ns, pre.mtu, None, pre.framing)
         .expect("preset link");
     let rev = SerialLink::new(format!("{link_name}-rev"), pre.rate_bps, pre.delay_ns, pre.mtu, None, pre.framing)

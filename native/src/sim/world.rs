@@ -51,6 +51,8 @@ pub struct BulkRun {
     pub mtu_probing: u8,
     /// Both hosts offer SACK (BulkConfig.sack; None: the personality's).
     pub sack: Option<bool>,
+    /// The sender's congestion control, "reno" or "cubic" (BulkConfig.congestion; None: the personality's).
+    pub congestion: Option<String>,
     /// make_path impairments without Python objects (falsy values already dropped).
     pub impair: Impairments,
 }
@@ -141,6 +143,16 @@ pub struct BulkOutcome {
     pub link_sent: [(u64, u64); 2],
 }
 
+/// Host(congestion=): "reno" or "cubic" (the latter only where cwnd counts packets).
+fn cubic_of(name: &Option<String>, p: &crate::sim::tcp::personality::Personality) -> Result<Option<bool>, String> {
+    match name.as_deref() {
+        None => Ok(None),
+        Some("reno") => Ok(Some(false)),
+        Some("cubic") if p.linux_ca => Ok(Some(true)),
+        Some(n) => Err(format!("congestion control {n:?} is not available on {}", p.name)),
+    }
+}
+
 fn nagle_of(name: &Option<String>) -> Result<Option<NagleVariant>, String> {
     match name {
         None => Ok(None),
@@ -207,6 +219,7 @@ pub fn run_bulk(cfg: &BulkRun, rng: PyRandom, draws: Draws) -> Result<BulkOutcom
         advertised_mss: cfg.advertised_mss,
         mtu_probing: cfg.mtu_probing,
         sack: cfg.sack,
+        cubic: cubic_of(&cfg.congestion, send_p)?,
         nagle: nagle_of(&cfg.nagle)?,
         receiver_inference: None,
         cost: cfg.cost,
@@ -228,6 +241,7 @@ pub fn run_bulk(cfg: &BulkRun, rng: PyRandom, draws: Draws) -> Result<BulkOutcom
         advertised_mss: None,
         mtu_probing: 0,
         sack: cfg.sack,
+        cubic: None,
         nagle: nagle_of(&cfg.receiver_nagle)?,
         receiver_inference: cfg.receiver_inference,
         cost: cfg.cost,

@@ -29,7 +29,6 @@ pub struct Cubic {
     pub epoch_start: Option<i64>,
     pub ack_cnt: i64,
     pub tcp_cwnd: i64,
-    pub cwnd_cnt: i64,
 }
 
 /// icbrt: floor of the cube root.
@@ -56,10 +55,14 @@ pub struct CongestionState {
     pub dupacks: i64,
     pub recover: i64,
     pub in_recovery: bool,
+    /// Linux: window in packets, grown per packet acknowledged.
+    pub linux_ca: bool,
+    /// tp->snd_cwnd_cnt (linux_ca).
+    pub cwnd_cnt: i64,
     pub cubic: Option<Cubic>,
 }
 
-pub fn new_state(recovery: Recovery, mss: i64, initial_segments: i64, cubic: bool) -> CongestionState {
+pub fn new_state(recovery: Recovery, mss: i64, initial_segments: i64, linux_ca: bool, cubic: bool) -> CongestionState {
     let cwnd = if initial_segments <= 0 { UNLIMITED } else { initial_segments * mss };
     CongestionState {
         recovery,
@@ -69,17 +72,24 @@ pub fn new_state(recovery: Recovery, mss: i64, initial_segments: i64, cubic: boo
         dupacks: 0,
         recover: 0,
         in_recovery: false,
+        linux_ca: linux_ca || cubic,
+        cwnd_cnt: 0,
         cubic: if cubic { Some(Cubic::default()) } else { None },
     }
 }
 
 fn halve(st: &mut CongestionState, wnd: i64) {
-    let Some(c) = st.cubic.as_mut() else {
+    if !st.linux_ca {
         st.ssthresh = 2.max(fdiv(fdiv(wnd.min(st.cwnd), 2), st.mss)) * st.mss;
+        return;
+    }
+    let cwnd = fdiv(st.cwnd, st.mss);
+    st.cwnd_cnt = 0; // tcp_init_cwnd_reduction, tcp_enter_loss
+    let Some(c) = st.cubic.as_mut() else {
+        st.ssthresh = (cwnd >> 1).max(2) * st.mss; // tcp_reno_ssthresh
         return;
     };
     // cubictcp_recalc_ssthresh
-    let cwnd = fdiv(st.cwnd, st.mss);
     c.epoch_start = None;
     c.last_max_cwnd = if cwnd < c.last_max_cwnd {
         cwnd * (BICTCP_BETA_SCALE + BETA) / (2 * BICTCP_BETA_SCALE)
@@ -173,8 +183,8 @@ fn cubic_update(c: &mut Cubic, cwnd: i64, acked: i64, now_j: i64) {
     c.cnt = c.cnt.max(2);
 }
 
-/// cubic_cong_avoid (cubictcp_cong_avoid in packets).
-fn cubic_cong_avoid(st: &mut CongestionState, acked_bytes: i64, now: i64) {
+/// linux_cong_avoid (tcp_reno_cong_avoid / cubictcp_cong_avoid in packets).
+fn linux_cong_avoid(st: &mut CongestionState, acked_bytes: i64, now: i64) {
     let mss = st.mss;
     let (mut cwnd, ssthresh) = (fdiv(st.cwnd, mss), fdiv(st.ssthresh, mss));
     let mut acked = 1.max(-fdiv(-acked_bytes, mss));
@@ -184,17 +194,21 @@ fn cubic_cong_avoid(st: &mut CongestionState, acked_bytes: i64, now: i64) {
         cwnd = new;
     }
     if acked > 0 {
-        let c = st.cubic.as_mut().expect("cubic");
-        cubic_update(c, cwnd, acked, now.div_euclid(NS_PER_JIFFY));
-        let w = c.cnt;
-        if c.cwnd_cnt >= w {
-            c.cwnd_cnt = 0;
+        let w = match st.cubic.as_mut() {
+            Some(c) => {
+                cubic_update(c, cwnd, acked, now.div_euclid(NS_PER_JIFFY));
+                c.cnt
+            }
+            None => cwnd,
+        };
+        if st.cwnd_cnt >= w {
+            st.cwnd_cnt = 0;
             cwnd += 1;
         }
-        c.cwnd_cnt += acked;
-        if c.cwnd_cnt >= w {
-            let d = fdiv(c.cwnd_cnt, w);
-            c.cwnd_cnt -= d * w;
+        st.cwnd_cnt += acked;
+        if st.cwnd_cnt >= w {
+            let d = fdiv(st.cwnd_cnt, w);
+            st.cwnd_cnt -= d * w;
             cwnd += d;
         }
     }
@@ -217,8 +231,8 @@ pub fn on_new_ack(st: &mut CongestionState, acked: i64, ack: i64, now: i64) -> b
     if st.cwnd >= UNLIMITED {
         return false;
     }
-    if st.cubic.is_some() {
-        cubic_cong_avoid(st, acked, now);
+    if st.linux_ca {
+        linux_cong_avoid(st, acked, now);
         return false;
     }
     if st.cwnd < st.ssthresh {
@@ -258,7 +272,7 @@ mod tests {
 
     #[test]
     fn slow_start_then_congestion_avoidance() {
-        let mut st = new_state(Recovery::Reno, 1000, 1, false);
+        let mut st = new_state(Recovery::Reno, 1000, 1, false, false);
         assert_eq!(st.cwnd, 1000);
         st.ssthresh = 3000;
         on_new_ack(&mut st, 1000, 1000, 0);
@@ -266,13 +280,13 @@ mod tests {
         assert_eq!(st.cwnd, 3000);
         on_new_ack(&mut st, 1000, 3000, 0);
         assert_eq!(st.cwnd, 3333); // + mss*mss/cwnd
-        assert_eq!(new_state(Recovery::Tahoe, 1000, 0, false).cwnd, 1 << 30);
+        assert_eq!(new_state(Recovery::Tahoe, 1000, 0, false, false).cwnd, 1 << 30);
     }
 
     #[test]
     fn cubic_cuts_to_0_7_and_regrows_to_the_old_maximum_around_k() {
         let mss = 1000;
-        let mut st = new_state(Recovery::NewReno, mss, 10, true);
+        let mut st = new_state(Recovery::NewReno, mss, 10, true, true);
         st.cwnd = 100 * mss;
         on_rtt_sample(&mut st, 100_000_000);
         enter_sack_recovery(&mut st, 1 << 30, 0);
@@ -295,7 +309,7 @@ mod tests {
 
     #[test]
     fn third_dupack_enters_recovery_per_flavour() {
-        let mut reno = new_state(Recovery::Reno, 1000, 1, false);
+        let mut reno = new_state(Recovery::Reno, 1000, 1, false, false);
         reno.cwnd = 8000;
         assert!(!on_dupack(&mut reno, 16000, 9000));
         assert!(!on_dupack(&mut reno, 16000, 9000));
@@ -304,17 +318,17 @@ mod tests {
         on_dupack(&mut reno, 16000, 9000);
         assert_eq!(reno.cwnd, 8000);
         assert!(!on_new_ack(&mut reno, 1000, 9000, 0));
-        assert_eq!((reno.cwnd, reno.in_recovery), (4250, false)); // deflated to ssthresh (dupacks > 3), then + mss*mss/cwnd
+        assert_eq!((reno.cwnd, reno.in_recovery), (4250, false, false)); // deflated to ssthresh (dupacks > 3), then + mss*mss/cwnd
 
-        let mut tahoe = new_state(Recovery::Tahoe, 1000, 1, false);
+        let mut tahoe = new_state(Recovery::Tahoe, 1000, 1, false, false);
         tahoe.cwnd = 8000;
         for _ in 0..2 {
             on_dupack(&mut tahoe, 16000, 9000);
         }
         assert!(on_dupack(&mut tahoe, 16000, 9000));
-        assert_eq!((tahoe.cwnd, tahoe.in_recovery), (1000, false));
+        assert_eq!((tahoe.cwnd, tahoe.in_recovery), (1000, false, false));
 
-        let mut nr = new_state(Recovery::NewReno, 1000, 1, false);
+        let mut nr = new_state(Recovery::NewReno, 1000, 1, false, false);
         nr.cwnd = 8000;
         for _ in 0..3 {
             on_dupack(&mut nr, 16000, 9000);
@@ -322,6 +336,6 @@ mod tests {
         assert!(on_new_ack(&mut nr, 2000, 3000, 0)); // partial ACK below recover
         assert_eq!(nr.cwnd, 7000 - 2000 + 1000);
         on_timeout(&mut nr, 16000);
-        assert_eq!((nr.cwnd, nr.ssthresh, nr.in_recovery), (1000, 3000, false));
+        assert_eq!((nr.cwnd, nr.ssthresh, nr.in_recovery), (1000, 3000, false, false));
     }
 }

@@ -67,6 +67,8 @@ pub struct HostConfig {
     pub mtu_probing: u8,
     /// Offer SACK in the handshake (None: the personality's).
     pub sack: Option<bool>,
+    /// CUBIC (Some(true)) or Reno (Some(false)) instead of the personality's (TCP_CONGESTION).
+    pub cubic: Option<bool>,
     pub nagle: Option<NagleVariant>,
     pub receiver_inference: Option<bool>,
     pub cost: HostCost,
@@ -83,6 +85,8 @@ pub struct Host {
     pub index: HostIndex,
     pub app: App,
     pub p: &'static Personality,
+    /// CUBIC or Reno (Python `Host.cubic`): the personality's unless TCP_CONGESTION chose.
+    cubic: bool,
     pub mtu: i64,
     pub route_mtu: Option<i64>,
     pub mss_override: Option<i64>,
@@ -270,7 +274,8 @@ impl Host {
             linux20_partial: false,
             nagle: nagle_mod::new_state(variant, p.mclbytes),
             dack: delack_mod::new_state(p, rcvbuf, 536),
-            cc: cc_mod::new_state(p.recovery, 536, p.initial_cwnd_segments, p.cubic),
+            cc: cc_mod::new_state(p.recovery, 536, p.initial_cwnd_segments, p.linux_ca, cfg.cubic.unwrap_or(p.cubic)),
+            cubic: cfg.cubic.unwrap_or(p.cubic),
             srtt_ns: None,
             rttvar_ns: 0,
             srtt_fp: None,
@@ -1384,7 +1389,7 @@ impl Host {
         }
         self.sndbuf = rules::round_buffer(p, self.sndbuf, self.maxseg);
         self.rcvbuf = rules::round_buffer(p, self.rcvbuf, self.maxseg);
-        self.cc = cc_mod::new_state(p.recovery, self.maxseg, p.initial_cwnd_segments, p.cubic);
+        self.cc = cc_mod::new_state(p.recovery, self.maxseg, p.initial_cwnd_segments, p.linux_ca, self.cubic);
         self.sack_ok = self.sack_enabled && self.peer_sack;
         self.dack = delack_mod::new_state(p, self.rcvbuf, self.maxseg);
         self.state = TcpState::Established;

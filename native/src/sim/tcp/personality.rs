@@ -83,6 +83,8 @@ pub struct Personality {
     pub rtt_fixed_point: bool,
     /// Modern Linux tcp_rtt_estimator / tcp_set_rto (personality.py `linux_rtt`).
     pub linux_rtt: bool,
+    /// cwnd counted in packets, grown per packet acknowledged (personality.py `linux_ca`).
+    pub linux_ca: bool,
     /// CUBIC window growth and reduction (personality.py `cubic`).
     pub cubic: bool,
     /// OSF/1 sosend: a write with at least this many bytes left gets a cluster of
@@ -134,6 +136,7 @@ pub const SUNOS41: Personality = Personality {
     synack_retries: None,
     rtt_fixed_point: false,
     linux_rtt: false,
+    linux_ca: false,
     cubic: false,
     mbuf_threshold: 0,
     lowat_is_mss: false,
@@ -228,6 +231,7 @@ pub const LINUX: Personality = Personality {
     sack: true, // modern Linux: net.ipv4.tcp_sack = 1
     ts_tick_ns: NS_PER_MS, // TCP_TS_HZ = 1000
     linux_rtt: true,
+    linux_ca: true,
     cubic: true,
 };
 
@@ -236,6 +240,7 @@ pub const LINUX20: Personality = Personality {
     sack: false, // Linux 2.0 had no SACK (it came with 2.2)
     timestamps: false, // nor timestamps (2.1)
     linux_rtt: false,  // Jacobson's estimator on one timed segment
+    linux_ca: false,
     cubic: false,      // Reno (CUBIC became the default in 2.6.19)
     sndbuf_multiplier: 1,
     max_window: 32767,

@@ -1,11 +1,14 @@
-"""CUBIC, modern Linux's congestion control (net/ipv4/tcp_cubic.c, RFC 9438), in the simulator's
-`linux` personality: the 0.7 reduction with fast convergence, and window growth along
-W(t) = C (t - K)^3 + W_max, concave up to the window before the loss and convex beyond it."""
+"""Modern Linux's congestion control in the simulator's `linux` personality: the window counted in
+packets and grown by the packets each ACK covers (tcp_slow_start, tcp_cong_avoid_ai), with Reno's
+halving (TCP_CONGESTION "reno") or CUBIC (the default; net/ipv4/tcp_cubic.c, RFC 9438): the 0.7
+reduction with fast convergence, and growth along W(t) = C (t - K)^3 + W_max, concave up to the
+window before the loss and convex beyond it."""
 
 from __future__ import annotations
 
 import pytest
 
+from stallscope.simulate.run_bulk import BulkConfig, run_bulk
 from stallscope.simulate.tcp import congestion as cc
 from stallscope.simulate.tcp.personality import LINUX, LINUX20, Recovery
 
@@ -35,7 +38,35 @@ def _grow(st: cc.CongestionState, rounds: int) -> list[tuple[float, int]]:
 
 
 def test_linux_uses_cubic_and_linux20_reno():
-    assert LINUX.cubic and not LINUX20.cubic
+    assert LINUX.cubic and LINUX.linux_ca and not LINUX20.cubic and not LINUX20.linux_ca
+
+
+def test_linux_counts_the_packets_each_ack_covers():
+    """A delayed ACK for two segments grows Linux's slow-start window by two (BSD's by one), and
+    in congestion avoidance a window's worth of acknowledged packets adds one."""
+    linux = cc.new_state(Recovery.NEWRENO, MSS, 10, linux_ca=True)
+    bsd = cc.new_state(Recovery.NEWRENO, MSS, 10)
+    for st in (linux, bsd):
+        cc.on_new_ack(st, 2 * MSS, 0)
+    assert (linux.cwnd, bsd.cwnd) == (12 * MSS, 11 * MSS)
+    linux.ssthresh = linux.cwnd
+    for _ in range(6):  # 12 packets acknowledged, two per ACK
+        cc.on_new_ack(linux, 2 * MSS, 0)
+    assert linux.cwnd == 13 * MSS
+    cc.on_dupack(linux, 1 << 30, 0)
+    cc.on_dupack(linux, 1 << 30, 0)
+    assert cc.on_dupack(linux, 1 << 30, 0)
+    assert linux.ssthresh == 6 * MSS  # tcp_reno_ssthresh: cwnd / 2 in packets
+
+
+def test_congestion_control_is_chosen_per_sender():
+    """TCP_CONGESTION: reno or cubic where the window counts packets; the BSD stacks have only Reno."""
+    base = dict(link="ethernet10", bytes=200_000, write=65536, read=65536)
+    assert run_bulk(BulkConfig(personality="linux", congestion="reno", **base)).completed
+    with pytest.raises(ValueError, match="cubic"):
+        run_bulk(BulkConfig(personality="bsd44", congestion="cubic", **base), engine="python")
+    with pytest.raises(ValueError):
+        run_bulk(BulkConfig(personality="linux", congestion="vegas", **base), engine="python")
 
 
 def test_a_loss_cuts_to_0_7_and_fast_convergence_lowers_w_max():
