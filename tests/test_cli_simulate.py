@@ -45,6 +45,23 @@ def test_bulk_rejects_unknown_personality_with_usage_code():
     assert "unknown personality" in res.output
 
 
+def test_bulk_congestion_picks_the_sender_s_and_refuses_cubic_on_bsd():
+    args = ["simulate", "bulk", "--personality", "linux", "--link", "fastethernet", "--bytes", "600000",
+            "--loss", "0.02", "--format", "json", "--seed", "3"]
+    docs = {}
+    for cc in ("reno", "cubic"):
+        res = runner.invoke(app, args + ["--congestion", cc])
+        assert res.exit_code == 0, res.output
+        docs[cc] = json.loads(res.output)
+        direct = run_bulk(BulkConfig(personality="linux", link="fastethernet", bytes=600_000, seed=3, congestion=cc),
+                          impairments={"loss": 0.02})
+        assert docs[cc]["duration_s"] == round(direct.duration_s, 6)
+    assert docs["reno"]["duration_s"] != docs["cubic"]["duration_s"]
+    res = runner.invoke(app, ["simulate", "bulk", "--personality", "bsd44", "--congestion", "cubic", "--bytes", "1000"])
+    assert res.exit_code == ExitCode.USAGE
+    assert "not available on bsd44" in res.output
+
+
 def test_reproduce_list_and_verdict_exit_codes():
     listed = runner.invoke(app, ["reproduce", "--list", "--format", "json"])
     names = {r["name"] for r in json.loads(listed.output)["reproductions"]}

@@ -23,6 +23,11 @@ class OnOff(str, Enum):
     default = "default"
 
 
+class Congestion(str, Enum):
+    reno = "reno"
+    cubic = "cubic"
+
+
 
 @app.command("bulk")
 def bulk(
@@ -49,6 +54,7 @@ def bulk(
     pmtu_mode: Annotated[PmtuMode, typer.Option("--pmtu-mode", help="The hop answers with ICMP or silently drops (black hole).")] = PmtuMode.icmp,
     mtu_probing: Annotated[int, typer.Option("--mtu-probing", min=0, max=1, help="Linux sender's tcp_mtu_probing: 1 = black-hole detection.")] = 0,
     sack: Annotated[OnOff, typer.Option("--sack", help="Both hosts offer SACK (RFC 2018) and recover by RFC 6675 (default: the personality's; on for linux).")] = OnOff.default,
+    congestion: Annotated[Optional[Congestion], typer.Option("--congestion", help="The sender's congestion control, as TCP_CONGESTION (default: the personality's; cubic for linux, which alone has both).")] = None,
     jumbo_slots: Annotated[Optional[int], typer.Option("--jumbo-slots", min=1, help="Receiving NIC's pool of jumbo receive slots.")] = None,
     atm_switch_buffer: Annotated[Optional[int], typer.Option("--atm-switch-buffer", min=48, help="A congested ATM switch port: its buffer, bytes of cell payload.")] = None,
     atm_out_rate: Annotated[Optional[int], typer.Option("--atm-out-rate", min=424, help="That port's output rate, bit/s.")] = None,
@@ -71,6 +77,7 @@ def bulk(
             read=read, bytes=nbytes, nagle=nagle, seed=seed, rate_bps=rate, delay_ns=delay, cost=cost,
             receiver_inference=None if receiver_inference is OnOff.default else receiver_inference is OnOff.on,
             mtu_probing=mtu_probing, sack=None if sack is OnOff.default else sack is OnOff.on,
+            congestion=congestion.value if congestion is not None else None,
         )
         impairments = impairments_from_options(
             loss=loss, reverse_loss=reverse_loss, drop_nth=drop_nth, data_only=data_only, pmtu=pmtu,
