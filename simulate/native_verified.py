@@ -1,4 +1,4 @@
 """Fingerprint of the Python simulator sources the native core was last held identical to
 (written by `python -m stallscope.simulate.native_core verify`; see native_core.py)."""
 
-FINGERPRINT = "86753c0b2690b4896291cf169cd7c6bee5e677f464157fb0b14a641c4ca8b53f"
+FINGERPRINT = "73e51653efae87011209de9e7e3fa6567b1b771ce2fbf2be5cbf81d5ef224947"

@@ -160,10 +160,9 @@ class Host:
         self._slow_ticks = 0
         self.timers = Timers(sim, p.slow_tick_ns, self._timer_fired)
         self._persist_shift = 0
-        self._sent_uids: dict[int, int] = {}  # seq -> uid of its latest transmission
-        # Linux RTT estimator (p.linux_rtt): each segment's first send time, -1 once resent.
-        self._lrtt = rules.LinuxRtt() if p.linux_rtt else None
-        self._sent_at: dict[int, int] = {}
+        # seq -> (uid of its latest transmission, its first send time or -1 once resent: Karn).
+        self._sent: dict[int, tuple[int, int]] = {}
+        self._lrtt = rules.LinuxRtt() if p.linux_rtt else None  # Linux RTT estimator (p.linux_rtt)
         self.cpu = HostCpu(sim, cost)
         self.rx_drops: list[tuple[int, int]] = []  # (now, uid) dropped at the receive interface
         self.on_rx_drop: Callable[[int, Segment, str], None] | None = None
@@ -565,9 +564,7 @@ class Host:
         space = length + (1 if flags & FIN else 0)
         if space:
             if length:
-                self._sent_uids[seq] = seg.uid
-                if self._lrtt is not None:
-                    self._sent_at[seq] = -1 if seq < self.snd_max else now
+                self._sent[seq] = (seg.uid, -1 if seq < self.snd_max else now)
             if flags & FIN and self._fin_seq is None:
                 self._fin_seq = seq + length
             end = seq + space
@@ -643,7 +640,7 @@ class Host:
             self._first_rexmit_at = now
         base = self._rto_base()
         self.rxtcur = rules.backed_off_rto(self.p, base, self.rxtshift)
-        outstanding = sorted(u for s, u in self._sent_uids.items() if s >= self.snd_una)
+        outstanding = sorted(u for s, (u, _) in self._sent.items() if s >= self.snd_una)
         self.stalls.timeout(outstanding)
         self.snd_nxt = self.snd_una
         self._rtt_seq = None  # Karn
@@ -974,7 +971,7 @@ class Host:
         if self.sack_ok and seg.sack:
             sack_mod.update(self.sackb, max(ack, self.snd_una), self.snd_max, seg.sack)
             if self.sackb.rexmit:
-                newest = max((u for s, u in self._sent_uids.items() if sack_mod.is_sacked(self.sackb, s)), default=-1)
+                newest = max((u for s, (u, _) in self._sent.items() if sack_mod.is_sacked(self.sackb, s)), default=-1)
                 sack_mod.forget_lost_rexmits(self.sackb, newest)
         sack_recovery = self.sack_ok and self.cc.in_recovery
         if ack <= self.snd_una:
@@ -1014,16 +1011,13 @@ class Host:
         self.sb_cc -= min(data_acked, self.sb_cc)
         self.snd_una = ack
         nagle_mod.on_ack(self.nagle, now, ack)
-        acked_seqs = [s for s in self._sent_uids if s < ack]
-        for s in acked_seqs:
-            del self._sent_uids[s]
-        if self._lrtt is not None and acked_seqs:
+        sent = sorted((s, self._sent.pop(s)[1]) for s in [s for s in self._sent if s < ack])
+        if self._lrtt is not None and sent and min(at for _, at in sent) >= 0:
             # tcp_clean_rtx_queue: the oldest newly acknowledged segment's send time, unless
             # any of them was retransmitted (Karn).
-            sent = [self._sent_at.pop(s, -1) for s in sorted(acked_seqs)]
-            if min(sent) >= 0:
-                self._linux_rtt_update(max(now - sent[0], 1))
-                cc_mod.on_rtt_sample(self.cc, max(now - sent[0], 1))
+            rtt = max(now - sent[0][1], 1)
+            self._linux_rtt_update(rtt)
+            cc_mod.on_rtt_sample(self.cc, rtt)
         if self.snd_nxt < self.snd_una:
             self.snd_nxt = self.snd_una
         if ack == self.snd_max:
@@ -1107,7 +1101,7 @@ class Host:
         saved = self.snd_nxt
         self._send(now, seq, length, ACK, (TAG_RETRANSMIT,))
         self.snd_nxt = saved
-        sack_mod.record_rexmit(self.sackb, seq, length, self._sent_uids[seq])
+        sack_mod.record_rexmit(self.sackb, seq, length, self._sent[seq][0])
 
     def _update_window(self, seg: Segment, win: int) -> None:
         if (self.snd_wl1 < seg.seq or (self.snd_wl1 == seg.seq and self.snd_wl2 <= seg.ack)):

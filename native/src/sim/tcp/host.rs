@@ -159,7 +159,7 @@ pub struct Host {
     persist_shift: i64,
     /// seq -> uid of its latest transmission, sorted by seq (Python's dict; only its sorted
     /// uids and the removal of acked keys are observable).
-    /// (seq, uid of its latest transmission, first send time or -1 once resent: the Linux RTT).
+    /// `_sent`: (seq, uid of its latest transmission, first send time or -1 once resent: Karn).
     sent_uids: VecDeque<(i64, u64, i64)>,
     lrtt: Option<rules::LinuxRtt>,
     pub cpu: HostCpu,
@@ -900,7 +900,7 @@ impl Host {
         }
     }
 
-    /// `_sent_uids[seq] = uid` and `_sent_at[seq] = at`, the deque kept sorted by seq.
+    /// `_sent[seq] = (uid, at)`, the deque kept sorted by seq.
     fn record_sent_uid(&mut self, seq: i64, uid: u64, at: i64) {
         match self.sent_uids.back() {
             Some(&(last, _, _)) if last < seq => self.sent_uids.push_back((seq, uid, at)),
