@@ -29,22 +29,35 @@ def test_messages_below_mclbytes_are_never_delayed_on_an_idle_connection():
 
 @pytest.mark.parametrize(
     "variant, delayed",
-    [(V.NAGLE, True), (V.MINSHALL, True), (V.OFF, False), (V.DLDET, False), (V.E_M, False), (V.MIN_MORE, False)],
+    [(V.NAGLE, True), (V.MINSHALL, True), (V.MSMV, True), (V.E_M, True), (V.MIN_MORE, True), (V.BORMAN, True),
+     (V.OFF, False), (V.DLDET, False)],
 )
-def test_a_torn_tail_waits_for_the_delayed_ack_tick_unless_more_or_dldet_prevent_it(variant, delayed):
-    """9000 bytes: the first 8192-byte cluster goes at once (idle) ending in an 892-byte segment;
-    the 808-byte rest waits for an ACK the receiver delays to its 200 ms tick (buffer tearing,
-    Mogul §3.1). MINSHALL holds it too (a short segment is unacked, §5.1); MORE keeps the cluster
-    tail back until the write is complete (§5.4); DLDET releases it when the server blocks (§5.6)."""
-    elapsed, _ = run(variant, [9000])
-    cutoff = nm.cutoff_ns(9000, 10_000_000)
-    assert (elapsed[9000] > cutoff) is delayed
+def test_a_torn_tail_waits_for_the_delayed_ack_tick_unless_dldet_or_nodelay_prevent_it(variant, delayed):
+    """Mogul §3.1's Apache example: 4100 bytes written from a 4096-byte buffer go as (1460, 1460,
+    1176) and the 4-byte rest waits for an ACK the receiver delays to its 200 ms tick (buffer
+    tearing). MINSHALL holds it too (the 1176-byte segment is unacked, §5.1), MSMV because the last
+    packet was short (§5.2), E+M and MIN+MORE because each 4 KB write fits the buffer so MORE is never
+    set (§5.4), BORMAN because the second write starts with data outstanding (§5.5); DLDET releases
+    it when the server blocks (§5.6)."""
+    elapsed, _ = run(variant, [4100], app_buf=4096)
+    cutoff = nm.cutoff_ns(4100, 10_000_000)
+    assert (elapsed[4100] > cutoff) is delayed
     if not delayed:
-        assert elapsed[9000] < 15 * NS_PER_MS
+        assert elapsed[4100] < 15 * NS_PER_MS
+
+
+@pytest.mark.parametrize("variant", [V.NAGLE, V.MINSHALL, V.MSMV, V.EOM])
+def test_one_write_is_not_torn_at_its_clusters(variant):
+    """9000 bytes in one write: sosend hands tcp_output an 8192-byte cluster first, but tru64 keeps
+    the cluster's 892-byte tail back while the write has bytes to copy (write_more_hold), so the
+    message goes as six full segments and a 240-byte tail, which the receiver's ACK of the sixth
+    releases at once (Mogul §3.3: delayed only for an odd number of full segments)."""
+    elapsed, _ = run(variant, [9000])
+    assert elapsed[9000] < 15 * NS_PER_MS
 
 
 def test_one_connection_per_request_opens_a_host_pair_each_and_keeps_the_tick_grid():
-    elapsed, net = run(V.NAGLE, [9000, 9100, 9200], trial="s")
+    elapsed, net = run(V.NAGLE, [4100, 4200, 4300], trial="s", app_buf=4096)
     assert net.connections == 3
     # every connection's delayed ACK fires on the same 200 ms grid as the first host's
     assert all(nm.cutoff_ns(n, 10_000_000) < e <= 200 * NS_PER_MS + 15 * NS_PER_MS for n, e in elapsed.items())

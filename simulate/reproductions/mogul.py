@@ -13,7 +13,21 @@ size is not a multiple of MSS"), tests the writer's low-water mark (MCLBYTES = 8
 copy round, and copies as DEC OSF/1 sosend does (uipc_socket.c, `mbufthreshold = 1024`): a
 write with at least 1024 bytes left gets a cluster of min(resid, MCLBYTES) whatever space the
 round has left, one PRU_SEND each, so a round can overshoot the buffer by up to a cluster.
-Full size (1000 responses, 10 repetitions, native core, 2026-11-22), with MSMV's tearing exemption
+Full size, 2026-11-23, with tru64's write_more_hold (personality.py: a short segment only at the
+end of a write, neither between its clusters nor while the writer sleeps part-way through it):
+- table 4: 98/99 cells, tau-b 0.78, 10/11 worst scores (EOM 37.3 against 31.9, unchanged: 4 KB
+  writes are one cluster each); mean cell error 2.43 points (2.57 before); NAGLE with 32 KB and
+  128 KB writes 33.3 % (paper 28.3-30.8, was 33.9), MINSHALL's worst 5.8 (paper 2.6, was 7.5);
+- table 5: 90/99 cells, tau-b 0.76, 9/11 worst scores (MINSHALL and MIN+MORE 4 KB / 16 KB, as
+  below); mean cell error 3.02 points (4.10 before). NAGLE with large writes now has exactly the
+  section 3.3 bands ((2N+1)*MSS < length < (2N+2)*MSS): 44.7 % with 64 KB and 128 KB buffers (paper
+  44.5-44.6, was 47.6) and 43.5 % with 16 KB (paper 43.8-44.1, was 49.5); MINSHALL 128 KB writes 0.0-
+  0.2 % (paper 0.0, was 4.6-40.6) and MSMV 128 KB / 16 KB 0.2 % (paper 0.0, was 13.1): case (B)
+  below is gone. Still off: MINSHALL and MIN+MORE 32 KB / 16 KB 14.6 % (paper 0.0: the short end of
+  a 32 KB write holds the next write's bytes, where the paper's EOM and MSMV stall, 14.1 and 10.3,
+  and its MINSHALL does not), MSMV and E+M+M 4 KB / 64 KB and 128 KB 13.0 % (paper 21.6-34.5),
+  BORMAN 32 KB / 16 KB 36.3 % (paper 22.2).
+The figures before it (native core, 2026-11-22), with MSMV's tearing exemption
 read as sb_cc a multiple of MCLBYTES (nagle.py; it was "torn at a cluster while the write has more
 to copy", which left Ethernet MSMV and E+M+M 4K / 16K at 24.2 %):
 - table 4: 98/99 cells within 8 points, tau-b 0.79, 10/11 worst scores within 5 points; EOM is
@@ -68,7 +82,9 @@ socket lock held (BSD order), sosend drops the lock while copying each cluster a
 PRU_SEND per cluster, tcp_output computes idle once and adds a third window-update rule
 (max_rcvd: the small-sender inference, off in tables 4 and 5), tcp_mss sets snd_cwnd = mss.
 Refuted the same day (Python reference, 250 responses, 3 repetitions): holding every short
-segment while the current write still has bytes to copy, mid-round or blocked for space (a native
+segment while the current write still has bytes to copy, mid-round or blocked for space, counting
+a write blocked before it has copied anything (write_more_hold does not: Mogul's TF_MORE is set only
+by a PRU_SEND that leaves bytes to copy, so with 4 KB writes nothing changes) (a native
 MORETOCOME plus MORE, which would explain why the paper's MORE never changes a score: E+M = EOM,
 MIN+MORE = MINSHALL, E+M+M = MSMV). It fits the large writes (FDDI NAGLE 32K / 16K 43.6 %, 128K /
 128K 44.7 %, MINSHALL 128K / 128K 0.0 %, against 43.8, 44.5 and 0.0) but removes the 16 KB refill

@@ -168,6 +168,7 @@ class Host:
         self.on_rx_drop: Callable[[int, Segment, str], None] | None = None
         # Applications.
         self._w_resid = 0
+        self._w_total = 0  # bytes the current write() asked for
         self._w_cb: Callable[[int], None] | None = None
         self._w_blocked = False
         self._w_eom = True
@@ -291,6 +292,7 @@ class Host:
         if not self.state.can_send_data:
             raise RuntimeError(f"{self.name}: write in state {self.state.value}")
         self._w_resid, self._w_cb, self._w_eom = nbytes, on_done, eom
+        self._w_total = nbytes
         nagle_mod.on_write_entry(self.nagle, self.snd_max == self.snd_una)
         self._sosend_step(now)
 
@@ -400,6 +402,8 @@ class Host:
         if self._mtup is not None and context not in ("rto", "fast_retransmit", "persist") and self._mtu_probe(now) == 0:
             return  # tcp_write_xmit: a probe is due but must wait for room
         p = self.p
+        if p.write_more_hold and self._w_cb is not None and 0 < self._w_resid < self._w_total:
+            more_to_come = True  # the writer sleeps part-way through a write (TF_MORE stays set)
         idle = self.snd_max == self.snd_una  # computed once per call (notes 1.3)
         if p.moretocome:
             if self._lastidle:
@@ -517,6 +521,8 @@ class Host:
             more_to_come=more, end_of_message=self._w_eom and not more,
         )
         ok = nagle_mod.may_send_short(self.variant, self.nagle, ctx)
+        if ok and more and p.write_more_hold and self.variant is not NagleVariant.OFF:
+            return False  # only a write's last segment may be short (Personality.write_more_hold)
         if ok and p.moretocome and more and self.variant is NagleVariant.NAGLE:
             return False  # FreeBSD: step 2 also needs !TF_MORETOCOME (notes 1.3)
         return ok

@@ -165,6 +165,7 @@ pub struct Host {
     pub cpu: HostCpu,
     pub rx_drops: Vec<(Ns, u64)>,
     w_resid: i64,
+    w_total: i64,
     /// Python's `_w_cb is not None`: a write call is in progress.
     w_cb: bool,
     w_blocked: bool,
@@ -295,6 +296,7 @@ impl Host {
             cpu: HostCpu::new(cfg.cost),
             rx_drops: Vec::new(),
             w_resid: 0,
+            w_total: 0,
             w_cb: false,
             w_blocked: false,
             w_eom: true,
@@ -459,6 +461,7 @@ impl Host {
         assert!(!self.w_cb, "{name}: write while a write is in progress");
         assert!(self.state.can_send_data(), "{name}: write in state {}", self.state.value());
         self.w_resid = nbytes as i64;
+        self.w_total = nbytes as i64;
         self.w_cb = true;
         self.w_eom = eom;
         nagle_mod::on_write_entry(&mut self.nagle, self.snd_max == self.snd_una);
@@ -608,6 +611,10 @@ impl Host {
             return; // tcp_write_xmit: a probe is due but must wait for room
         }
         let p = self.p;
+        let mut more_to_come = more_to_come;
+        if p.write_more_hold && self.w_cb && 0 < self.w_resid && self.w_resid < self.w_total {
+            more_to_come = true; // the writer sleeps part-way through a write (TF_MORE stays set)
+        }
         let mut idle = self.snd_max == self.snd_una; // computed once per call (notes 1.3)
         if p.moretocome {
             if self.lastidle {
@@ -790,6 +797,9 @@ impl Host {
             end_of_message: self.w_eom && !more,
         };
         let ok = nagle_mod::may_send_short(self.variant, &mut self.nagle, &ctx);
+        if ok && more && p.write_more_hold && self.variant != NagleVariant::Off {
+            return false; // only a write's last segment may be short (personality.py)
+        }
         if ok && p.moretocome && more && self.variant == NagleVariant::Nagle {
             return false; // FreeBSD: step 2 also needs !TF_MORETOCOME (notes 1.3)
         }

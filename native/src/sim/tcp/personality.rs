@@ -96,6 +96,8 @@ pub struct Personality {
     pub sack: bool,
     /// The timestamp clock's tick (personality.py `ts_tick_ns`).
     pub ts_tick_ns: i64,
+    /// No short segment while a write() is part-way copied (personality.py `write_more_hold`).
+    pub write_more_hold: bool,
 }
 
 pub const SUNOS41: Personality = Personality {
@@ -142,6 +144,7 @@ pub const SUNOS41: Personality = Personality {
     lowat_is_mss: false,
     sack: false,
     ts_tick_ns: 10 * NS_PER_MS, // FreeBSD `ticks` at hz = 100
+    write_more_hold: false,
 };
 
 pub const BSD44: Personality = Personality {
@@ -187,6 +190,7 @@ pub const TRU64: Personality = Personality {
     default_sndbuf: 32768,
     default_rcvbuf: 32768,
     mbuf_threshold: 1024, // OSF/1 sosend (personality.py: why lowat_is_mss stays false)
+    write_more_hold: true, // only a write's last segment is short (personality.py)
     ..BSD44
 };
 
@@ -230,6 +234,7 @@ pub const LINUX: Personality = Personality {
     lowat_is_mss: false,
     sack: true, // modern Linux: net.ipv4.tcp_sack = 1
     ts_tick_ns: NS_PER_MS, // TCP_TS_HZ = 1000
+    write_more_hold: false,
     linux_rtt: true,
     linux_ca: true,
     cubic: true,
