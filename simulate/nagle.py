@@ -160,6 +160,11 @@ def may_send_short(variant: NagleVariant, state: NagleState, ctx: SendContext) -
     return False
 
 
+def dldet_releasing(variant: NagleVariant, state: NagleState) -> bool:
+    """DLDET is forcing a held short segment out for a blocked application (figure 6)."""
+    return variant in _DLDET_FAMILY and _dldet_release(state)
+
+
 def _dldet_release(state: NagleState) -> bool:
     """Figure 6: TF_DLDETCR set and the application is blocked on this socket (SB_WAIT)."""
     return state.dldet_cr and state.app_blocked

@@ -521,7 +521,8 @@ class Host:
             more_to_come=more, end_of_message=self._w_eom and not more,
         )
         ok = nagle_mod.may_send_short(self.variant, self.nagle, ctx)
-        if ok and more and p.write_more_hold and self.variant is not NagleVariant.OFF:
+        if (ok and more and p.write_more_hold and self.variant is not NagleVariant.OFF
+                and not nagle_mod.dldet_releasing(self.variant, self.nagle)):
             return False  # only a write's last segment may be short (Personality.write_more_hold)
         if ok and p.moretocome and more and self.variant is NagleVariant.NAGLE:
             return False  # FreeBSD: step 2 also needs !TF_MORETOCOME (notes 1.3)

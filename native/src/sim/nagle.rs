@@ -167,6 +167,11 @@ fn more_flag(state: &NagleState, ctx: &SendContext) -> bool {
     if state.hooks_used { state.more } else { ctx.more_to_come }
 }
 
+/// DLDET is forcing a held short segment out for a blocked application (nagle.py `dldet_releasing`).
+pub fn dldet_releasing(variant: NagleVariant, state: &NagleState) -> bool {
+    variant.dldet_family() && dldet_release(state)
+}
+
 fn dldet_release(state: &NagleState) -> bool {
     state.dldet_cr && state.app_blocked
 }

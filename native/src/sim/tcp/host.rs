@@ -797,7 +797,12 @@ impl Host {
             end_of_message: self.w_eom && !more,
         };
         let ok = nagle_mod::may_send_short(self.variant, &mut self.nagle, &ctx);
-        if ok && more && p.write_more_hold && self.variant != NagleVariant::Off {
+        if ok
+            && more
+            && p.write_more_hold
+            && self.variant != NagleVariant::Off
+            && !nagle_mod::dldet_releasing(self.variant, &self.nagle)
+        {
             return false; // only a write's last segment may be short (personality.py)
         }
         if ok && p.moretocome && more && self.variant == NagleVariant::Nagle {
