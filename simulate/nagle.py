@@ -75,6 +75,7 @@ class SendContext:
     snd_max: int
     more_to_come: bool  # TF_MORE: the write call still has bytes to copy
     end_of_message: bool  # the buffered bytes end an application write (EOM mark)
+    from_write: bool = False  # tcp_output called by sosend's PRU_SEND (not by input or a timer)
 
     @property
     def emptying(self) -> bool:
@@ -103,10 +104,14 @@ class NagleState:
     # Buffer occupancy the last decision saw; MSMV's tearing exemption reads it when the segment goes.
     last_sb_cc: int | None = None
     last_end: int | None = None
+    # MINSHALL as Mogul's Tru64 kernel measured (personality `minshall_idle_writes_only`): snd_sml
+    # remembers only a short segment that a write sent on an idle connection.
+    sml_idle_writes_only: bool = False
+    last_idle_write: bool = False
 
 
-def new_state(variant: NagleVariant, mclbytes: int = MCLBYTES_TRU64) -> NagleState:
-    return NagleState(variant=NagleVariant(variant), mclbytes=mclbytes)
+def new_state(variant: NagleVariant, mclbytes: int = MCLBYTES_TRU64, sml_idle_writes_only: bool = False) -> NagleState:
+    return NagleState(variant=NagleVariant(variant), mclbytes=mclbytes, sml_idle_writes_only=sml_idle_writes_only)
 
 
 def _short_unacked(state: NagleState, snd_una: int) -> bool:
@@ -126,6 +131,7 @@ def may_send_short(variant: NagleVariant, state: NagleState, ctx: SendContext) -
     """The Nagle test (step 2 of the BSD order): may this short segment go now?"""
     state.last_sb_cc = ctx.sb_cc
     state.last_end = ctx.snd_nxt + ctx.length
+    state.last_idle_write = ctx.idle and ctx.from_write
     if not ctx.emptying:
         # Every variant keeps BSD's "only the segment that empties the buffer" (figure 3, figure 4).
         return False
@@ -177,7 +183,9 @@ def on_segment_sent(state: NagleState, now: int, seq: int, length: int, maxseg: 
     if length >= maxseg:
         state.small_prev = False
         return
-    state.snd_sml = max(state.snd_sml or 0, seq + length)
+    decided = state.last_end == seq + length
+    if not state.sml_idle_writes_only or (decided and state.last_idle_write):
+        state.snd_sml = max(state.snd_sml or 0, seq + length)
     # MSMV does not count a short packet that buffer tearing caused (Mogul §5.2: "if the socket
     # buffer size is a multiple of MCLBYTES, the TF_SMALL_PREV flag is not set even when a short
     # packet is sent"). "Size" is read as the bytes in the buffer, sb_cc, when the segment that
@@ -185,7 +193,6 @@ def on_segment_sent(state: NagleState, now: int, seq: int, length: int, maxseg: 
     # columns) would exempt every short packet. The test works while sb_cc is whole clusters as
     # written; once ACKs drop unaligned amounts it stops ("only works for messages smaller than
     # twice the socket buffer size", Mogul §8).
-    decided = state.last_end == seq + length
     aligned = decided and state.last_sb_cc is not None and state.last_sb_cc % state.mclbytes == 0
     state.small_prev = not aligned
     if state.variant in _DLDET_FAMILY and _dldet_release(state):

@@ -138,7 +138,7 @@ class Host:
         self._force = False
         self._linux20_partial = False
         # Nagle, delayed ACK, congestion.
-        self.nagle = nagle_mod.new_state(self.variant, p.mclbytes)
+        self.nagle = nagle_mod.new_state(self.variant, p.mclbytes, p.minshall_idle_writes_only)
         self.dack = delack_mod.new_state(p, self.rcvbuf, 536)
         # TCP_CONGESTION: "reno" or "cubic" on a stack that counts in packets (modern Linux).
         if congestion not in (None, "reno", "cubic") or (congestion == "cubic" and not p.linux_ca):
@@ -518,7 +518,7 @@ class Host:
         ctx = SendContext(
             now=now, length=length, maxseg=self.maxseg, off=off, sb_cc=self.sb_cc, idle=idle,
             snd_una=self.snd_una, snd_nxt=self.snd_nxt, snd_max=self.snd_max,
-            more_to_come=more, end_of_message=self._w_eom and not more,
+            more_to_come=more, end_of_message=self._w_eom and not more, from_write=context == "copy",
         )
         ok = nagle_mod.may_send_short(self.variant, self.nagle, ctx)
         if (ok and more and p.write_more_hold and self.variant is not NagleVariant.OFF

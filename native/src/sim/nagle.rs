@@ -107,6 +107,8 @@ pub struct SendContext {
     pub snd_max: i64,
     pub more_to_come: bool,
     pub end_of_message: bool,
+    /// tcp_output called by sosend's PRU_SEND (nagle.py `from_write`).
+    pub from_write: bool,
 }
 
 impl SendContext {
@@ -133,9 +135,12 @@ pub struct NagleState {
     pub more_on_entry: bool,
     pub last_sb_cc: Option<i64>,
     pub last_end: Option<i64>,
+    /// MINSHALL remembers only shorts a write sent on an idle connection (nagle.py).
+    pub sml_idle_writes_only: bool,
+    pub last_idle_write: bool,
 }
 
-pub fn new_state(variant: NagleVariant, mclbytes: i64) -> NagleState {
+pub fn new_state(variant: NagleVariant, mclbytes: i64, sml_idle_writes_only: bool) -> NagleState {
     NagleState {
         variant,
         mclbytes,
@@ -152,6 +157,8 @@ pub fn new_state(variant: NagleVariant, mclbytes: i64) -> NagleState {
         more_on_entry: false,
         last_sb_cc: None,
         last_end: None,
+        sml_idle_writes_only,
+        last_idle_write: false,
     }
 }
 
@@ -180,6 +187,7 @@ fn dldet_release(state: &NagleState) -> bool {
 pub fn may_send_short(variant: NagleVariant, state: &mut NagleState, ctx: &SendContext) -> bool {
     state.last_sb_cc = Some(ctx.sb_cc);
     state.last_end = Some(ctx.snd_nxt + ctx.length);
+    state.last_idle_write = ctx.idle && ctx.from_write;
     if !ctx.emptying() {
         return false;
     }
@@ -225,10 +233,12 @@ pub fn on_segment_sent(state: &mut NagleState, _now: i64, seq: i64, length: i64,
         state.small_prev = false;
         return;
     }
-    state.snd_sml = Some(state.snd_sml.unwrap_or(0).max(seq + length));
+    let decided = state.last_end == Some(seq + length);
+    if !state.sml_idle_writes_only || (decided && state.last_idle_write) {
+        state.snd_sml = Some(state.snd_sml.unwrap_or(0).max(seq + length));
+    }
     // MSMV's tearing exemption: sb_cc a multiple of MCLBYTES when the emptying segment was
     // decided (nagle.py explains the reading of Mogul §5.2).
-    let decided = state.last_end == Some(seq + length);
     let aligned = decided && matches!(state.last_sb_cc, Some(cc) if cc % state.mclbytes == 0);
     state.small_prev = !aligned;
     if state.variant.dldet_family() && dldet_release(state) {
@@ -290,7 +300,7 @@ mod tests {
     fn ctx(length: i64, sb_cc: i64, idle: bool, una: i64, nxt: i64, max: i64, more: bool, eom: bool) -> SendContext {
         SendContext {
             now: 0, length, maxseg: 1460, off: nxt - una, sb_cc, idle, snd_una: una, snd_nxt: nxt, snd_max: max,
-            more_to_come: more, end_of_message: eom,
+            more_to_come: more, end_of_message: eom, from_write: true,
         }
     }
 
@@ -308,7 +318,7 @@ mod tests {
     #[test]
     fn a_segment_that_does_not_empty_the_buffer_is_held_by_every_variant() {
         for v in NagleVariant::ALL {
-            let mut st = new_state(v, 8192);
+            let mut st = new_state(v, 8192, false);
             assert!(!may_send_short(v, &mut st, &ctx(500, 2000, true, 0, 0, 0, false, true)), "{v:?}");
         }
     }
@@ -317,12 +327,12 @@ mod tests {
     fn the_classic_variants_on_a_busy_connection() {
         // 1000 bytes outstanding, a 500-byte tail that empties the buffer.
         let c = ctx(500, 1500, false, 0, 1000, 1000, false, true);
-        let mut st = new_state(NagleVariant::Nagle, 8192);
+        let mut st = new_state(NagleVariant::Nagle, 8192, false);
         assert!(!may_send_short(NagleVariant::Nagle, &mut st, &c));
-        assert!(may_send_short(NagleVariant::Off, &mut new_state(NagleVariant::Off, 8192), &c));
-        assert!(!may_send_short(NagleVariant::Cork, &mut new_state(NagleVariant::Cork, 8192), &ctx(500, 500, true, 0, 0, 0, false, true)));
+        assert!(may_send_short(NagleVariant::Off, &mut new_state(NagleVariant::Off, 8192, false), &c));
+        assert!(!may_send_short(NagleVariant::Cork, &mut new_state(NagleVariant::Cork, 8192, false), &ctx(500, 500, true, 0, 0, 0, false, true)));
         // Minshall: the outstanding data was full-sized, so the short one may go ...
-        let mut m = new_state(NagleVariant::Minshall, 8192);
+        let mut m = new_state(NagleVariant::Minshall, 8192, false);
         assert!(may_send_short(NagleVariant::Minshall, &mut m, &c));
         // ... but not while an earlier short segment is unacknowledged.
         on_segment_sent(&mut m, 0, 0, 300, 1460);
@@ -331,15 +341,38 @@ mod tests {
         assert_eq!(m.snd_sml, None);
         // Unacked-MSS: sends once more than one MSS is outstanding.
         let big = ctx(500, 2500, false, 0, 2000, 2000, false, true);
-        assert!(may_send_short(NagleVariant::UnackedMss, &mut new_state(NagleVariant::UnackedMss, 8192), &big));
-        assert!(!may_send_short(NagleVariant::UnackedMss, &mut new_state(NagleVariant::UnackedMss, 8192), &c));
+        assert!(may_send_short(NagleVariant::UnackedMss, &mut new_state(NagleVariant::UnackedMss, 8192, false), &big));
+        assert!(!may_send_short(NagleVariant::UnackedMss, &mut new_state(NagleVariant::UnackedMss, 8192, false), &c));
+    }
+
+    #[test]
+    fn mogul_minshall_remembers_only_shorts_a_write_sent_idle() {
+        // A short sent while data was outstanding does not hold the next one (personality.py).
+        let mut m = new_state(NagleVariant::Minshall, 8192, true);
+        let end_of_write = ctx(500, 1500, false, 0, 1000, 1000, false, true); // after full segments
+        assert!(may_send_short(NagleVariant::Minshall, &mut m, &end_of_write));
+        on_segment_sent(&mut m, 0, 1000, 500, 1460);
+        assert_eq!(m.snd_sml, None);
+        // One a write sent on an idle connection does.
+        let mut m = new_state(NagleVariant::Minshall, 8192, true);
+        let first = ctx(500, 500, true, 0, 0, 0, false, true);
+        assert!(may_send_short(NagleVariant::Minshall, &mut m, &first));
+        on_segment_sent(&mut m, 0, 0, 500, 1460);
+        assert_eq!(m.snd_sml, Some(500));
+        // An ACK's tcp_output (not a write) sending on an idle connection: not remembered.
+        let mut m = new_state(NagleVariant::Minshall, 8192, true);
+        let mut on_ack_ctx = ctx(500, 500, true, 0, 0, 0, false, true);
+        on_ack_ctx.from_write = false;
+        assert!(may_send_short(NagleVariant::Minshall, &mut m, &on_ack_ctx));
+        on_segment_sent(&mut m, 0, 0, 500, 1460);
+        assert_eq!(m.snd_sml, None);
     }
 
     #[test]
     fn eom_more_and_dldet_hooks() {
         let c = ctx(500, 1500, false, 0, 1000, 1000, false, false);
         // EOM: the last PRU_SEND of a multi-chunk write carries EOM.
-        let mut e = new_state(NagleVariant::Eom, 8192);
+        let mut e = new_state(NagleVariant::Eom, 8192, false);
         on_write_entry(&mut e, false);
         before_pru_send(&mut e, 100, 1000);
         assert!(!e.eom);
@@ -347,21 +380,21 @@ mod tests {
         assert!(e.eom);
         assert!(may_send_short(NagleVariant::Eom, &mut e, &c));
         // E+M: MORE holds the short segment while the write still has bytes to copy.
-        let mut em = new_state(NagleVariant::EM, 8192);
+        let mut em = new_state(NagleVariant::EM, 8192, false);
         on_write_entry(&mut em, true);
         before_pru_send(&mut em, 100, 1000);
         assert!(em.more && !em.eom);
         assert!(!may_send_short(NagleVariant::EM, &mut em, &ctx(500, 500, true, 0, 0, 0, true, false)));
         // DLDET: an application blocking on the socket releases the held segment once.
-        let mut d = new_state(NagleVariant::Dldet, 8192);
+        let mut d = new_state(NagleVariant::Dldet, 8192, false);
         assert!(!may_send_short(NagleVariant::Dldet, &mut d, &c));
         assert!(on_app_block(&mut d));
         assert!(may_send_short(NagleVariant::Dldet, &mut d, &c));
         on_segment_sent(&mut d, 0, 1000, 500, 1460);
         assert!(!d.dldet_cr);
-        assert!(!on_app_block(&mut new_state(NagleVariant::Nagle, 8192)));
+        assert!(!on_app_block(&mut new_state(NagleVariant::Nagle, 8192, false)));
         // Borman: NODELAY for the write that found the connection idle.
-        let mut b = new_state(NagleVariant::Borman, 8192);
+        let mut b = new_state(NagleVariant::Borman, 8192, false);
         on_write_entry(&mut b, true);
         before_pru_send(&mut b, 0, 1000);
         assert!(b.nodelay);
@@ -370,7 +403,7 @@ mod tests {
 
     #[test]
     fn msmv_forgives_a_short_packet_when_the_buffer_holds_whole_clusters() {
-        let mut s = new_state(NagleVariant::Msmv, 8192);
+        let mut s = new_state(NagleVariant::Msmv, 8192, false);
         // The emptying segment decided with sb_cc = 8192 (one whole cluster): not a small packet.
         let aligned = ctx(892, 8192, true, 0, 7300, 7300, false, false);
         assert!(may_send_short(NagleVariant::Msmv, &mut s, &aligned));

@@ -273,7 +273,7 @@ impl Host {
             lastidle: false,
             force: false,
             linux20_partial: false,
-            nagle: nagle_mod::new_state(variant, p.mclbytes),
+            nagle: nagle_mod::new_state(variant, p.mclbytes, p.minshall_idle_writes_only),
             dack: delack_mod::new_state(p, rcvbuf, 536),
             cc: cc_mod::new_state(p.recovery, 536, p.initial_cwnd_segments, p.linux_ca, cfg.cubic.unwrap_or(p.cubic)),
             cubic: cfg.cubic.unwrap_or(p.cubic),
@@ -662,7 +662,7 @@ impl Host {
             if length > 0 {
                 let mut nagle_ok = false;
                 if length < self.maxseg {
-                    nagle_ok = self.nagle_ok(net, now, length, off, idle, more_to_come, end_of_write, flush_partial);
+                    nagle_ok = self.nagle_ok(net, now, length, off, idle, more_to_come, end_of_write, flush_partial, context == Ctx::Copy);
                 }
                 reason = rules::bsd_send_reason(
                     length,
@@ -778,6 +778,7 @@ impl Host {
         more: bool,
         eow: bool,
         flush: bool,
+        from_write: bool,
     ) -> bool {
         let p = self.p;
         if p.family == Family::Linux20 {
@@ -795,6 +796,7 @@ impl Host {
             snd_max: self.snd_max,
             more_to_come: more,
             end_of_message: self.w_eom && !more,
+            from_write,
         };
         let ok = nagle_mod::may_send_short(self.variant, &mut self.nagle, &ctx);
         if ok

@@ -98,6 +98,8 @@ pub struct Personality {
     pub ts_tick_ns: i64,
     /// No short segment while a write() is part-way copied (personality.py `write_more_hold`).
     pub write_more_hold: bool,
+    /// Mogul's Tru64 MINSHALL: snd_sml only for shorts a write sent idle (personality.py).
+    pub minshall_idle_writes_only: bool,
 }
 
 pub const SUNOS41: Personality = Personality {
@@ -145,6 +147,7 @@ pub const SUNOS41: Personality = Personality {
     sack: false,
     ts_tick_ns: 10 * NS_PER_MS, // FreeBSD `ticks` at hz = 100
     write_more_hold: false,
+    minshall_idle_writes_only: false,
 };
 
 pub const BSD44: Personality = Personality {
@@ -191,6 +194,7 @@ pub const TRU64: Personality = Personality {
     default_rcvbuf: 32768,
     mbuf_threshold: 1024, // OSF/1 sosend (personality.py: why lowat_is_mss stays false)
     write_more_hold: true, // only a write's last segment is short (personality.py)
+    minshall_idle_writes_only: true, // inferred from Mogul's tables (personality.py)
     ..BSD44
 };
 
@@ -235,6 +239,7 @@ pub const LINUX: Personality = Personality {
     sack: true, // modern Linux: net.ipv4.tcp_sack = 1
     ts_tick_ns: NS_PER_MS, // TCP_TS_HZ = 1000
     write_more_hold: false,
+    minshall_idle_writes_only: false,
     linux_rtt: true,
     linux_ca: true,
     cubic: true,
