@@ -108,10 +108,16 @@ class NagleState:
     # remembers only a short segment that a write sent on an idle connection.
     sml_idle_writes_only: bool = False
     last_idle_write: bool = False
+    # TF_MORE kept natively (personality `write_more_hold`): no short segment while the write being
+    # copied has bytes left, whatever the variant (OFF and DLDET's release excepted).
+    native_more: bool = False
 
 
-def new_state(variant: NagleVariant, mclbytes: int = MCLBYTES_TRU64, sml_idle_writes_only: bool = False) -> NagleState:
-    return NagleState(variant=NagleVariant(variant), mclbytes=mclbytes, sml_idle_writes_only=sml_idle_writes_only)
+def new_state(
+    variant: NagleVariant, mclbytes: int = MCLBYTES_TRU64, sml_idle_writes_only: bool = False, native_more: bool = False
+) -> NagleState:
+    return NagleState(variant=NagleVariant(variant), mclbytes=mclbytes, sml_idle_writes_only=sml_idle_writes_only,
+                      native_more=native_more)
 
 
 def _short_unacked(state: NagleState, snd_una: int) -> bool:
@@ -141,6 +147,8 @@ def may_send_short(variant: NagleVariant, state: NagleState, ctx: SendContext) -
     if v is NagleVariant.CORK:
         # Linux never sends a short segment while corked, not even on an idle connection (Mogul §2.3).
         return False
+    if state.native_more and ctx.more_to_come and not (v in _DLDET_FAMILY and _dldet_release(state)):
+        return False  # only a write's last segment may be short (DLDET's release overrides MORE, figure 6)
     if v is NagleVariant.NAGLE:
         return ctx.idle
     if v is NagleVariant.UNACKED_MSS:
@@ -164,11 +172,6 @@ def may_send_short(variant: NagleVariant, state: NagleState, ctx: SendContext) -
     if v in _DLDET_FAMILY and _dldet_release(state):
         return True  # Mogul §5.6 / figure 6
     return False
-
-
-def dldet_releasing(variant: NagleVariant, state: NagleState) -> bool:
-    """DLDET is forcing a held short segment out for a blocked application (figure 6)."""
-    return variant in _DLDET_FAMILY and _dldet_release(state)
 
 
 def _dldet_release(state: NagleState) -> bool:

@@ -138,7 +138,7 @@ class Host:
         self._force = False
         self._linux20_partial = False
         # Nagle, delayed ACK, congestion.
-        self.nagle = nagle_mod.new_state(self.variant, p.mclbytes, p.minshall_idle_writes_only)
+        self.nagle = nagle_mod.new_state(self.variant, p.mclbytes, p.minshall_idle_writes_only, p.write_more_hold)
         self.dack = delack_mod.new_state(p, self.rcvbuf, 536)
         # TCP_CONGESTION: "reno" or "cubic" on a stack that counts in packets (modern Linux).
         if congestion not in (None, "reno", "cubic") or (congestion == "cubic" and not p.linux_ca):
@@ -521,9 +521,6 @@ class Host:
             more_to_come=more, end_of_message=self._w_eom and not more, from_write=context == "copy",
         )
         ok = nagle_mod.may_send_short(self.variant, self.nagle, ctx)
-        if (ok and more and p.write_more_hold and self.variant is not NagleVariant.OFF
-                and not nagle_mod.dldet_releasing(self.variant, self.nagle)):
-            return False  # only a write's last segment may be short (Personality.write_more_hold)
         if ok and p.moretocome and more and self.variant is NagleVariant.NAGLE:
             return False  # FreeBSD: step 2 also needs !TF_MORETOCOME (notes 1.3)
         return ok

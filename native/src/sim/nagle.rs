@@ -138,9 +138,11 @@ pub struct NagleState {
     /// MINSHALL remembers only shorts a write sent on an idle connection (nagle.py).
     pub sml_idle_writes_only: bool,
     pub last_idle_write: bool,
+    /// TF_MORE kept natively (personality.py `write_more_hold`).
+    pub native_more: bool,
 }
 
-pub fn new_state(variant: NagleVariant, mclbytes: i64, sml_idle_writes_only: bool) -> NagleState {
+pub fn new_state(variant: NagleVariant, mclbytes: i64, sml_idle_writes_only: bool, native_more: bool) -> NagleState {
     NagleState {
         variant,
         mclbytes,
@@ -159,6 +161,7 @@ pub fn new_state(variant: NagleVariant, mclbytes: i64, sml_idle_writes_only: boo
         last_end: None,
         sml_idle_writes_only,
         last_idle_write: false,
+        native_more,
     }
 }
 
@@ -172,11 +175,6 @@ fn eom_flag(state: &NagleState, ctx: &SendContext) -> bool {
 
 fn more_flag(state: &NagleState, ctx: &SendContext) -> bool {
     if state.hooks_used { state.more } else { ctx.more_to_come }
-}
-
-/// DLDET is forcing a held short segment out for a blocked application (nagle.py `dldet_releasing`).
-pub fn dldet_releasing(variant: NagleVariant, state: &NagleState) -> bool {
-    variant.dldet_family() && dldet_release(state)
 }
 
 fn dldet_release(state: &NagleState) -> bool {
@@ -195,6 +193,12 @@ pub fn may_send_short(variant: NagleVariant, state: &mut NagleState, ctx: &SendC
     match v {
         NagleVariant::Off => return true,
         NagleVariant::Cork => return false,
+        _ => {}
+    }
+    if state.native_more && ctx.more_to_come && !(v.dldet_family() && dldet_release(state)) {
+        return false; // only a write's last segment may be short (DLDET's release overrides MORE)
+    }
+    match v {
         NagleVariant::Nagle => return ctx.idle,
         NagleVariant::UnackedMss => return ctx.idle || (ctx.snd_max - ctx.snd_una) > ctx.maxseg,
         _ => {}
@@ -318,7 +322,7 @@ mod tests {
     #[test]
     fn a_segment_that_does_not_empty_the_buffer_is_held_by_every_variant() {
         for v in NagleVariant::ALL {
-            let mut st = new_state(v, 8192, false);
+            let mut st = new_state(v, 8192, false, false);
             assert!(!may_send_short(v, &mut st, &ctx(500, 2000, true, 0, 0, 0, false, true)), "{v:?}");
         }
     }
@@ -327,12 +331,12 @@ mod tests {
     fn the_classic_variants_on_a_busy_connection() {
         // 1000 bytes outstanding, a 500-byte tail that empties the buffer.
         let c = ctx(500, 1500, false, 0, 1000, 1000, false, true);
-        let mut st = new_state(NagleVariant::Nagle, 8192, false);
+        let mut st = new_state(NagleVariant::Nagle, 8192, false, false);
         assert!(!may_send_short(NagleVariant::Nagle, &mut st, &c));
-        assert!(may_send_short(NagleVariant::Off, &mut new_state(NagleVariant::Off, 8192, false), &c));
-        assert!(!may_send_short(NagleVariant::Cork, &mut new_state(NagleVariant::Cork, 8192, false), &ctx(500, 500, true, 0, 0, 0, false, true)));
+        assert!(may_send_short(NagleVariant::Off, &mut new_state(NagleVariant::Off, 8192, false, false), &c));
+        assert!(!may_send_short(NagleVariant::Cork, &mut new_state(NagleVariant::Cork, 8192, false, false), &ctx(500, 500, true, 0, 0, 0, false, true)));
         // Minshall: the outstanding data was full-sized, so the short one may go ...
-        let mut m = new_state(NagleVariant::Minshall, 8192, false);
+        let mut m = new_state(NagleVariant::Minshall, 8192, false, false);
         assert!(may_send_short(NagleVariant::Minshall, &mut m, &c));
         // ... but not while an earlier short segment is unacknowledged.
         on_segment_sent(&mut m, 0, 0, 300, 1460);
@@ -341,26 +345,26 @@ mod tests {
         assert_eq!(m.snd_sml, None);
         // Unacked-MSS: sends once more than one MSS is outstanding.
         let big = ctx(500, 2500, false, 0, 2000, 2000, false, true);
-        assert!(may_send_short(NagleVariant::UnackedMss, &mut new_state(NagleVariant::UnackedMss, 8192, false), &big));
-        assert!(!may_send_short(NagleVariant::UnackedMss, &mut new_state(NagleVariant::UnackedMss, 8192, false), &c));
+        assert!(may_send_short(NagleVariant::UnackedMss, &mut new_state(NagleVariant::UnackedMss, 8192, false, false), &big));
+        assert!(!may_send_short(NagleVariant::UnackedMss, &mut new_state(NagleVariant::UnackedMss, 8192, false, false), &c));
     }
 
     #[test]
     fn mogul_minshall_remembers_only_shorts_a_write_sent_idle() {
         // A short sent while data was outstanding does not hold the next one (personality.py).
-        let mut m = new_state(NagleVariant::Minshall, 8192, true);
+        let mut m = new_state(NagleVariant::Minshall, 8192, true, false);
         let end_of_write = ctx(500, 1500, false, 0, 1000, 1000, false, true); // after full segments
         assert!(may_send_short(NagleVariant::Minshall, &mut m, &end_of_write));
         on_segment_sent(&mut m, 0, 1000, 500, 1460);
         assert_eq!(m.snd_sml, None);
         // One a write sent on an idle connection does.
-        let mut m = new_state(NagleVariant::Minshall, 8192, true);
+        let mut m = new_state(NagleVariant::Minshall, 8192, true, false);
         let first = ctx(500, 500, true, 0, 0, 0, false, true);
         assert!(may_send_short(NagleVariant::Minshall, &mut m, &first));
         on_segment_sent(&mut m, 0, 0, 500, 1460);
         assert_eq!(m.snd_sml, Some(500));
         // An ACK's tcp_output (not a write) sending on an idle connection: not remembered.
-        let mut m = new_state(NagleVariant::Minshall, 8192, true);
+        let mut m = new_state(NagleVariant::Minshall, 8192, true, false);
         let mut on_ack_ctx = ctx(500, 500, true, 0, 0, 0, false, true);
         on_ack_ctx.from_write = false;
         assert!(may_send_short(NagleVariant::Minshall, &mut m, &on_ack_ctx));
@@ -372,7 +376,7 @@ mod tests {
     fn eom_more_and_dldet_hooks() {
         let c = ctx(500, 1500, false, 0, 1000, 1000, false, false);
         // EOM: the last PRU_SEND of a multi-chunk write carries EOM.
-        let mut e = new_state(NagleVariant::Eom, 8192, false);
+        let mut e = new_state(NagleVariant::Eom, 8192, false, false);
         on_write_entry(&mut e, false);
         before_pru_send(&mut e, 100, 1000);
         assert!(!e.eom);
@@ -380,21 +384,21 @@ mod tests {
         assert!(e.eom);
         assert!(may_send_short(NagleVariant::Eom, &mut e, &c));
         // E+M: MORE holds the short segment while the write still has bytes to copy.
-        let mut em = new_state(NagleVariant::EM, 8192, false);
+        let mut em = new_state(NagleVariant::EM, 8192, false, false);
         on_write_entry(&mut em, true);
         before_pru_send(&mut em, 100, 1000);
         assert!(em.more && !em.eom);
         assert!(!may_send_short(NagleVariant::EM, &mut em, &ctx(500, 500, true, 0, 0, 0, true, false)));
         // DLDET: an application blocking on the socket releases the held segment once.
-        let mut d = new_state(NagleVariant::Dldet, 8192, false);
+        let mut d = new_state(NagleVariant::Dldet, 8192, false, false);
         assert!(!may_send_short(NagleVariant::Dldet, &mut d, &c));
         assert!(on_app_block(&mut d));
         assert!(may_send_short(NagleVariant::Dldet, &mut d, &c));
         on_segment_sent(&mut d, 0, 1000, 500, 1460);
         assert!(!d.dldet_cr);
-        assert!(!on_app_block(&mut new_state(NagleVariant::Nagle, 8192, false)));
+        assert!(!on_app_block(&mut new_state(NagleVariant::Nagle, 8192, false, false)));
         // Borman: NODELAY for the write that found the connection idle.
-        let mut b = new_state(NagleVariant::Borman, 8192, false);
+        let mut b = new_state(NagleVariant::Borman, 8192, false, false);
         on_write_entry(&mut b, true);
         before_pru_send(&mut b, 0, 1000);
         assert!(b.nodelay);
@@ -403,7 +407,7 @@ mod tests {
 
     #[test]
     fn msmv_forgives_a_short_packet_when_the_buffer_holds_whole_clusters() {
-        let mut s = new_state(NagleVariant::Msmv, 8192, false);
+        let mut s = new_state(NagleVariant::Msmv, 8192, false, false);
         // The emptying segment decided with sb_cc = 8192 (one whole cluster): not a small packet.
         let aligned = ctx(892, 8192, true, 0, 7300, 7300, false, false);
         assert!(may_send_short(NagleVariant::Msmv, &mut s, &aligned));

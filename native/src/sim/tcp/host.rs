@@ -273,7 +273,7 @@ impl Host {
             lastidle: false,
             force: false,
             linux20_partial: false,
-            nagle: nagle_mod::new_state(variant, p.mclbytes, p.minshall_idle_writes_only),
+            nagle: nagle_mod::new_state(variant, p.mclbytes, p.minshall_idle_writes_only, p.write_more_hold),
             dack: delack_mod::new_state(p, rcvbuf, 536),
             cc: cc_mod::new_state(p.recovery, 536, p.initial_cwnd_segments, p.linux_ca, cfg.cubic.unwrap_or(p.cubic)),
             cubic: cfg.cubic.unwrap_or(p.cubic),
@@ -799,14 +799,6 @@ impl Host {
             from_write,
         };
         let ok = nagle_mod::may_send_short(self.variant, &mut self.nagle, &ctx);
-        if ok
-            && more
-            && p.write_more_hold
-            && self.variant != NagleVariant::Off
-            && !nagle_mod::dldet_releasing(self.variant, &self.nagle)
-        {
-            return false; // only a write's last segment may be short (personality.py)
-        }
         if ok && p.moretocome && more && self.variant == NagleVariant::Nagle {
             return false; // FreeBSD: step 2 also needs !TF_MORETOCOME (notes 1.3)
         }
