@@ -121,7 +121,8 @@ class Personality:
     # with bytes of it left (Mogul's TF_MORE, section 5.4, kept set across the sleep). Only a
     # write's last segment can be short, as Mogul's section 3.3 model of OF+SFS assumes (delayed
     # iff (2N+1)*MSS < length < (2N+2)*MSS); a write that has copied nothing yet does not count.
-    # TCP_NODELAY (Nagle OFF) is not held.
+    # Not held: TCP_NODELAY (Nagle OFF) and DLDET's forced release (Mogul figure 6 overrides MORE).
+    # The Nagle module applies it (NagleState.native_more); the host marks a sleeping writer.
     write_more_hold: bool = False
     # Nagle variant MINSHALL as Mogul measured it on his Tru64 kernel (tables 4 and 5): a short
     # segment waits only while one that a write() sent on an idle connection is unacknowledged.
