@@ -105,7 +105,7 @@ class NagleState:
     last_sb_cc: int | None = None
     last_end: int | None = None
     # MINSHALL as Mogul's Tru64 kernel measured (personality `minshall_idle_writes_only`): snd_sml
-    # remembers only a short segment that a write sent on an idle connection.
+    # remembers only a short segment that a write sent alone on an idle connection.
     sml_idle_writes_only: bool = False
     last_idle_write: bool = False
     # TF_MORE kept natively (personality `write_more_hold`): no short segment while the write being
@@ -137,7 +137,8 @@ def may_send_short(variant: NagleVariant, state: NagleState, ctx: SendContext) -
     """The Nagle test (step 2 of the BSD order): may this short segment go now?"""
     state.last_sb_cc = ctx.sb_cc
     state.last_end = ctx.snd_nxt + ctx.length
-    state.last_idle_write = ctx.idle and ctx.from_write
+    # Alone: nothing unacknowledged ahead of it, not even full segments this same call just sent.
+    state.last_idle_write = ctx.idle and ctx.from_write and ctx.snd_nxt == ctx.snd_una
     if not ctx.emptying:
         # Every variant keeps BSD's "only the segment that empties the buffer" (figure 3, figure 4).
         return False

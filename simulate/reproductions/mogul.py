@@ -14,6 +14,10 @@ size is not a multiple of MSS"), tests the writer's low-water mark (MCLBYTES = 8
 copy round, and copies as DEC OSF/1 sosend does (uipc_socket.c, `mbufthreshold = 1024`): a
 write with at least 1024 bytes left gets a cluster of min(resid, MCLBYTES) whatever space the
 round has left, one PRU_SEND each, so a round can overshoot the buffer by up to a cluster.
+Full size, 2026-11-23, MINSHALL remembering only a short segment a write sent alone on an idle
+connection (not one that follows full segments in the same tcp_output call: the 1176-byte end of an
+Ethernet 4 KB write, which stalled 4100..7000-byte responses, 2.9 % where the paper has 0.3-1.1 %):
+table 4 tau-b 0.84 (was 0.78), MINSHALL and MIN+MORE 0.0 % in every cell; table 5 identical.
 Full size, 2026-11-23, with tru64's write_more_hold and minshall_idle_writes_only (personality.py;
 MINSHALL remembers only a short segment that a write sent on an idle connection, as the three cases
 (A) to (C) below and the 32 KB write boundary require; inferred from the tables, not from source):

@@ -125,14 +125,19 @@ class Personality:
     # The Nagle module applies it (NagleState.native_more); the host marks a sleeping writer.
     write_more_hold: bool = False
     # Nagle variant MINSHALL as Mogul measured it on his Tru64 kernel (tables 4 and 5): a short
-    # segment waits only while one that a write() sent on an idle connection is unacknowledged.
-    # His figure 9 case holds (a 4 KB write leaves alone, the next waits for the ACK); a short sent
-    # while data was outstanding (a write's end after full segments) or by an ACK's tcp_output
-    # (the rest of the buffer after a refill) does not hold the next one. Inferred from the
-    # tables, not from source (the paper leaves the code to Minshall's draft): with the literal
-    # rule FDDI MINSHALL scores 66.4 % (4 KB writes) and 14.6 % (32 KB writes) with a 16 KB
-    # buffer where the paper has 8.8 % and 0.0 %, while its EOM and MSMV stall at the same write
-    # boundaries (14.1 % and 10.3 %). False: every short segment sent counts (Linux
+    # segment waits only while one that a write() sent alone on an idle connection (nothing else
+    # unacknowledged as it left) is unacknowledged. His figure 9 case holds (a 4 KB write leaves
+    # alone on FDDI, the next waits for the ACK); these do not hold the next one:
+    # - a short sent while data was outstanding (a write's end after full segments), including
+    #   one that follows full segments in the same idle tcp_output call: on Ethernet a 4 KB write
+    #   leaves as 1460 + 1460 + 1176, and his MINSHALL scores 0.3-1.1 % in every 4 KB column of
+    #   table 4 ("does well ... except when app_buf_size is smaller than the MSS", section 8),
+    #   where counting the 1176 stalls 4100..7000 bytes (2.9 %);
+    # - a short sent by an ACK's tcp_output (the rest of the buffer after a refill).
+    # Inferred from the tables, not from source (the paper leaves the code to Minshall's draft):
+    # with the literal rule FDDI MINSHALL scores 66.4 % (4 KB writes) and 14.6 % (32 KB writes)
+    # with a 16 KB buffer where the paper has 8.8 % and 0.0 %, while its EOM and MSMV stall at the
+    # same write boundaries (14.1 % and 10.3 %). False: every short segment sent counts (Linux
     # tcp_minshall_update, notes 1.4).
     minshall_idle_writes_only: bool = False
 

@@ -135,7 +135,7 @@ pub struct NagleState {
     pub more_on_entry: bool,
     pub last_sb_cc: Option<i64>,
     pub last_end: Option<i64>,
-    /// MINSHALL remembers only shorts a write sent on an idle connection (nagle.py).
+    /// MINSHALL remembers only shorts a write sent alone on an idle connection (nagle.py).
     pub sml_idle_writes_only: bool,
     pub last_idle_write: bool,
     /// TF_MORE kept natively (personality.py `write_more_hold`).
@@ -185,7 +185,8 @@ fn dldet_release(state: &NagleState) -> bool {
 pub fn may_send_short(variant: NagleVariant, state: &mut NagleState, ctx: &SendContext) -> bool {
     state.last_sb_cc = Some(ctx.sb_cc);
     state.last_end = Some(ctx.snd_nxt + ctx.length);
-    state.last_idle_write = ctx.idle && ctx.from_write;
+    // Alone: nothing unacknowledged ahead of it, not even full segments this same call just sent.
+    state.last_idle_write = ctx.idle && ctx.from_write && ctx.snd_nxt == ctx.snd_una;
     if !ctx.emptying() {
         return false;
     }
@@ -369,6 +370,13 @@ mod tests {
         on_ack_ctx.from_write = false;
         assert!(may_send_short(NagleVariant::Minshall, &mut m, &on_ack_ctx));
         on_segment_sent(&mut m, 0, 0, 500, 1460);
+        assert_eq!(m.snd_sml, None);
+        // A write's short that follows full segments in the same idle call (Ethernet, 4 KB write:
+        // 1460 + 1460 + 1176): not remembered, so the next write's short goes.
+        let mut m = new_state(NagleVariant::Minshall, 8192, true, false);
+        let after_full = ctx(1176, 4096, true, 0, 2920, 2920, false, true);
+        assert!(may_send_short(NagleVariant::Minshall, &mut m, &after_full));
+        on_segment_sent(&mut m, 0, 2920, 1176, 1460);
         assert_eq!(m.snd_sml, None);
     }
 
