@@ -38,6 +38,20 @@ def test_dldet_scores_zero_where_nagle_does_not_and_runs_are_reproducible():
     assert _json(ARGS + ["--nagle", "NAGLE", "--seed", "5"]) == nagle
 
 
+def test_think_time_is_a_parameter_outside_each_sample():
+    """--think-ms: the client's time between responses. It is not measured (OFF, which never
+    waits for a tick, gives the same samples) but it moves later requests in the client's 200 ms
+    tick period, so NAGLE's delays change (tests/test_sim_naglemark_hosts.py holds the mechanism)."""
+    off = _json(ARGS + ["--nagle", "OFF"])
+    off_think = _json(ARGS + ["--nagle", "OFF", "--think-ms", "25"])
+    assert off["parameters"]["think_ns"] == 0 and off_think["parameters"]["think_ns"] == 25_000_000
+    assert off["responses"] == off_think["responses"]
+    nagle = _json(ARGS + ["--nagle", "NAGLE"])
+    assert _json(ARGS + ["--nagle", "NAGLE", "--think-ms", "25"])["responses"] != nagle["responses"]
+    r = CliRunner().invoke(app, ARGS + ["--think-ms", "-1"])
+    assert r.exit_code == ExitCode.USAGE
+
+
 def test_bad_variant_and_trial_are_usage_errors():
     r = CliRunner().invoke(app, ARGS + ["--nagle", "NAGEL"])
     assert r.exit_code == ExitCode.USAGE and "unknown Nagle variant" in r.output

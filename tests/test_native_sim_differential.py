@@ -491,6 +491,25 @@ def test_naglemark_trial_identical(case: tuple) -> None:
     assert raw["connections"] == (len(lengths) if nm.TrialType(trial).per_request else 1)
 
 
+@pytest.mark.parametrize("trial", ["S", "s", "R", "r"])
+@pytest.mark.parametrize("link, variant", [("ethernet10", "NAGLE"), ("fddi", "EOM")])
+def test_naglemark_trial_with_a_think_time_identical(trial: str, link: str, variant: str) -> None:
+    """The client's think time between responses (one more event per response in both engines)."""
+    from stallscope.simulate.apps import naglemark as nm
+    from stallscope.simulate.apps.naglemark_net import make_network
+
+    lengths = nm.response_lengths(nm.TrialType(trial), 40, seed=3)
+    kw = dict(personality="tru64", link=link, variant=variant, sockbuf=16384, receiver_inference=False, seed=3)
+    net, rate = make_network(**kw)
+    think = 7_300_000
+    py = nm.run_trial(net, trial=nm.TrialType(trial), app_buf=4096, sockbuf=16384, raw_rate_bps=rate,
+                      lengths=lengths, think_ns=think)
+    rs, raw = native_core.naglemark_trial(**kw, trial=trial, app_buf=4096, lengths=lengths, engine="native",
+                                          think_ns=think)
+    assert list(py.samples) == list(rs.samples), _first_difference(list(py.samples), list(rs.samples))
+    assert (py.finished_ns, net.sim.now, net.sim.events_run) == (rs.finished_ns, raw["now"], raw["events"])
+
+
 def test_lazy_records_behave_as_the_list() -> None:
     """A native BulkResult's records build on first use, compare equal to the Python run's list,
     agree with the column view of the same trace, and pickle as a plain list."""

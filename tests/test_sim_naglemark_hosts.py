@@ -10,11 +10,11 @@ from stallscope.simulate.engine import NS_PER_MS
 from stallscope.simulate.nagle import NagleVariant as V
 
 
-def run(variant, lengths, *, link="ethernet10", trial="S", app_buf=131072, sockbuf=131072, seed=0):
+def run(variant, lengths, *, link="ethernet10", trial="S", app_buf=131072, sockbuf=131072, seed=0, think_ns=0):
     net, rate = make_network(personality="tru64", link=link, variant=variant, sockbuf=sockbuf,
                              receiver_inference=False, seed=seed)
     res = nm.run_trial(net, trial=nm.TrialType(trial), app_buf=app_buf, sockbuf=sockbuf, raw_rate_bps=rate,
-                       lengths=lengths)
+                       lengths=lengths, think_ns=think_ns)
     return {s.length: s.elapsed_ns for s in res.samples}, net
 
 
@@ -93,3 +93,29 @@ def test_receiver_inference_delays_msmv_on_the_papers_12289_byte_example(trial):
     cutoff = nm.cutoff_ns(12289, 100_000_000)
     assert elapsed(False) < 5 * NS_PER_MS
     assert elapsed(True) > cutoff
+
+
+@pytest.mark.parametrize("trial", ["S", "s"])
+def test_the_clients_think_time_shortens_phase_locked_delays_by_itself(trial):
+    """Mogul §3.2: consecutive delayed responses phase-lock to the client's 200 ms tick, so each
+    waits from its request to the next tick. A think time between responses (outside the measured
+    interval) moves the request later in the tick period: each phase-locked delay is that much
+    shorter, while an undelayed response is not measured any longer."""
+    delayed = [10400, 10500, 10600, 10700, 10800]  # 7 full segments and a short one: OF+SFS
+    plain, _ = run(V.NAGLE, delayed, trial=trial)
+    think, _ = run(V.NAGLE, delayed, trial=trial, think_ns=25 * NS_PER_MS)
+    for n in delayed[1:]:
+        assert 190 * NS_PER_MS < plain[n] <= 201 * NS_PER_MS, (n, plain[n])
+        assert abs((plain[n] - think[n]) - 25 * NS_PER_MS) < 1 * NS_PER_MS, (n, plain[n], think[n])
+    undelayed = [9000, 9100]  # six full segments and a short one: the receiver ACKs the sixth at once
+    a, _ = run(V.NAGLE, undelayed, trial=trial)
+    b, _ = run(V.NAGLE, undelayed, trial=trial, think_ns=25 * NS_PER_MS)
+    assert a == b
+
+
+def test_a_negative_think_time_is_refused():
+    net, rate = make_network(personality="tru64", link="ethernet10", variant=V.NAGLE, sockbuf=16384,
+                             receiver_inference=False, seed=0)
+    with pytest.raises(ValueError, match="think time"):
+        nm.run_trial(net, trial=nm.TrialType.S, app_buf=4096, sockbuf=16384, raw_rate_bps=rate, lengths=[100],
+                     think_ns=-1)

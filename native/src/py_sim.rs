@@ -355,7 +355,7 @@ fn path_dict<'py>(py: Python<'py>, out: &BulkOutcome) -> PyResult<Bound<'py, PyD
 }
 
 /// One naglemark trial natively: `config` holds personality, link, variant, sockbuf,
-/// receiver_inference, per_request, app_buf, lengths; `rng_state` is the generator after
+/// receiver_inference, per_request, app_buf, lengths, think_ns; `rng_state` is the generator after
 /// make_network's two tick-phase draws `phases` (client, server). Returns samples as
 /// (length, elapsed_ns) pairs, finished_ns, events, now and connections.
 #[pyfunction]
@@ -378,6 +378,7 @@ fn naglemark_trial<'py>(
         lengths: get(config, "lengths")?,
         client_tick_phase_ns: phases.0,
         server_tick_phase_ns: phases.1,
+        think_ns: get(config, "think_ns")?,
     };
     let rng = PyRandom::from_state(&rng_state.0, rng_state.1).map_err(PyValueError::new_err)?;
     let out = py.allow_threads(|| run_trial(&cfg, rng)).map_err(PyValueError::new_err)?;

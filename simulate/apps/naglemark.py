@@ -4,7 +4,9 @@ A client sends a small request; the server answers with a response of the reques
 written in `app_buf`-sized write() calls into a socket whose send buffer is `sockbuf`; the client
 measures from sending the request to receiving the last response byte. One trial is 1000
 responses whose lengths run sequentially 100, 200, ... 100000 bytes or are uniform random in
-1..100000, over one connection per request or one for all (Mogul table 2: s, S, r, R).
+1..100000, over one connection per request or one for all (Mogul table 2: s, S, r, R). The
+client may spend a think time between a response's last byte and its next request (or connect);
+it is never part of a sample (the Mogul reproductions calibrate it, reproductions/mogul.py).
 
 The app runs on any transport offering `Network.connect` and `AppSocket` (blocking write/read
 semantics expressed as callbacks); the TCP hosts in simulate/tcp provide one.
@@ -145,6 +147,9 @@ class _Client:
     app_buf: int
     lengths: list[int]
     on_finished: Callable[[int], None]
+    # The client's own time between receiving a response's last byte and sending (or, one
+    # connection per request, connecting for) the next request: outside every measured interval.
+    think_ns: int = 0
     samples: list[Sample] = field(default_factory=list)
     _server_queue: list[int] = field(default_factory=list)
     _sock: AppSocket | None = None
@@ -193,7 +198,12 @@ class _Client:
             assert self._sock is not None
             self._sock.close()
             self._server_queue = []
-            self.network.connect(self._established)
+            if self.think_ns:
+                self.network.sim.after(self.think_ns, lambda t: self.network.connect(self._established))
+            else:
+                self.network.connect(self._established)
+        elif self.think_ns:
+            self.network.sim.after(self.think_ns, self._request)
         else:
             self._request(now)
 
@@ -221,14 +231,18 @@ def run_trial(
     raw_rate_bps: int,
     lengths: list[int],
     until_ns: int | None = None,
+    think_ns: int = 0,
 ) -> TrialResult:
-    """Run one trial to completion on `network` (its simulator is driven here)."""
+    """Run one trial to completion on `network` (its simulator is driven here). `think_ns`: the
+    client's time between a response's last byte and its next request (not measured)."""
     if app_buf <= 0:
         raise ValueError(f"naglemark: app_buf must be positive, got {app_buf}")
+    if think_ns < 0:
+        raise ValueError(f"naglemark: think time must not be negative, got {think_ns}")
     if not lengths:
         raise ValueError("naglemark: a trial needs at least one response length")
     finished: list[int] = []
-    client = _Client(network, TrialType(trial), app_buf, list(lengths), finished.append)
+    client = _Client(network, TrialType(trial), app_buf, list(lengths), finished.append, think_ns)
     sim = network.sim
     sim.schedule(sim.now, client.start)
     # Free-running timers (the 200 ms tick) keep the queue non-empty: run in slices until done.

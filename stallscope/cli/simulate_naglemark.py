@@ -28,6 +28,7 @@ def naglemark(
     trial: Annotated[str, typer.Option("--trial", help="s, S (sequential lengths), r, R (random); lower case = one connection per request.")] = "S",
     receiver_inference: Annotated[OnOff, typer.Option("--receiver-inference", help="Client's Tru64 small-sender ACK inference (Mogul §9).")] = OnOff.off,
     responses: Annotated[int, typer.Option("--responses", min=1, max=1000, help="Responses per trial (1000 in the paper).")] = 1000,
+    think_ms: Annotated[float, typer.Option("--think-ms", min=0.0, help="Client's time between a response's last byte and its next request, not measured (stallscope reproduce mogul-table4/5 use 25, calibrated).")] = 0.0,
     seed: SeedOption = 0,
     fmt: TableOrJsonOption = TableOrJson.table,
     output: OutputOption = None,
@@ -54,7 +55,9 @@ def naglemark(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(ExitCode.USAGE) from None
     spec = TrialSpec(link, variant, app_buf, sockbuf, trial_type, seed, responses, personality, receiver_inference is OnOff.on)
-    result = nm.run_trial(network, trial=trial_type, app_buf=app_buf, sockbuf=sockbuf, raw_rate_bps=rate, lengths=trial_lengths(spec))
+    think_ns = round(think_ms * 1_000_000)
+    result = nm.run_trial(network, trial=trial_type, app_buf=app_buf, sockbuf=sockbuf, raw_rate_bps=rate,
+                          lengths=trial_lengths(spec), think_ns=think_ns)
     rows = [
         {"length": s.length, "elapsed_ns": s.elapsed_ns, "cutoff_ns": nm.cutoff_ns(s.length, rate),
          "delayed": s.elapsed_ns > nm.cutoff_ns(s.length, rate)}
@@ -66,7 +69,7 @@ def naglemark(
             "parameters": {
                 "personality": personality, "link": link, "nagle": variant.value, "app_buf": app_buf,
                 "sockbuf": sockbuf, "trial": trial_type.value, "receiver_inference": receiver_inference.value,
-                "responses": responses, "seed": seed, "raw_rate_bps": rate,
+                "responses": responses, "seed": seed, "raw_rate_bps": rate, "think_ns": think_ns,
             },
             "score_pct": result.score_pct,
             "responses": [{"length": r["length"], "elapsed_ns": r["elapsed_ns"]} for r in rows],

@@ -58,6 +58,8 @@ pub enum App {
 pub enum AppEvent {
     /// BulkWriter._next after think time.
     WriterNext,
+    /// naglemark's client sends its next request after its think time (_Client._request).
+    NmRequest,
 }
 
 impl BulkWriter {
@@ -136,6 +138,7 @@ pub fn read_data(h: &mut Host, net: &mut Net, now: Ns, n: u64) {
 pub fn handle(h: &mut Host, net: &mut Net, now: Ns, ev: AppEvent) {
     match ev {
         AppEvent::WriterNext => writer_next(h, net, now),
+        AppEvent::NmRequest => super::naglemark::client_request(h, net, now),
     }
 }
 

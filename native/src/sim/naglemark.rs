@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 
-use super::app::{App, NmServer};
+use super::app::{App, AppEvent, NmServer};
 use super::engine::{Ns, NS_PER_S};
 use super::link::{preset, SerialLink};
 use super::nagle::NagleVariant;
@@ -33,6 +33,8 @@ pub struct TrialConfig {
     pub lengths: Vec<u64>,
     pub client_tick_phase_ns: Ns,
     pub server_tick_phase_ns: Ns,
+    /// The client's time between a response's last byte and its next request (not measured).
+    pub think_ns: Ns,
 }
 
 #[derive(Clone, Debug)]
@@ -55,6 +57,7 @@ pub struct Naglemark {
     infer: bool,
     per_request: bool,
     app_buf: u64,
+    think_ns: Ns,
     client_phase: Ns,
     server_phase: Ns,
     lengths: Vec<u64>,
@@ -159,7 +162,7 @@ pub fn client_established(h: &mut Host, net: &mut Net, now: Ns) {
     client_request(h, net, now);
 }
 
-fn client_request(h: &mut Host, net: &mut Net, now: Ns) {
+pub fn client_request(h: &mut Host, net: &mut Net, now: Ns) {
     let state = nm(net);
     let i = state.samples.len();
     state.length = state.lengths[i];
@@ -202,9 +205,17 @@ pub fn client_read_data(h: &mut Host, net: &mut Net, now: Ns, n: u64) {
         h.close(net, now);
         nm(net).finished = Some(now);
     } else if state.per_request {
+        let think = state.think_ns;
         h.close(net, now);
         nm(net).server_queue.clear();
-        connect(net, now);
+        if think > 0 {
+            net.schedule(now + think, Event::Start); // connect after the think time
+        } else {
+            connect(net, now);
+        }
+    } else if state.think_ns > 0 {
+        let at = now + state.think_ns;
+        net.schedule(at, Event::App(h.index, AppEvent::NmRequest));
     } else {
         client_request(h, net, now);
     }
@@ -251,6 +262,9 @@ pub fn run_trial(cfg: &TrialConfig, rng: super::rng::PyRandom) -> Result<TrialOu
         Some(pre) if pre.rate_bps > 0 => {}
         _ => return Err(format!("unknown link preset {:?} for naglemark", cfg.link)),
     }
+    if cfg.think_ns < 0 {
+        return Err(format!("naglemark: think time must not be negative, got {}", cfg.think_ns));
+    }
     if cfg.sockbuf == 0 || cfg.app_buf == 0 || cfg.lengths.is_empty() {
         return Err("naglemark: sockbuf, app_buf and the lengths must be positive / non-empty".into());
     }
@@ -263,6 +277,7 @@ pub fn run_trial(cfg: &TrialConfig, rng: super::rng::PyRandom) -> Result<TrialOu
         infer: cfg.receiver_inference,
         per_request: cfg.per_request,
         app_buf: cfg.app_buf,
+        think_ns: cfg.think_ns,
         client_phase: cfg.client_tick_phase_ns,
         server_phase: cfg.server_tick_phase_ns,
         lengths: cfg.lengths.clone(),
@@ -286,7 +301,7 @@ pub fn run_trial(cfg: &TrialConfig, rng: super::rng::PyRandom) -> Result<TrialOu
                 let to = net.deliver_to(now, l, &seg);
                 with_host(&mut net, to, |h, net| h.receive(net, now, seg));
             }
-            Event::Start => connect(&mut net, now),
+            Event::Start => connect(&mut net, now), // the first, and each after a think time
             Event::Retire(k) => {
                 let (a, b) = nm(&mut net).pairs[k as usize];
                 for i in [a, b] {
