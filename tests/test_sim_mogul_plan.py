@@ -18,6 +18,15 @@ def test_sequential_trials_run_once_and_random_ones_per_repetition():
     assert seeds == {0, 1, 2}
 
 
+def test_a_table_subsamples_only_its_random_trials():
+    """A sequential trial's delays depend on how long ago the previous delay was released, so a
+    table (CI size or not) runs every sequential length; `responses` thins the random draws."""
+    specs = mogul.table_specs("ethernet10", responses=100, random_repetitions=2)
+    assert {s.responses for s in specs if s.trial.sequential} == {nm.RESPONSES_PER_TRIAL}
+    assert {s.responses for s in specs if not s.trial.sequential} == {100}
+    assert {s.think_ns for s in specs} == {mogul.CLIENT_THINK_NS}
+
+
 def test_subsampled_sequential_lengths_spread_over_the_whole_range():
     spec = mogul.TrialSpec("fddi", mogul.TABLE_VARIANTS[0], 4096, 16384, nm.TrialType.S, 0, responses=100)
     lengths = mogul.trial_lengths(spec)
