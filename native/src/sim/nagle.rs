@@ -352,32 +352,24 @@ mod tests {
 
     #[test]
     fn mogul_minshall_remembers_only_shorts_a_write_sent_idle() {
+        // Sends the short segment `c` on a fresh Mogul-Minshall state; what snd_sml remembers of it.
+        fn remembered(c: &SendContext, seq: i64) -> Option<i64> {
+            let mut m = new_state(NagleVariant::Minshall, 8192, true, false);
+            assert!(may_send_short(NagleVariant::Minshall, &mut m, c));
+            on_segment_sent(&mut m, 0, seq, c.length, 1460);
+            m.snd_sml
+        }
         // A short sent while data was outstanding does not hold the next one (personality.py).
-        let mut m = new_state(NagleVariant::Minshall, 8192, true, false);
-        let end_of_write = ctx(500, 1500, false, 0, 1000, 1000, false, true); // after full segments
-        assert!(may_send_short(NagleVariant::Minshall, &mut m, &end_of_write));
-        on_segment_sent(&mut m, 0, 1000, 500, 1460);
-        assert_eq!(m.snd_sml, None);
-        // One a write sent on an idle connection does.
-        let mut m = new_state(NagleVariant::Minshall, 8192, true, false);
-        let first = ctx(500, 500, true, 0, 0, 0, false, true);
-        assert!(may_send_short(NagleVariant::Minshall, &mut m, &first));
-        on_segment_sent(&mut m, 0, 0, 500, 1460);
-        assert_eq!(m.snd_sml, Some(500));
+        assert_eq!(remembered(&ctx(500, 1500, false, 0, 1000, 1000, false, true), 1000), None);
+        // One a write sent alone on an idle connection does.
+        assert_eq!(remembered(&ctx(500, 500, true, 0, 0, 0, false, true), 0), Some(500));
         // An ACK's tcp_output (not a write) sending on an idle connection: not remembered.
-        let mut m = new_state(NagleVariant::Minshall, 8192, true, false);
         let mut on_ack_ctx = ctx(500, 500, true, 0, 0, 0, false, true);
         on_ack_ctx.from_write = false;
-        assert!(may_send_short(NagleVariant::Minshall, &mut m, &on_ack_ctx));
-        on_segment_sent(&mut m, 0, 0, 500, 1460);
-        assert_eq!(m.snd_sml, None);
+        assert_eq!(remembered(&on_ack_ctx, 0), None);
         // A write's short that follows full segments in the same idle call (Ethernet, 4 KB write:
         // 1460 + 1460 + 1176): not remembered, so the next write's short goes.
-        let mut m = new_state(NagleVariant::Minshall, 8192, true, false);
-        let after_full = ctx(1176, 4096, true, 0, 2920, 2920, false, true);
-        assert!(may_send_short(NagleVariant::Minshall, &mut m, &after_full));
-        on_segment_sent(&mut m, 0, 2920, 1176, 1460);
-        assert_eq!(m.snd_sml, None);
+        assert_eq!(remembered(&ctx(1176, 4096, true, 0, 2920, 2920, false, true), 2920), None);
     }
 
     #[test]
