@@ -28,7 +28,7 @@ def naglemark(
     trial: Annotated[str, typer.Option("--trial", help="s, S (sequential lengths), r, R (random); lower case = one connection per request.")] = "S",
     receiver_inference: Annotated[OnOff, typer.Option("--receiver-inference", help="Client's Tru64 small-sender ACK inference (Mogul §9).")] = OnOff.off,
     responses: Annotated[int, typer.Option("--responses", min=1, max=1000, help="Responses per trial (1000 in the paper).")] = 1000,
-    think_ms: Annotated[float, typer.Option("--think-ms", min=0.0, help="Client's time between a response's last byte and its next request, not measured (stallscope reproduce mogul-table4/5 use 25, calibrated).")] = 0.0,
+    think_ms: Annotated[float, typer.Option("--think-ms", min=0.0, help="Client's time between a response's last byte and its next request, never part of a sample (the Mogul reproductions use a calibrated value).")] = 0.0,
     seed: SeedOption = 0,
     fmt: TableOrJsonOption = TableOrJson.table,
     output: OutputOption = None,
