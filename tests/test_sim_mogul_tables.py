@@ -164,7 +164,7 @@ def test_full_size_worst_score_of_every_variant_within_5_points(table, request):
 @pytest.mark.slow
 @pytest.mark.paper
 def test_the_calibrated_think_time_is_what_brings_table4s_eom_within_5_points():
-    """The one fitted number in these tables (mogul.CLIENT_THINK_NS) is the reason table 4 passes:
+    """The fitted think time (mogul.CLIENT_THINK_NS) is the reason table 4 passes:
     without it EOM's worst score is more than 5 points above the paper's, in the sequential 4 KB
     trials where stalls phase-lock to the client's 200 ms tick. Keeps the calibration visible."""
     base = dict(responses=1000, random_repetitions=1, workers=2, variants=(mogul.NagleVariant.EOM,))

@@ -13,8 +13,9 @@ differently from the whole (with the 25 ms think time, FDDI NAGLE 4 KB / 16 KB: 
 
 Client think time (CALIBRATED, 2026-11-23). The naglemark client waits CLIENT_THINK_NS = 25 ms
 between a response's last byte and its next request (one connection per request: before it
-connects), outside every measured interval. The paper gives no such figure; the value is fitted,
-and it is the one number in these tables that is. Why there is something to fit: in sequential
+connects), outside every measured interval. The paper gives no such figure; the value is fitted
+(the tables' other calibrated choice is naglemark_net.lan_server_personality's unlimited initial
+window). Why there is something to fit: in sequential
 trials a delayed response phase-locks to the client's 200 ms tick (section 3.2), so its elapsed
 time is the tick period minus whatever the client spends outside the measured interval, and on
 Ethernet (cutoff 30 ms + 2.4 us per byte) that decides up to which length a delay scores: 200 ms
