@@ -13,20 +13,20 @@ differently from the whole (with the 25 ms think time, FDDI NAGLE 4 KB / 16 KB: 
 
 Client think time (CALIBRATED, 2026-11-23). The naglemark client waits CLIENT_THINK_NS = 25 ms
 between a response's last byte and its next request (one connection per request: before it
-connects), outside every measured interval. The paper gives no such figure; the value is fitted
-(the tables' other calibrated choice is naglemark_net.lan_server_personality's unlimited initial
-window). Why there is something to fit: in sequential
-trials a delayed response phase-locks to the client's 200 ms tick (section 3.2), so its elapsed
-time is the tick period minus whatever the client spends outside the measured interval, and on
-Ethernet (cutoff 30 ms + 2.4 us per byte) that decides up to which length a delay scores: 200 ms
-scores up to about 71 KB, 175 ms up to 60 KB. Without a think time the NAGLE family's 4 KB cells
-scored 37.3 % (paper 30.9-33.4, EOM 5.4 points above its 31.9) and NAGLE with 32 KB and 128 KB writes
-33.3 % (paper 28.3-30.8): every Ethernet cell with phase-locked stalls sat 2.5-5 points high, in the
-sequential trials, and the paper's worst trial there is S while ours was s. FDDI's cutoff (30 ms +
-0.24 us per byte) lies far below 175-200 ms, so table 5 hardly depends on it. The paper's hosts did
-spend per-request time the simulator otherwise lacks: every sample of its figure 7 lies above
-length / rate + 10 ms, where our undelayed responses take the transfer time alone; where that time
-fell (inside or outside the measured interval) the paper does not say. Full size, table 4:
+connects), outside every measured interval. The paper gives no such figure; the value is fitted (the
+tables' other calibrated choice is naglemark_net.lan_server_personality's unlimited initial window).
+Why there is something to fit: in sequential trials a delayed response phase-locks to the client's
+200 ms tick (section 3.2), so its elapsed time is the tick period minus whatever the client spends
+outside the measured interval, and on Ethernet (cutoff 30 ms + 2.4 us per byte) that decides up to
+which length a delay scores: 200 ms scores up to about 71 KB, 175 ms up to 60 KB. Without a think
+time the NAGLE family's 4 KB cells scored 37.3 % (paper 30.9-33.4, EOM 5.4 points above its 31.9)
+and NAGLE with 32 KB and 128 KB writes 33.3 % (paper 28.3-30.8): every Ethernet cell with phase-
+locked stalls sat 2.5-5 points high, in the sequential trials, and the paper's worst trial there is
+S while ours was s. FDDI's cutoff (30 ms + 0.24 us per byte) lies far below 175-200 ms, so table 5
+hardly depends on it. The paper's hosts did spend per-request time the simulator otherwise lacks:
+every sample of its figure 7 lies above length / rate + 10 ms, where our undelayed responses take
+the transfer time alone; where that time fell (inside or outside the measured interval) the paper
+does not say. Full size, table 4:
 | think (ms) | 0 | 2 | 3 | 5 | 10 | 15 | 20 | 25 | 30 | 35 | 40 | 50 |
 | mean cell error (points) | 2.19 | 2.01 | 1.94 | 1.81 | 1.49 | 1.51 | 1.41 | 1.29 | 1.27 | 1.46 | 1.60 | 2.02 |
 | worst scores off by > 5 | EOM | EOM | - | - | - | - | - | - | - | - | - | E+M |
@@ -38,8 +38,8 @@ more than 8 points off: BORMAN 32 KB / 16 KB, 19.5 against 7.8 (23.8 without). T
 mean cell error 1.35 points (1.39 without), no cell moves by more than 0.3 points, every verdict
 unchanged.
 
-Known deviation until the think time: table 4's EOM worst score (below). Until 2026-11-23 also FDDI with a 16 KB
-socket buffer; what follows records how that was found and what was refuted on the way. The
+Known deviation until the think time: table 4's EOM worst score (below). Until 2026-11-23 also
+FDDI with a 16 KB socket buffer; what follows records how that was found and what was refuted on the way. The
 tru64 personality keeps socket buffers unrounded, as Mogul's hosts ran (section 8: "the buffer
 size is not a multiple of MSS"), tests the writer's low-water mark (MCLBYTES = 8192) once per
 copy round, and copies as DEC OSF/1 sosend does (uipc_socket.c, `mbufthreshold = 1024`): a
@@ -245,9 +245,8 @@ def table_specs(
     random_repetitions: int = 10,
     seed: int = 0,
     variants: tuple[NagleVariant, ...] = TABLE_VARIANTS,
-    think_ns: int | None = None,
+    think_ns: int = CLIENT_THINK_NS,
 ) -> list[TrialSpec]:
-    think_ns = CLIENT_THINK_NS if think_ns is None else think_ns
     specs = []
     for variant in variants:
         for app_buf in APP_BUFS:
@@ -279,7 +278,7 @@ def run_table(
     seed: int = 0,
     workers: int = 2,
     variants: tuple[NagleVariant, ...] = TABLE_VARIANTS,
-    think_ns: int | None = None,
+    think_ns: int = CLIENT_THINK_NS,
 ) -> SimulatedTable:
     specs = table_specs(link, responses=responses, random_repetitions=random_repetitions, seed=seed, variants=variants,
                         think_ns=think_ns)
