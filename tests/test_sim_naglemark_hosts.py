@@ -114,8 +114,5 @@ def test_the_clients_think_time_shortens_phase_locked_delays_by_itself(trial):
 
 
 def test_a_negative_think_time_is_refused():
-    net, rate = make_network(personality="tru64", link="ethernet10", variant=V.NAGLE, sockbuf=16384,
-                             receiver_inference=False, seed=0)
     with pytest.raises(ValueError, match="think time"):
-        nm.run_trial(net, trial=nm.TrialType.S, app_buf=4096, sockbuf=16384, raw_rate_bps=rate, lengths=[100],
-                     think_ns=-1)
+        run(V.NAGLE, [100], think_ns=-1)
