@@ -20,6 +20,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("simulate", "app"),
     "reproduce": ("reproduce", "reproduce"),
     "capture": ("capture", "app"),
+    "score": ("score", "score"),
 }
 
 
