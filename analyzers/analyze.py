@@ -1,0 +1,260 @@
+"""The analysis pipeline: capture -> packet table -> sender state -> vantage, profiles, path
+findings -> stalls and their causes -> typed findings.
+
+    analysis = analyze_file("trace.pcap")          # Analysis; .to_json() is stallscope.analysis/1
+    analysis.files[0].connections[0].stalls        # StallFinding list
+    analysis.files[0].state                        # the per-packet sender-state table (Polars)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from stallscope.analyzers import artifacts, inference, peer_acks, timeline, vantage
+from stallscope.analyzers.causes import RULES
+from stallscope.analyzers.causes import path as path_rules
+from stallscope.analyzers.findings import (UNDETERMINED, Alternative, ConnectionAnalysis, ConnectionFinding,
+                                           DirectionAnalysis, Note, StallFinding, Verdict)
+from stallscope.analyzers.sender_state import PACKET_INPUT, sender_state
+from stallscope.analyzers.stalls import StallContext, build_context, candidates
+from stallscope.capture.decoder import DecodeSummary, read_packets
+from stallscope.capture.errors import CaptureDamaged, CaptureRejected
+
+SCHEMA = "stallscope.analysis/1"
+# Path findings in the order they explain a lost large segment.
+PATH_PRIORITY = ("pmtu_blackhole", "mss_mismatch", "jumbo_slot_exhaustion")
+# Columns the per-stall reader needs as Python lists.
+_CONTEXT_COLUMNS = ["frame", "ts_ns", "dir", "payload_len", "flag_ack", "flag_psh", "ack_rel", "win_scaled", "acks_new",
+                    "dup_ack", "ack_delay_ns", "sack_left", "retransmission", "seq_rel", "retrans_kind", "ip_len",
+                    "snd_una", "snd_max", "seq_end", "peer_window", "in_flight", "usable_window"]
+
+
+@dataclass
+class FileAnalysis:
+    path: str
+    status: str  # ok, damaged, rejected
+    error: dict[str, Any] | None
+    decode: dict[str, Any]
+    notes: list[Note] = field(default_factory=list)
+    connections: list[ConnectionAnalysis] = field(default_factory=list)
+    state: pl.DataFrame | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "status": self.status,
+            "error": self.error,
+            "decode": self.decode,
+            "notes": [n.to_json() for n in self.notes],
+            "connections": [c.to_json() for c in self.connections],
+        }
+
+
+@dataclass
+class Analysis:
+    files: list[FileAnalysis]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": SCHEMA, "files": [f.to_json() for f in self.files]}
+
+    @property
+    def stalls(self) -> list[StallFinding]:
+        return [s for f in self.files for c in f.connections for s in c.stalls]
+
+
+def analyze_file(path: str | Path, *, stream: int | None = None) -> Analysis:
+    return Analysis([analyze_one(path, stream=stream)])
+
+
+def analyze_one(path: str | Path, *, stream: int | None = None) -> FileAnalysis:
+    text = str(path)
+    try:
+        packets, summary = read_packets(path, columns=PACKET_INPUT)
+        status, error = "ok", None
+    except CaptureRejected as e:
+        return FileAnalysis(text, "rejected", {"kind": e.kind, "offset": e.offset, "message": e.reason}, {})
+    except CaptureDamaged as e:
+        packets, summary = e.packets, e.summary
+        status, error = "damaged", {"kind": e.kind, "offset": e.offset, "message": e.reason}
+    result = analyze_packets(packets, text, summary, stream=stream)
+    result.status, result.error = status, error
+    if error is not None:
+        result.notes.insert(0, Note("damaged_capture", f"the capture is damaged at byte {error['offset']}: "
+                                    f"{error['message']}; the analysis covers the {packets.height} packets before it"))
+    return result
+
+
+def _decode_facts(summary: DecodeSummary | None) -> dict[str, Any]:
+    if summary is None:
+        return {}
+    return {"format": summary.format, "records": summary.records, "tcp_packets": summary.tcp_packets,
+            "not_tcp": summary.not_tcp, "not_decoded": summary.not_decoded, "anomalies": summary.anomalies}
+
+
+def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | None = None, *,
+                    stream: int | None = None) -> FileAnalysis:
+    """Analyze an already decoded packet table (columns PACKET_INPUT at least)."""
+    result = FileAnalysis(path, "ok", None, _decode_facts(summary))
+    if stream is not None:
+        packets = packets.filter(pl.col("stream") == stream)
+    if packets.height == 0:
+        result.notes.append(Note("no_tcp", "the capture holds no TCP packets" if stream is None
+                                 else f"no TCP stream {stream} in the capture"))
+        result.state = None
+        return result
+    packets, file_notes, conn_notes = artifacts.clean(packets)
+    result.notes.extend(file_notes)
+    state = sender_state(packets)
+    result.state = state
+    for s_, notes in artifacts.unseen_notes(state).items():
+        conn_notes.setdefault(s_, []).extend(notes)
+    timings = vantage.timings(state)
+    profiles = inference.direction_profiles(state)
+    ip_max = state.filter(~pl.col("superframe")).group_by(["stream", "dir"]).agg(pl.col("ip_len").max())
+    for r in ip_max.iter_rows(named=True):
+        profiles[(r["stream"], r["dir"])]["max_ip_len"] = r["ip_len"]
+    window_known = dict(state.group_by("stream").agg(pl.col("wscale_known").all()).iter_rows())
+    cands = candidates(state, timings)
+    cand_streams = set(cands["stream"].to_list())
+    by_stream = state.partition_by("stream", as_dict=True, maintain_order=True)
+    conns = _connection_rows(state)
+    for c in conns:
+        s = c["stream"]
+        part = by_stream[(s,)]
+        conn = ConnectionAnalysis(
+            stream=s, initiator=c["initiator"], responder=c["responder"], start_captured=c["start_captured"],
+            first_frame=c["first_frame"], last_frame=c["last_frame"], duration_ns=c["duration_ns"],
+            vantage={str(d): timings[(s, d)].to_json() for d in (0, 1) if (s, d) in timings},
+        )
+        conn.notes.extend(conn_notes.get(s, []))
+        if not c["start_captured"]:
+            conn.notes.append(Note("no_syn", "the capture starts mid-connection: no SYN, so the MSS, window scale "
+                                   "and SACK were not seen and windows may be unscaled"))
+        if c["directions_seen"] < 2:
+            conn.notes.append(Note("one_direction", "only one direction of this connection is in the capture: "
+                                   "no ACKs, so no stall can be attributed"))
+        for d in (0, 1):
+            prof = profiles.get((s, d))
+            if prof is None:
+                continue
+            peer_prof = profiles.get((s, 1 - d), {})
+            delays = peer_acks.ack_delays(state, s, 1 - d, timings.get((s, d)))
+            prof["peer_delayed_ack"] = peer_acks.delayed_ack_profile(delays, None)
+            own_delays = peer_acks.ack_delays(state, s, d, timings.get((s, 1 - d)))
+            prof["own_delayed_ack"] = peer_acks.delayed_ack_profile(own_delays, None)
+            prof["window_known"] = bool(window_known.get(s, False))
+            prof["stack"] = inference.stack_guess({**prof}, prof["own_delayed_ack"])
+            own_rows = part.filter(pl.col("dir") == d)
+            for cause, conf, ev in path_rules.findings(own_rows, prof) if prof["data_packets"] else []:
+                conn.findings.append(ConnectionFinding(d, _direction(c, d), cause, None, conf, ev))
+            causes = [f.cause for f in conn.findings if f.dir == d]
+            prof["path_cause"] = next((p for p in PATH_PRIORITY if p in causes), None)
+            del peer_prof
+        if s in cand_streams:
+            rows = part.select(_CONTEXT_COLUMNS).to_dict(as_series=False)
+            for cand in cands.filter(pl.col("stream") == s).iter_rows(named=True):
+                d = cand["dir"]
+                if c["directions_seen"] < 2:
+                    continue
+                ctx = build_context(rows, cand, timings[(s, d)], profiles[(s, d)])
+                stall = _classify(ctx, _direction(c, d))
+                if stall is not None:
+                    conn.stalls.append(stall)
+        for d in (0, 1):
+            prof = profiles.get((s, d))
+            if prof is None:
+                continue
+            own_stalls = [x for x in conn.stalls if x.dir == d]
+            lost: dict[str, int] = {}
+            for x in own_stalls:
+                lost[x.cause] = lost.get(x.cause, 0) + x.time_lost_ns
+            limits = timeline.limit_shares(part, d, prof, own_stalls)
+            span = (prof_span := _span(part, d))
+            goodput = prof["bytes"] * 8e9 / span if span and prof["bytes"] else None
+            role = "data sender" if prof["bytes"] and prof["bytes"] >= _peer_bytes(profiles, s, d) else "acknowledger"
+            conn.directions.append(DirectionAnalysis(d, _direction(c, d), role, prof, limits, dict(sorted(lost.items())),
+                                                     goodput))
+            del prof_span
+        result.connections.append(conn)
+    return result
+
+
+def _peer_bytes(profiles, s, d) -> int:
+    p = profiles.get((s, 1 - d))
+    return (p or {}).get("bytes") or 0
+
+
+def _span(part: pl.DataFrame, d: int) -> int | None:
+    data = part.filter((pl.col("dir") == d) & (pl.col("payload_len") > 0))
+    if data.height < 2:
+        return None
+    return int(data["ts_ns"].max() - data["ts_ns"].min())
+
+
+def _direction(c: dict[str, Any], d: int) -> str:
+    return f"{c['initiator']} -> {c['responder']}" if d == 0 else f"{c['responder']} -> {c['initiator']}"
+
+
+def _endpoint(addr: str, port: int) -> str:
+    return f"[{addr}]:{port}" if ":" in addr else f"{addr}:{port}"
+
+
+def _connection_rows(state: pl.DataFrame) -> list[dict[str, Any]]:
+    first = state.group_by("stream", maintain_order=True).agg(
+        pl.col("src_addr").first(), pl.col("src_port").first(), pl.col("dst_addr").first(),
+        pl.col("dst_port").first(), pl.col("dir").first().alias("first_dir"),
+        (pl.col("flag_syn") & ~pl.col("flag_ack") & (pl.col("dir") == 0)).any().alias("start_captured"),
+        pl.col("frame").min().alias("first_frame"), pl.col("frame").max().alias("last_frame"),
+        (pl.col("ts_ns").max() - pl.col("ts_ns").min()).alias("duration_ns"),
+        pl.col("dir").n_unique().alias("directions_seen"),
+    ).sort("stream")
+    out = []
+    for r in first.iter_rows(named=True):
+        a, b = _endpoint(r["src_addr"], r["src_port"]), _endpoint(r["dst_addr"], r["dst_port"])
+        if r["first_dir"] == 1:
+            a, b = b, a
+        out.append({**r, "initiator": a, "responder": b})
+    return out
+
+
+def _classify(ctx: StallContext, direction: str) -> StallFinding | None:
+    verdicts: list[Verdict] = []
+    for _name, rule in RULES:
+        v = rule(ctx)
+        if v is not None:
+            verdicts.append(v)
+    timed_out = any(r.kind == "timeout" for r in ctx.resends)
+    if not verdicts and not timed_out and (ctx.resends or ctx.in_recovery() or ctx.ack_clocked()):
+        # Repaired by fast retransmission or SACK, or clocked by a slow ACK stream: the sender was
+        # making progress at the network's pace, not stalled with a cause.
+        return None
+    rtt = ctx.timing.path_rtt_ns or 0
+    lost = max(0, ctx.duration_ns - rtt)
+    if not verdicts:
+        reason = _why_undetermined(ctx)
+        return StallFinding(ctx.stream, ctx.dir, direction, ctx.start_ns, ctx.end_ns, ctx.start_frame, ctx.end_frame,
+                            lost, UNDETERMINED, None, 0.0, {"reason": reason, **_basic(ctx)})
+    best = verdicts[0]
+    alts = list(best.alternatives) + [Alternative(v.cause, v.detail, v.confidence * 0.5, "a later rule also fits")
+                                      for v in verdicts[1:]]
+    alts.sort(key=lambda a: -a.confidence)
+    return StallFinding(ctx.stream, ctx.dir, direction, ctx.start_ns, ctx.end_ns, ctx.start_frame, ctx.end_frame, lost,
+                        best.cause, best.detail, best.confidence, {**_basic(ctx), **best.evidence}, tuple(alts))
+
+
+def _basic(ctx: StallContext) -> dict[str, Any]:
+    return {"outstanding_at_start": ctx.in_flight_at_start, "peer_acks_during": len(ctx.acks),
+            "threshold_ns": ctx.threshold_ns}
+
+
+def _why_undetermined(ctx: StallContext) -> str:
+    if not ctx.ended_by_new_data:
+        return "the capture ends while the sender is still silent, with no timeout seen"
+    if ctx.releasing_ack(max(2_000_000, ctx.timing.lag_ns // 2)) is None:
+        return ("data was outstanding, yet the next segment did not follow an ACK: no rule explains what "
+                "released it (a write, a persist probe, a timer not seen)")
+    return "released by an ACK, but neither a window limit nor a held short segment is visible"

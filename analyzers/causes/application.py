@@ -1,0 +1,39 @@
+"""Stalls in which the sender had nothing to send: everything it had sent was acknowledged and the
+next data did not follow an ACK that let it go, or it followed the peer's own data (a request's
+turnaround). Reported as `application_idle`, apart from the stalls with a transport cause.
+"""
+
+from __future__ import annotations
+
+from stallscope.analyzers.causes.common import tolerance
+from stallscope.analyzers.findings import Verdict
+from stallscope.analyzers.stalls import StallContext
+from stallscope.simulate.ground_truth import Cause
+
+
+def rule(ctx: StallContext) -> Verdict | None:
+    if ctx.resends or not ctx.ended_by_new_data:
+        return None
+    released = ctx.releasing_ack(tolerance(ctx))
+    evidence = {"outstanding_before_next_data": ctx.in_flight_before_end}
+    if released is not None and released.payload > 0 and ctx.in_flight_before_end == 0:
+        evidence.update({"peer_data_frame": released.frame, "peer_data_bytes": ctx.peer_data_bytes})
+        return Verdict(Cause.APPLICATION_IDLE.value, None, 0.85, {**evidence, "turnaround": True})
+    if ctx.in_flight_before_end > 0:
+        return None
+    acked_at = next((a for a in ctx.acks if a.ack >= ctx.snd_max_before_end), None)
+    # The data went out on its own: not right after an ACK that advanced or opened the window.
+    if released is None or not (released.advances or _opened(ctx, released)):
+        if acked_at is not None:
+            evidence.update({"all_acked_frame": acked_at.frame, "idle_after_acked_ns": ctx.end_ns - acked_at.ts_ns})
+        elif ctx.in_flight_at_start == 0:
+            evidence["idle_after_acked_ns"] = ctx.duration_ns
+        return Verdict(Cause.APPLICATION_IDLE.value, None, 0.8, evidence)
+    return None
+
+
+def _opened(ctx: StallContext, ack) -> bool:
+    i = ctx.acks.index(ack)
+    prev = ctx.acks[i - 1] if i else None
+    before_edge = (prev.ack + prev.window) if prev else (ctx.una_at_start + (ctx.window_at_start or 0))
+    return ack.ack + ack.window > before_edge

@@ -1,0 +1,50 @@
+"""Small shared readings of a stall's context used by several cause rules."""
+
+from __future__ import annotations
+
+from stallscope.analyzers.peer_acks import DELAYED_MIN_NS
+from stallscope.analyzers.stalls import PeerAck, StallContext
+
+# How far from the tap's reaction lag an ACK may be and still count as what released the sender.
+LAG_TOLERANCE_NS = 2_000_000
+LAG_TOLERANCE_SHARE = 0.5
+
+
+def tolerance(ctx: StallContext) -> int:
+    return max(LAG_TOLERANCE_NS, int(LAG_TOLERANCE_SHARE * ctx.timing.lag_ns))
+
+
+def mss(ctx: StallContext) -> int:
+    """The full segment size this sender actually uses (its largest non-super-frame segment)."""
+    return int(ctx.profile.get("max_segment") or 0)
+
+
+def release(ctx: StallContext) -> PeerAck | None:
+    """The peer's pure ACK that released the closing segment (None if the sender was not reacting
+    to an ACK, or reacted to the peer's data)."""
+    a = ctx.releasing_ack(tolerance(ctx))
+    if a is None or a.payload > 0:
+        return None
+    return a
+
+
+def before(ctx: StallContext, ack: PeerAck) -> tuple[int, int | None]:
+    """The cumulative ACK and the peer's window in force just before `ack` arrived."""
+    prior = ctx.acks[: ctx.acks.index(ack)]
+    ack_before = max([ctx.una_at_start] + [a.ack for a in prior])
+    window = prior[-1].window if prior else ctx.window_at_start
+    return ack_before, window
+
+
+def peer_delay(ctx: StallContext, ack: PeerAck) -> int | None:
+    """How long the peer held `ack` after the data it covers reached it."""
+    if ack.delay_ns is None:
+        return None
+    rest = max(0, (ctx.timing.path_rtt_ns or 0) - ctx.timing.lag_ns)
+    return max(0, ack.delay_ns - rest)
+
+
+def timer_driven(ctx: StallContext, ack: PeerAck) -> bool:
+    """The ACK came from the peer's delayed-ACK timer: it was held well past the round trip."""
+    d = peer_delay(ctx, ack)
+    return d is not None and d >= DELAYED_MIN_NS

@@ -1,0 +1,76 @@
+"""Stalls that end in a retransmission timeout (notes 4: one fast retransmit repairs one loss per
+window; several losses, or a lost repair, leave the sender waiting for its timer).
+
+Which loss: the segments resent in the stall. Several -> burst (Kung & Morris: an ATM switch drops
+cells of several packets, so fast retransmit cannot recover); one -> single. A path cause found for
+the whole connection (path.py: jumbo receive slots, PMTU black hole, an unusable MSS) names the
+stall when the lost segments are the ones that path cannot carry. The data was delivered after all
+when the peer reports the resend as a duplicate (DSACK) or ACKs it sooner than a round trip after
+it went out: a spurious timeout, or lost ACKs.
+"""
+
+from __future__ import annotations
+
+from stallscope.analyzers.causes.common import peer_delay
+from stallscope.analyzers.findings import Alternative, Verdict
+from stallscope.analyzers.stalls import StallContext
+from stallscope.simulate.ground_truth import Cause
+
+# IP datagrams above this were large frames: what jumbo slots and black holes refuse.
+STANDARD_IP_MTU = 1500
+# ATM's default IP MTU (RFC 1626); AAL5 PDUs this large lose cells, not whole frames.
+ATM_MTU_LOW, ATM_MTU_HIGH = 9001, 9180
+
+
+def rule(ctx: StallContext) -> Verdict | None:
+    timeouts = [r for r in ctx.resends if r.kind == "timeout"]
+    if not timeouts:
+        return None
+    first = timeouts[0]
+    lost = sorted({r.seq for r in ctx.resends})
+    evidence = {
+        "timeouts": len(timeouts),
+        "first_timeout_frame": first.frame,
+        "silence_before_timeout_ns": first.ts_ns - ctx.start_ns,
+        "segments_resent": len(lost),
+        "resent_frames": [r.frame for r in ctx.resends[:16]],
+        "resent_lengths": sorted({r.length for r in ctx.resends}),
+        "largest_resent_ip_len": max(r.ip_len for r in ctx.resends),
+    }
+    delivered = _delivered(ctx, first)
+    if delivered is not None:
+        cause, why = delivered
+        evidence["delivered"] = why
+        return Verdict(cause, None, 0.7, evidence,
+                       (Alternative(Cause.SINGLE_LOSS_TIMEOUT.value, None, 0.3, "if the DSACK came from a reordering"),))
+    path = ctx.profile.get("path_cause")
+    big = evidence["largest_resent_ip_len"] > STANDARD_IP_MTU
+    if path is not None and big:
+        evidence["path_finding"] = path
+        alt = Cause.BURST_LOSS_TIMEOUT.value if len(lost) > 1 else Cause.SINGLE_LOSS_TIMEOUT.value
+        return Verdict(path, None, 0.8, evidence, (Alternative(alt, None, 0.2, "the loss pattern alone"),))
+    ip = ctx.profile.get("max_ip_len") or 0
+    atm = ATM_MTU_LOW <= ip <= ATM_MTU_HIGH
+    if len(lost) > 1:
+        detail = "atm_cell_loss" if atm else None
+        return Verdict(Cause.BURST_LOSS_TIMEOUT.value, detail, 0.8, evidence,
+                       (Alternative(Cause.SINGLE_LOSS_TIMEOUT.value, None, 0.2, "if the other resends were go-back-N"),))
+    return Verdict(Cause.SINGLE_LOSS_TIMEOUT.value, None, 0.7, evidence,
+                   (Alternative(Cause.BURST_LOSS_TIMEOUT.value, "atm_cell_loss" if atm else None, 0.3,
+                                "a capture at the sender cannot see losses repaired later"),))
+
+
+def _delivered(ctx: StallContext, first) -> tuple[str, str] | None:
+    after = [a for a in ctx.acks if a.ts_ns > first.ts_ns]
+    if any(a.dsack for a in after):
+        # The peer had it: its ACKs went missing, or the timer fired before they could come.
+        early = [a for a in ctx.acks if a.ts_ns <= first.ts_ns and a.ack > first.seq]
+        if early:
+            return Cause.ACK_LOSS_TIMEOUT.value, "the peer acknowledged the segment before it was resent"
+        return Cause.SPURIOUS_TIMEOUT.value, "the peer reported the resend as a duplicate (DSACK)"
+    rtt = ctx.timing.path_rtt_ns
+    if rtt:
+        for a in after:
+            if a.ack > first.seq and a.ts_ns - first.ts_ns + ctx.timing.lag_ns < rtt // 2:
+                return Cause.SPURIOUS_TIMEOUT.value, "an ACK covering it came back sooner than a round trip after the resend"
+    return None

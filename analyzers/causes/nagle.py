@@ -1,0 +1,80 @@
+"""A segment shorter than the MSS held until an ACK came (Nagle's rule, or Minshall's in Linux),
+while the receiver delayed that ACK: the Nagle / delayed-ACK stall (Mogul & Minshall; Moldeklev).
+
+Evidence: the held segment and its length, the unacknowledged data it waited behind, the ACK that
+released it and how long the receiver had delayed it against the timer learned for that receiver.
+Details: `of_sfs` an odd number of full segments outstanding, the short final one held (Heidemann);
+`timer_phase` a free-running 200 ms tick acked only part of the flight (Moldeklev 3.1.3);
+`copy_rule` SunOS-style 4 KB copies left a sub-MSS piece in flight; `buffer_tearing` a short piece
+of a write was in flight and the rest waited (Mogul 3.1).
+
+With Nagle shown to be off, a tail held until *everything* was acknowledged is Linux 2.0's
+`nodelay_tail_held` (Salamon). When even the whole send buffer could not reach the receiver's
+window-update threshold (Moldeklev (1): S < 2 MSS and below half of R), the deadlock is the
+window-update rule's, Nagle or not.
+"""
+
+from __future__ import annotations
+
+from stallscope.analyzers.causes.common import before, mss, peer_delay, release, timer_driven
+from stallscope.analyzers.findings import Alternative, Verdict
+from stallscope.analyzers.stalls import StallContext
+from stallscope.simulate.ground_truth import Cause
+
+SUNOS_COPY = 4096  # SunOS 4.1 sosend calls the protocol every 4 KB (notes 1.1)
+
+
+def rule(ctx: StallContext) -> Verdict | None:
+    if ctx.resends or not ctx.ended_by_new_data:
+        return None
+    rel = release(ctx)
+    m = mss(ctx)
+    if rel is None or not m or ctx.held_len >= m:
+        return None
+    ack_before, win_before = before(ctx, rel)
+    outstanding = ctx.snd_max_before_end - ack_before
+    if outstanding <= 0:
+        return None
+    delay = peer_delay(ctx, rel)
+    timer = timer_driven(ctx, rel)
+    learned = ctx.profile.get("peer_delayed_ack", {})
+    evidence = {
+        "held_segment_frame": ctx.held_frame,
+        "held_segment_len": ctx.held_len,
+        "mss": m,
+        "outstanding_bytes": outstanding,
+        "releasing_ack_frame": rel.frame,
+        "releasing_ack_delay_ns": delay,
+        "learned_ack_timer_ns": learned.get("timer_ns"),
+        "learned_ack_timer": learned.get("timer"),
+        "released_all": rel.ack >= ctx.snd_max_before_end,
+    }
+    conf = 0.9 if timer else 0.55
+    if ctx.profile.get("nagle") == "off":
+        if rel.ack >= ctx.snd_max_before_end:
+            return Verdict(Cause.NODELAY_TAIL_HELD.value, None, conf, evidence)
+        return None
+    peer_max = ctx.profile.get("peer_receive_window_max") or 0
+    total = outstanding + ctx.held_len
+    plateau = ctx.profile.get("send_buffer_estimate") or 0
+    # Moldeklev (1): the sender's whole buffer was in use and still below the receiver's
+    # window-update threshold, so no ACK but the timer's could come.
+    if timer and peer_max and total >= plateau and total < 2 * m and 2 * total < peer_max:
+        evidence["buffer_in_use"] = total
+        return Verdict(Cause.WINDOW_UPDATE_DEADLOCK.value, None, 0.7, evidence,
+                       (Alternative(Cause.NAGLE_DELAYED_ACK.value, "copy_rule", 0.3, "Nagle held the rest of the buffer"),))
+    detail = _detail(ctx, rel, outstanding, m, learned)
+    alts = ()
+    if not timer:
+        alts = (Alternative("undetermined", None, 0.45, "the releasing ACK was not visibly delayed"),)
+    return Verdict(Cause.NAGLE_DELAYED_ACK.value, detail, conf, evidence, alts)
+
+
+def _detail(ctx: StallContext, rel, outstanding: int, m: int, learned: dict) -> str:
+    if learned.get("timer") == "tick" and rel.ack < ctx.snd_max_before_end:
+        return "timer_phase"
+    if outstanding % m == 0 and (outstanding // m) % 2 == 1:
+        return "of_sfs"
+    if m > SUNOS_COPY and outstanding % SUNOS_COPY == 0 and ctx.profile.get("stack", {}).get("guess") == "bsd":
+        return "copy_rule"
+    return "buffer_tearing"

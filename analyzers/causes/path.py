@@ -1,0 +1,96 @@
+"""Connection findings about the path rather than one stall: an MSS advertised but never used
+(GigaTCP's tcp_mssopt / tcp_mss bug), a path MTU black hole (full-size segments resent with a
+doubling timer until the MSS falls or the connection dies), and jumbo receive-slot exhaustion (only
+large frames lost, in bursts, on a jumbo-frame path: GigaTCP's "no free jumbo buffers").
+
+`findings(rows, profile)` reads one direction's packets (its data and the peer's ACKs).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from stallscope.analyzers.causes.loss import ATM_MTU_LOW, STANDARD_IP_MTU
+from stallscope.simulate.ground_truth import Cause
+
+# An MSS this far below what both sides advertised, over this many full segments, was never used.
+MSS_UNUSED_SHARE = 0.9
+MSS_MIN_SEGMENTS = 20
+TIMESTAMP_OPTION = 12
+# A black hole: the same full-size segment timed out this many times in a row.
+BLACKHOLE_RESENDS = 3
+
+
+def findings(own: pl.DataFrame, profile: dict[str, Any]) -> list[tuple[str, float, dict[str, Any]]]:
+    """(cause, confidence, evidence) for each path finding of one direction; `own` holds that
+    direction's packets, in time order."""
+    out = []
+    for check in (_pmtu_blackhole, _mss_mismatch, _jumbo_slots):
+        found = check(own, profile)
+        if found is not None:
+            out.append(found)
+            break  # the first path cause explains the lost large segments; the rest would repeat it
+    return out
+
+
+def _mss_mismatch(own: pl.DataFrame, p: dict[str, Any]):
+    offered = [v for v in (p.get("mss_offered_by_peer"), p.get("mss_advertised")) if v]
+    seg = p.get("max_segment") or 0
+    if not offered or not seg or p.get("superframes"):
+        return None
+    usable = min(offered) - (TIMESTAMP_OPTION if p.get("timestamps") else 0)
+    full = own.filter(pl.col("payload_len") == seg).height
+    # Only a bulk sender shows its MSS: it had several full segments out at once.
+    bulk = (p.get("max_in_flight") or 0) >= 4 * seg
+    if seg < MSS_UNUSED_SHARE * usable and full >= MSS_MIN_SEGMENTS and bulk:
+        return (Cause.MSS_MISMATCH.value, 0.8, {
+            "mss_advertised": p.get("mss_advertised"), "mss_offered_by_peer": p.get("mss_offered_by_peer"),
+            "largest_segment": seg, "full_segments": full,
+            "why": "both sides offered a larger MSS, yet no segment ever used it and none was lost for it",
+        })
+    return None
+
+
+def _pmtu_blackhole(own: pl.DataFrame, p: dict[str, Any]):
+    to = own.filter(pl.col("retrans_kind") == "timeout")
+    if to.height < BLACKHOLE_RESENDS:
+        return None
+    runs = to.group_by("seq_rel").agg(pl.len().alias("n"), pl.col("ip_len").max().alias("ip"),
+                                      pl.col("frame").min().alias("frame"), pl.col("ts_ns").min().alias("ts"))
+    runs = runs.filter(pl.col("n") >= BLACKHOLE_RESENDS).sort("ts")
+    if runs.height == 0:
+        return None
+    r = runs.row(0, named=True)
+    if r["ip"] <= STANDARD_IP_MTU // 2:
+        return None
+    later = own.filter((pl.col("ts_ns") > r["ts"]) & (pl.col("payload_len") > 0))
+    smaller = later.filter(pl.col("ip_len") < r["ip"])
+    passed = smaller.filter(pl.col("new_data")).height > 0 or smaller.height > 0
+    never_acked = own["snd_una"].max() <= r["seq_rel"]
+    if not (passed or never_acked):
+        return None
+    return (Cause.PMTU_BLACKHOLE.value, 0.85 if never_acked or passed else 0.6, {
+        "segment_seq": r["seq_rel"], "segment_ip_len": r["ip"], "timeouts_in_a_row": r["n"], "first_frame": r["frame"],
+        "smaller_segments_after": smaller.height, "never_acknowledged": never_acked,
+        "why": "the same full-size segment timed out again and again"
+               + (" until smaller segments went through" if passed else " and was never acknowledged"),
+    })
+
+
+def _jumbo_slots(own: pl.DataFrame, p: dict[str, Any]):
+    lost = own.filter(pl.col("retransmission"))
+    timeouts = own.filter(pl.col("retrans_kind") == "timeout").height
+    ip_max = p.get("max_ip_len") or 0
+    if lost.height == 0 or timeouts < 2 or not (STANDARD_IP_MTU < ip_max < ATM_MTU_LOW):
+        return None
+    small_lost = lost.filter(pl.col("ip_len") <= STANDARD_IP_MTU).height
+    if small_lost:
+        return None
+    small_sent = own.filter((pl.col("payload_len") > 0) & (pl.col("ip_len") <= STANDARD_IP_MTU)).height
+    return (Cause.JUMBO_SLOT_EXHAUSTION.value, 0.6 if small_sent == 0 else 0.8, {
+        "lost_large_frames": lost.height, "lost_small_frames": 0, "small_frames_sent": small_sent,
+        "timeouts": timeouts, "largest_ip_len": ip_max,
+        "why": "only jumbo frames (above the standard 1500-byte MTU) were lost, in bursts that timed out",
+    })

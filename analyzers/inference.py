@@ -1,0 +1,160 @@
+"""What each direction's sender is, inferred from what it did: the MSS it was offered and the
+largest segment it sent, its send buffer S (Moldeklev's S: the in-flight plateau while the peer's
+window had room) and the peer's receive buffer R (largest window advertised), its write pattern,
+whether Nagle is on, the options it negotiated, and a stack guess with its evidence.
+
+Nagle: a segment shorter than the MSS sent while an earlier short segment is still unacknowledged
+breaks both the classic rule and Minshall's (notes 1.4), so it proves Nagle off; a short segment
+sent while only full ones are out is allowed by Minshall (Linux) and proves nothing; with no
+violation, Nagle is taken to be on, the default of every stack.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+# Full-size test: a segment this close to the largest one sent counts as full.
+FULL_SLACK = 0
+
+
+def direction_profiles(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, Any]]:
+    """Profile per (stream, dir) of every direction that sent anything."""
+    data = state.filter(pl.col("payload_len") > 0)
+    seg = data.filter(~pl.col("superframe"))
+    largest = seg.group_by(["stream", "dir"]).agg(pl.col("payload_len").max().alias("max_segment"))
+    st = state.join(largest, on=["stream", "dir"], how="left")
+    short = (pl.col("payload_len") > 0) & (pl.col("payload_len") < pl.col("max_segment")) & ~pl.col("superframe")
+    # End of the last short segment sent before this one (same direction).
+    st = st.with_columns(
+        _short_end=pl.when(short & pl.col("new_data")).then(pl.col("seq_end")).forward_fill().shift(1)
+        .over(["stream", "dir"]),
+        _short=short & pl.col("new_data"),
+        _prev_flight=(pl.col("snd_max").shift(1).over(["stream", "dir"]) - pl.col("snd_una")).clip(lower_bound=0),
+    )
+    agg = st.group_by(["stream", "dir"]).agg(
+        packets=pl.len(),
+        data_packets=(pl.col("payload_len") > 0).sum(),
+        new_bytes=pl.when(pl.col("new_data")).then(pl.col("seq_end") - pl.col("seq_rel")).otherwise(0).sum(),
+        retrans_packets=pl.col("retransmission").sum(),
+        retrans_bytes=pl.when(pl.col("retransmission")).then(pl.col("payload_len")).otherwise(0).sum(),
+        timeouts=(pl.col("retrans_kind") == "timeout").sum(),
+        fast_retrans=(pl.col("retrans_kind") == "fast").sum(),
+        dup_acks=pl.col("dup_ack").sum(),
+        zero_windows=((pl.col("win_scaled") == 0) & ~pl.col("flag_syn") & ~pl.col("flag_rst")).sum(),
+        max_segment=pl.col("max_segment").first(),
+        superframes=pl.col("superframe").sum(),
+        syn_mss=pl.col("opt_mss").filter(pl.col("flag_syn")).first(),
+        syn_wscale=pl.col("opt_wscale").filter(pl.col("flag_syn")).first(),
+        syn_sack=pl.col("opt_sack_perm").filter(pl.col("flag_syn")).first(),
+        syn_seen=pl.col("flag_syn").any(),
+        timestamps=pl.col("opt_ts_val").is_not_null().any(),
+        ttl_max=pl.lit(None, pl.Int64),
+        max_window=pl.col("win_scaled").max(),
+        short_new=pl.col("_short").sum(),
+        short_behind_short=(pl.col("_short") & (pl.col("_short_end") > pl.col("snd_una"))).sum(),
+        short_behind_any=(pl.col("_short") & (pl.col("_prev_flight") > 0)).sum(),
+        psh_segments=(pl.col("flag_psh") & (pl.col("payload_len") > 0)).sum(),
+        first_data_ns=pl.col("ts_ns").filter(pl.col("payload_len") > 0).min(),
+        last_data_ns=pl.col("ts_ns").filter(pl.col("payload_len") > 0).max(),
+        first_ns=pl.col("ts_ns").min(),
+        last_ns=pl.col("ts_ns").max(),
+        # In flight while the peer's window still had a full segment of room: the send-buffer plateau.
+        flight_free=pl.col("in_flight").filter(pl.col("new_data") & (pl.col("usable_window") >= pl.col("max_segment"))).max(),
+        flight_max=pl.col("in_flight").filter(pl.col("new_data")).max(),
+        flight_p90=pl.col("in_flight").filter(pl.col("new_data")).quantile(0.9),
+    )
+    sizes = (
+        st.filter(pl.col("_short")).group_by(["stream", "dir", "payload_len"]).len()
+        .sort(["stream", "dir", "len", "payload_len"], descending=[False, False, True, False])
+        .group_by(["stream", "dir"], maintain_order=True).agg(pl.col("payload_len").head(5).alias("common_short"))
+    )
+    agg = agg.join(sizes, on=["stream", "dir"], how="left")
+    out: dict[tuple[int, int], dict[str, Any]] = {}
+    rows = {(r["stream"], r["dir"]): r for r in agg.iter_rows(named=True)}
+    for (stream, d), r in rows.items():
+        peer = rows.get((stream, 1 - d), {})
+        out[(stream, d)] = _profile(r, peer)
+    return out
+
+
+def _profile(r: dict[str, Any], peer: dict[str, Any]) -> dict[str, Any]:
+    nagle, nagle_why = _nagle(r)
+    offered = peer.get("syn_mss")
+    p = {
+        "packets": r["packets"],
+        "data_packets": r["data_packets"],
+        "bytes": r["new_bytes"] if r["data_packets"] else 0,
+        "retransmitted_packets": r["retrans_packets"],
+        "retransmitted_bytes": r["retrans_bytes"],
+        "timeouts": r["timeouts"],
+        "fast_retransmissions": r["fast_retrans"],
+        "duplicate_acks_sent": r["dup_acks"],
+        "zero_windows_sent": r["zero_windows"],
+        "mss_advertised": r["syn_mss"],
+        "mss_offered_by_peer": offered,
+        "max_segment": r["max_segment"],
+        "superframes": r["superframes"],
+        "sack": bool(r["syn_sack"] and peer.get("syn_sack")) if r["syn_seen"] and peer.get("syn_seen") else None,
+        "timestamps": bool(r["timestamps"]),
+        "window_scale": r["syn_wscale"] if r["syn_seen"] else None,
+        "send_buffer_estimate": r["flight_free"],
+        "max_in_flight": r["flight_max"],
+        "peer_receive_window_max": peer.get("max_window"),
+        "push_segments": r["psh_segments"],
+        "common_short_segments": list(r["common_short"] or []),
+        "nagle": nagle,
+        "nagle_evidence": nagle_why,
+        "short_segments": r["short_new"],
+    }
+    return p
+
+
+def _nagle(r: dict[str, Any]) -> tuple[str, str]:
+    if not r["short_new"]:
+        return "unknown", "no segment shorter than the largest was sent"
+    if r["short_behind_short"]:
+        return "off", (f"{r['short_behind_short']} segments shorter than the MSS were sent while an earlier "
+                       "short segment was unacknowledged (both the classic and Minshall rules forbid it)")
+    variant = "minshall or classic" if not r["short_behind_any"] else "minshall"
+    return "on", (f"no short segment was sent while another short one was unacknowledged "
+                  f"({r['short_new']} short segments; {r['short_behind_any']} went out behind full ones: "
+                  f"{variant})")
+
+
+def stack_guess(own: dict[str, Any], peer_acks: dict[str, Any]) -> dict[str, Any]:
+    """Linux, BSD family, or other, from what this side did: its options, its Nagle rule, its
+    delayed-ACK timer (seen when it acknowledged the other side), its retransmission timer."""
+    evidence: list[str] = []
+    linux = bsd = 0
+    if own.get("timestamps") and own.get("sack") and own.get("window_scale") is not None:
+        linux += 1
+        evidence.append("SYN offers timestamps, SACK and window scaling (modern stack)")
+    elif own.get("window_scale") is None and own.get("sack") is False:
+        bsd += 1
+        evidence.append("no SACK or window scaling in the SYN (pre-1996 stack)")
+    timer = peer_acks.get("timer")
+    if timer == "one-shot" and 30_000_000 <= peer_acks.get("timer_ns", 0) <= 60_000_000:
+        linux += 2
+        evidence.append(f"delays its ACKs by a one-shot timer of {peer_acks['timer_ns'] / 1e6:.0f} ms (Linux TCP_DELACK_MIN)")
+    elif timer == "tick":
+        bsd += 2
+        evidence.append("delays its ACKs to a free-running 200 ms tick (BSD tcp_fasttimo)")
+    elif timer == "one-shot" and 90_000_000 <= peer_acks.get("timer_ns", 0) <= 110_000_000:
+        bsd += 1
+        evidence.append("delays its ACKs by a one-shot 100 ms timer (FreeBSD)")
+    if "minshall" in own.get("nagle_evidence", "") and own.get("nagle") == "on" and "classic" not in own.get("nagle_evidence", ""):
+        linux += 1
+        evidence.append("sends short segments behind full ones but never behind a short one (Minshall, as Linux)")
+    mss = own.get("mss_advertised")
+    if mss and mss % 1024 == 0 and mss >= 2048:
+        bsd += 1
+        evidence.append(f"MSS {mss} rounded to mbuf clusters (BSD tcp_mss)")
+    if linux > bsd:
+        guess = "linux"
+    elif bsd > linux:
+        guess = "bsd"
+    else:
+        guess = "unknown"
+    return {"guess": guess, "evidence": evidence}

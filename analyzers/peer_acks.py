@@ -1,0 +1,60 @@
+"""The receiver's ACK behaviour, learned from the trace: how long it delays an ACK, whether that
+delay is a one-shot timer (Linux 40..200 ms from its ATO estimate, FreeBSD 100 ms) or a free-running
+200 ms tick that every connection shares (4.4BSD, SunOS: delays spread over 0..200 ms and
+phase-locked), and whether it ACKs every second full segment at once.
+
+The delay of an ACK is measured at the tap from the newest data it covers; at the sender that time
+also holds the round trip, which is taken off with the path RTT from vantage.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from stallscope.analyzers.vantage import Timing
+
+# An ACK later than this after the data it covers was held by a timer, not sent at once: no
+# delayed-ACK timer runs shorter (Linux TCP_DELACK_MIN 40 ms, FreeBSD 100 ms, BSD 0..200 ms tick), and
+# queueing on a loaded path can hold an immediate ACK several ms.
+DELAYED_MIN_NS = 20_000_000
+LINUX_DELACK_MIN_NS = 40_000_000  # TCP_DELACK_MIN
+BSD_TICK_NS = 200_000_000  # tcp_fasttimo
+
+
+def ack_delays(state: pl.DataFrame, stream: int, acker_dir: int, timing: Timing | None) -> pl.Series:
+    """Per advancing ACK sent by `acker_dir`: its delay at the receiver, ns (never negative)."""
+    rest_of_rtt = 0
+    if timing is not None and timing.path_rtt_ns:
+        rest_of_rtt = max(0, timing.path_rtt_ns - timing.lag_ns)
+    s = state.filter((pl.col("stream") == stream) & (pl.col("dir") == acker_dir) & pl.col("ack_delay_ns").is_not_null())
+    return (s["ack_delay_ns"] - rest_of_rtt).clip(lower_bound=0)
+
+
+def delayed_ack_profile(delays: pl.Series, acks_covering_two: float | None) -> dict[str, Any]:
+    """Summary of one receiver's ACK delays: the timer's typical value and its kind."""
+    n = delays.len()
+    if n == 0:
+        return {"acks_measured": 0, "timer": "unknown"}
+    delayed = delays.filter(delays >= DELAYED_MIN_NS)
+    out: dict[str, Any] = {
+        "acks_measured": n,
+        "delayed_acks": delayed.len(),
+        "every_second_segment": None if acks_covering_two is None else round(acks_covering_two, 3),
+    }
+    if delayed.len() == 0:
+        out["timer"] = "none seen"
+        return out
+    med = int(delayed.median())
+    lo, hi = int(delayed.quantile(0.1)), int(delayed.quantile(0.9))
+    out.update({"delay_median_ns": med, "delay_p10_ns": lo, "delay_p90_ns": hi, "delay_max_ns": int(delayed.max())})
+    # A free-running tick spreads delays over its period; a one-shot timer repeats one value.
+    spread = hi - lo
+    if hi <= BSD_TICK_NS * 1.1 and spread > 0.4 * hi and delayed.len() >= 3:
+        out["timer"] = "tick"
+        out["timer_ns"] = BSD_TICK_NS if hi > 120_000_000 else hi
+    else:
+        out["timer"] = "one-shot"
+        out["timer_ns"] = med
+    return out

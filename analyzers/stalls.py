@@ -1,0 +1,193 @@
+"""Stall detection: intervals in which a direction's sender sent no new data for longer than a
+threshold tied to the round trip, and the facts about each that the cause rules read.
+
+The RTT in the threshold is the typical one (path RTT plus the queueing the data met): a sender
+waiting on a slow ACK clock behind a standing queue is not stalled.
+
+A stall runs from the last new data before the silence to the first new data after it (the same
+definition as the simulator's ground truth, simulate/tcp/stalls.py), so time lost is measured at
+the sender's pace. The threshold is max(10 ms, 2 x path RTT): below two round trips a gap is the
+normal rhythm of ACK clocking. A connection that ends while its sender still retransmits (a black
+hole, an abort) has a final stall from its last new data to its last packet.
+
+Candidates are found in one vectorised pass; only the few candidate intervals are then read row by
+row to build their `StallContext`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from stallscope.analyzers.vantage import Timing
+
+MIN_THRESHOLD_NS = 10_000_000
+RTT_MULTIPLE = 2
+
+
+def threshold_ns(timing: Timing | None) -> int:
+    rtt = None if timing is None else (timing.typical_rtt_ns or timing.path_rtt_ns)
+    return max(MIN_THRESHOLD_NS, RTT_MULTIPLE * (rtt or 0))
+
+
+@dataclass(frozen=True)
+class PeerAck:
+    frame: int
+    ts_ns: int
+    ack: int
+    window: int
+    advances: bool
+    dup: bool
+    payload: int
+    delay_ns: int | None  # time since the newest data it covers was seen at the tap
+    dsack: bool
+
+
+@dataclass(frozen=True)
+class Resend:
+    frame: int
+    ts_ns: int
+    seq: int
+    length: int
+    kind: str
+    ip_len: int
+
+
+@dataclass
+class StallContext:
+    """Everything one stall's cause rules may read: the interval, what the sender had out, what the
+    peer said during it, and the connection's learned profile."""
+
+    stream: int
+    dir: int
+    start_ns: int
+    end_ns: int
+    start_frame: int
+    end_frame: int
+    ended_by_new_data: bool  # false: the connection ended (or the capture) while still stalled
+    first_len: int  # payload of the new data that opened the interval
+    held_len: int  # payload of the new data that ended it (0 if none)
+    held_frame: int | None
+    held_psh: bool
+    in_flight_at_start: int
+    una_at_start: int
+    usable_at_start: int | None
+    window_at_start: int | None
+    in_flight_before_end: int  # outstanding just before the closing segment was sent
+    usable_before_end: int | None
+    snd_max_before_end: int
+    acks: list[PeerAck]
+    resends: list[Resend]
+    peer_data_bytes: int  # data the peer sent during the interval (a request, say)
+    last_peer_data_ts: int | None
+    timing: Timing
+    threshold_ns: int
+    profile: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def duration_ns(self) -> int:
+        return self.end_ns - self.start_ns
+
+    def ack_clocked(self) -> bool:
+        """ACKs kept advancing through the interval with no silence as long as the threshold: the
+        sender was clocked by a slow ACK stream (a queue, cwnd), not stopped."""
+        times = [self.start_ns] + [a.ts_ns for a in self.acks if a.advances] + [self.end_ns]
+        return len(times) > 3 and max(b - a for a, b in zip(times, times[1:])) < self.threshold_ns
+
+    def in_recovery(self) -> bool:
+        """Duplicate ACKs or SACK blocks came during the interval: loss repair under way."""
+        return sum(1 for a in self.acks if a.dup) >= 2
+
+    def releasing_ack(self, tolerance_ns: int) -> PeerAck | None:
+        """The peer's last packet before the closing segment, if the sender reacted to it: the gap
+        between them is the tap's reaction lag give or take `tolerance_ns`."""
+        if not self.ended_by_new_data or not self.acks:
+            return None
+        a = self.acks[-1]
+        gap = self.end_ns - a.ts_ns
+        return a if gap <= self.timing.lag_ns + tolerance_ns else None
+
+
+def candidates(state: pl.DataFrame, timings: dict[tuple[int, int], Timing]) -> pl.DataFrame:
+    """Rows (stream, dir, start/end ts and frame, ended_by_new_data) of every silence in new data
+    longer than its direction's threshold."""
+    thr = pl.DataFrame(
+        {"stream": [k[0] for k in timings], "dir": [k[1] for k in timings],
+         "_thr": [threshold_ns(t) for t in timings.values()]},
+        schema={"stream": pl.UInt32, "dir": pl.UInt8, "_thr": pl.Int64},
+    )
+    new = state.filter(pl.col("new_data")).select("stream", "dir", "ts_ns", "frame")
+    gaps = (
+        new.with_columns(
+            start_ns=pl.col("ts_ns").shift(1).over(["stream", "dir"]),
+            start_frame=pl.col("frame").shift(1).over(["stream", "dir"]),
+        )
+        .rename({"ts_ns": "end_ns", "frame": "end_frame"})
+        .filter(pl.col("start_ns").is_not_null())
+        .join(thr, on=["stream", "dir"], how="left")
+        .filter((pl.col("end_ns") - pl.col("start_ns")) >= pl.col("_thr"))
+        .with_columns(ended_by_new_data=pl.lit(True))
+    )
+    # Tails: the last new data of a direction, then only retransmissions until the end.
+    last_new = new.group_by(["stream", "dir"]).agg(pl.col("ts_ns").max().alias("start_ns"),
+                                                   pl.col("frame").max().alias("start_frame"))
+    last_resend = state.filter(pl.col("retransmission")).group_by(["stream", "dir"]).agg(
+        pl.col("ts_ns").max().alias("end_ns"), pl.col("frame").max().alias("end_frame"))
+    tails = (
+        last_new.join(last_resend, on=["stream", "dir"], how="inner")
+        .join(thr, on=["stream", "dir"], how="left")
+        .filter((pl.col("end_ns") - pl.col("start_ns")) >= pl.col("_thr"))
+        .with_columns(ended_by_new_data=pl.lit(False))
+    )
+    cols = ["stream", "dir", "start_ns", "end_ns", "start_frame", "end_frame", "ended_by_new_data"]
+    return pl.concat([gaps.select(cols), tails.select(cols)]).sort(["stream", "dir", "start_ns"])
+
+
+def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, profile: dict[str, Any]) -> StallContext:
+    """The context of one candidate, read from its stream's rows (columns as lists, time order)."""
+    frames = rows["frame"]
+    i0 = frames.index(cand["start_frame"])
+    i1 = frames.index(cand["end_frame"])
+    d = cand["dir"]
+    acks: list[PeerAck] = []
+    resends: list[Resend] = []
+    peer_bytes = 0
+    last_peer_data = None
+    for i in range(i0 + 1, i1 + (0 if cand["ended_by_new_data"] else 1)):
+        if rows["dir"][i] != d:
+            if rows["payload_len"][i] > 0:
+                peer_bytes += rows["payload_len"][i]
+                last_peer_data = rows["ts_ns"][i]
+            if rows["flag_ack"][i]:
+                acks.append(PeerAck(
+                    frames[i], rows["ts_ns"][i], rows["ack_rel"][i], rows["win_scaled"][i], rows["acks_new"][i],
+                    rows["dup_ack"][i], rows["payload_len"][i], rows["ack_delay_ns"][i],
+                    bool(rows["sack_left"][i]) and rows["sack_left"][i][0] < rows["ack_rel"][i]))
+        elif rows["retransmission"][i]:
+            resends.append(Resend(frames[i], rows["ts_ns"][i], rows["seq_rel"][i], rows["payload_len"][i],
+                                  rows["retrans_kind"][i], rows["ip_len"][i]))
+    ended = cand["ended_by_new_data"]
+    # Outstanding just before the closing segment: its own row's snd_una with the snd_max before it.
+    if ended:
+        una_end = rows["snd_una"][i1]
+        max_before = rows["snd_max"][i1] - (rows["seq_end"][i1] - rows["seq_rel"][i1])
+        max_before = max(max_before, rows["snd_max"][i0])
+        usable_end = None if rows["peer_window"][i1] is None else una_end + rows["peer_window"][i1] - max_before
+    else:
+        una_end, max_before, usable_end = rows["snd_una"][i1], rows["snd_max"][i1], rows["usable_window"][i1]
+    return StallContext(
+        stream=cand["stream"], dir=d, start_ns=cand["start_ns"], end_ns=cand["end_ns"],
+        start_frame=cand["start_frame"], end_frame=cand["end_frame"], ended_by_new_data=ended,
+        first_len=rows["payload_len"][i0],
+        held_len=rows["payload_len"][i1] if ended else 0,
+        held_frame=frames[i1] if ended else None,
+        held_psh=bool(rows["flag_psh"][i1]) if ended else False,
+        in_flight_at_start=rows["in_flight"][i0], una_at_start=rows["snd_una"][i0], usable_at_start=rows["usable_window"][i0],
+        window_at_start=rows["peer_window"][i0],
+        in_flight_before_end=max(0, max_before - una_end), usable_before_end=usable_end,
+        snd_max_before_end=max_before,
+        acks=acks, resends=resends, peer_data_bytes=peer_bytes, last_peer_data_ts=last_peer_data,
+        timing=timing, threshold_ns=threshold_ns(timing), profile=profile,
+    )

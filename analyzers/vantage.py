@@ -1,0 +1,102 @@
+"""Where the capture was taken, and the path's round trip, per connection and direction.
+
+A capture point sees a sender react to an ACK after a delay that depends on where it sits: at the
+sender the data follows the ACK within microseconds; at the receiver it follows one round trip later.
+So every rule that asks "did this ACK release that segment?" needs this *reaction lag*, and every
+threshold tied to the RTT needs the *path* RTT, not the data-to-ACK time seen at the tap (which at
+the receiver is only the receiver's own ACK delay).
+
+From the handshake when it was captured (SYN -> SYN/ACK -> ACK: each side's reaction seen at the
+tap), else from the data: the low percentile of new data following a peer ACK (lag) plus the low
+percentile of data-to-ACK times (the rest of the round trip).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+# Low percentile used for "the fastest the path can be": robust to one odd packet.
+LOW_Q = 0.05
+# Vantage classes by lag / path RTT.
+AT_SENDER_MAX = 0.2
+AT_RECEIVER_MIN = 0.8
+
+
+@dataclass(frozen=True)
+class Timing:
+    path_rtt_ns: int | None  # the network round trip (no delayed ACK in it)
+    lag_ns: int  # from an ACK at the tap to the data it releases at the tap
+    vantage: str  # "sender", "receiver", "middle", "unknown"
+    source: str  # "handshake" or "data"
+    # The path RTT plus the typical queueing the data met (median less fastest data-to-ACK time).
+    typical_rtt_ns: int | None = None
+
+    def to_json(self) -> dict:
+        return {"vantage": self.vantage, "path_rtt_ns": self.path_rtt_ns, "typical_rtt_ns": self.typical_rtt_ns,
+                "reaction_lag_ns": self.lag_ns, "from": self.source}
+
+
+def _classify(lag: int, rtt: int | None) -> str:
+    if not rtt:
+        return "unknown"
+    f = lag / rtt
+    return "sender" if f <= AT_SENDER_MAX else "receiver" if f >= AT_RECEIVER_MIN else "middle"
+
+
+def handshake_times(state: pl.DataFrame) -> pl.DataFrame:
+    """Per stream: the first SYN, SYN/ACK, and the initiator's first ACK after it (null if unseen)."""
+    syn = state.filter(pl.col("flag_syn") & ~pl.col("flag_ack") & (pl.col("dir") == 0)).group_by("stream").agg(
+        pl.col("ts_ns").min().alias("t_syn"))
+    synack = state.filter(pl.col("flag_syn") & pl.col("flag_ack") & (pl.col("dir") == 1)).group_by("stream").agg(
+        pl.col("ts_ns").min().alias("t_synack"))
+    hs = syn.join(synack, on="stream", how="inner")
+    ack = (
+        state.filter(~pl.col("flag_syn") & pl.col("flag_ack") & (pl.col("dir") == 0))
+        .select("stream", "ts_ns").join(hs, on="stream").filter(pl.col("ts_ns") >= pl.col("t_synack"))
+        .group_by("stream").agg(pl.col("ts_ns").min().alias("t_ack"))
+    )
+    return hs.join(ack, on="stream", how="inner").filter(pl.col("t_synack") >= pl.col("t_syn"))
+
+
+def data_lags(state: pl.DataFrame) -> pl.DataFrame:
+    """Per (stream, dir): low percentile of new data right after a peer ACK, and of data-to-ACK time."""
+    prev = state.with_columns(
+        _pdir=pl.col("dir").shift(1).over("stream"),
+        _pts=pl.col("ts_ns").shift(1).over("stream"),
+        _pack=pl.col("acks_new").shift(1).over("stream"),
+    )
+    lag = (
+        prev.filter(pl.col("new_data") & (pl.col("_pdir") != pl.col("dir")) & pl.col("_pack").fill_null(False))
+        .group_by(["stream", "dir"]).agg((pl.col("ts_ns") - pl.col("_pts")).quantile(LOW_Q).alias("lag"),
+                                          pl.len().alias("lag_n"))
+    )
+    rtt = state.filter(pl.col("rtt_ns").is_not_null()).group_by(["stream", "dir"]).agg(
+        pl.col("rtt_ns").quantile(LOW_Q).alias("d2a"), pl.col("rtt_ns").median().alias("d2a_median"))
+    return lag.join(rtt, on=["stream", "dir"], how="full", coalesce=True)
+
+
+def timings(state: pl.DataFrame) -> dict[tuple[int, int], Timing]:
+    """Timing per (stream, dir) for every direction that appears in the state table."""
+    out: dict[tuple[int, int], Timing] = {}
+    hs = {r["stream"]: r for r in handshake_times(state).iter_rows(named=True)}
+    lags = {(r["stream"], r["dir"]): r for r in data_lags(state).iter_rows(named=True)}
+    keys = state.select("stream", "dir").unique().sort(["stream", "dir"]).iter_rows()
+    for stream, d in keys:
+        h = hs.get(stream)
+        r = lags.get((stream, d)) or {}
+        queueing = 0
+        if r.get("d2a") is not None and r.get("d2a_median") is not None:
+            queueing = max(0, int(r["d2a_median"] - r["d2a"]))
+        if h is not None:
+            rtt = int(h["t_ack"] - h["t_syn"])
+            # The responder reacts to the SYN, the initiator to the SYN/ACK, each seen at the tap.
+            lag = int(h["t_synack"] - h["t_syn"]) if d == 1 else int(h["t_ack"] - h["t_synack"])
+            out[(stream, d)] = Timing(rtt, lag, _classify(lag, rtt), "handshake", rtt + queueing)
+            continue
+        lag = int(r["lag"]) if r.get("lag") is not None else 0
+        d2a = int(r["d2a"]) if r.get("d2a") is not None else None
+        rtt = None if d2a is None else d2a + lag
+        out[(stream, d)] = Timing(rtt, lag, _classify(lag, rtt), "data", None if rtt is None else rtt + queueing)
+    return out
