@@ -30,6 +30,7 @@ def impairments_from_options(
     atm_switch_buffer: int | None,
     atm_out_rate: int | None,
     atm_policy: AtmPolicy,
+    gilbert: str | None = None,
 ) -> dict[str, Any]:
     """The keywords for run_bulk(impairments=...); an option left out adds nothing. Raises
     ValueError for a combination make_path cannot take."""
@@ -40,11 +41,13 @@ def impairments_from_options(
         im["loss"] = loss
     if reverse_loss:
         im["reverse_loss"] = reverse_loss
+    if gilbert:
+        im["gilbert"] = parse_gilbert(gilbert)
     if drop_nth:
         im["drop_nth"] = tuple(sorted(set(drop_nth)))
     if data_only:
-        if not (loss or drop_nth):
-            raise ValueError("--loss-data-only needs --loss or --drop-nth")
+        if not (loss or drop_nth or gilbert):
+            raise ValueError("--loss-data-only needs --loss, --gilbert or --drop-nth")
         im["loss_data_only"] = True
     if pmtu is not None:
         im["pmtu_mtu"] = pmtu
@@ -56,3 +59,35 @@ def impairments_from_options(
     if atm_switch_buffer is not None and atm_out_rate is not None:
         im["atm_switch"] = AtmSwitchSpec(atm_switch_buffer, atm_out_rate, atm_policy.value)
     return im
+
+
+def parse_gilbert(text: str) -> tuple[float, float, float, float]:
+    """`P_GB,P_BG,LOSS_GOOD,LOSS_BAD` (make_path's gilbert): the chance per packet of going from
+    the good state to the bad one and back, and the loss probability in each state."""
+    try:
+        values = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        values = ()
+    if len(values) != 4 or not all(0.0 <= v <= 1.0 for v in values):
+        raise ValueError(f"--gilbert takes four probabilities P_GB,P_BG,LOSS_GOOD,LOSS_BAD, got {text!r}")
+    return values  # type: ignore[return-value]
+
+
+def reader_cost(cost: str | Any, read_rate_bps: int | None) -> Any:
+    """The host cost model `cost` (a name from simulate.tcp.costs.COST_MODELS or a HostCost) with
+    read() copies slowed to `read_rate_bps`: a slow reader. The receiving application then takes
+    1024 * 8 / rate seconds per KB it reads, during which its socket buffer fills and the window it
+    offers shrinks (the cost model is both hosts'; in request/response runs the sender reads its
+    replies at that rate too). None: the model as it is."""
+    from dataclasses import replace
+
+    from stallscope.simulate.tcp.costs import COST_MODELS, HostCost
+
+    if read_rate_bps is None:
+        return cost
+    if read_rate_bps <= 0:
+        raise ValueError(f"--read-rate must be positive, got {read_rate_bps}")
+    base = cost if isinstance(cost, HostCost) else COST_MODELS.get(cost)
+    if base is None:
+        raise ValueError(f"unknown host cost model {cost!r}; expected one of {', '.join(COST_MODELS)}")
+    return replace(base, read_copy_ns_per_kb=-(-8 * 1024 * 1_000_000_000 // read_rate_bps))

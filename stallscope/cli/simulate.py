@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import polars as pl
 import typer
 
-from stallscope.cli.impairments import AtmPolicy, PmtuMode, impairments_from_options
+from stallscope.cli.impairments import AtmPolicy, PmtuMode, impairments_from_options, reader_cost
 from stallscope.cli.options import OutputOption, SeedOption, TableOrJson, TableOrJsonOption
 from stallscope.exit_codes import ExitCode
 from stallscope.output import OutputFormat, render_frame, write_json
@@ -41,6 +41,10 @@ def bulk(
     write: Annotated[int, typer.Option("--write", min=1, help="Bytes per write() call.")] = 8192,
     read: Annotated[int, typer.Option("--read", min=1, help="Bytes per read() call.")] = 8192,
     nbytes: Annotated[int, typer.Option("--bytes", min=1, help="Bytes to transfer.")] = 16 * 1024 * 1024,
+    reply: Annotated[int, typer.Option("--reply", min=0, help="Request/response: each write is a message the receiver answers with this many bytes before the next is written (0: plain bulk).")] = 0,
+    think_ms: Annotated[float, typer.Option("--think-ms", min=0.0, help="The writer's pause between writes (application idle time).")] = 0.0,
+    read_rate: Annotated[Optional[int], typer.Option("--read-rate", min=1, help="Slow reader: the receiving application copies at most this many bit/s out of its socket (read() cost on top of --host-cost).")] = None,
+    host_mtu: Annotated[Optional[int], typer.Option("--host-mtu", min=68, help="Both hosts' interface MTU when larger than the path's: the MSS they advertise comes from it.")] = None,
     nagle: Annotated[Optional[str], typer.Option("--nagle", help="Sender's Nagle variant (NAGLE, OFF, MINSHALL, CORK, ...); default: the personality's.")] = None,
     receiver_inference: Annotated[OnOff, typer.Option("--receiver-inference", help="Tru64 small-sender ACK inference at the receiver.")] = OnOff.default,
     cost: Annotated[str, typer.Option("--host-cost", help="Host CPU cost model: free or sun_ipx.")] = "free",
@@ -48,6 +52,7 @@ def bulk(
     delay: Annotated[Optional[int], typer.Option("--delay", min=0, help="One-way delay, ns (overrides the preset).")] = None,
     loss: Annotated[Optional[float], typer.Option("--loss", min=0.0, max=1.0, help="Forward random loss probability.")] = None,
     reverse_loss: Annotated[Optional[float], typer.Option("--reverse-loss", min=0.0, max=1.0, help="Reverse (ACK path) random loss probability.")] = None,
+    gilbert: Annotated[Optional[str], typer.Option("--gilbert", help="Forward Gilbert-Elliott loss: P_GB,P_BG,LOSS_GOOD,LOSS_BAD (state change chances per packet, loss in each state).")] = None,
     drop_nth: Annotated[Optional[list[int]], typer.Option("--drop-nth", min=1, help="Lose exactly the n-th forward packet (repeatable; 1 = the SYN).")] = None,
     data_only: Annotated[bool, typer.Option("--loss-data-only", help="--loss/--drop-nth count and lose data segments only.")] = False,
     pmtu: Annotated[Optional[int], typer.Option("--pmtu", min=68, help="A hop with this MTU on the forward path.")] = None,
@@ -74,7 +79,8 @@ def bulk(
             nagle = NagleVariant.parse(nagle).value
         cfg = BulkConfig(
             personality=personality, receiver_personality=receiver_personality, link=link, mtu=mtu, mss=mss, sndbuf=sndbuf, rcvbuf=rcvbuf, write=write,
-            read=read, bytes=nbytes, nagle=nagle, seed=seed, rate_bps=rate, delay_ns=delay, cost=cost,
+            read=read, bytes=nbytes, nagle=nagle, seed=seed, rate_bps=rate, delay_ns=delay,
+            cost=reader_cost(cost, read_rate), reply=reply, think_ns=round(think_ms * 1_000_000), host_mtu=host_mtu,
             receiver_inference=None if receiver_inference is OnOff.default else receiver_inference is OnOff.on,
             mtu_probing=mtu_probing, sack=None if sack is OnOff.default else sack is OnOff.on,
             congestion=congestion.value if congestion is not None else None,
@@ -82,7 +88,7 @@ def bulk(
         impairments = impairments_from_options(
             loss=loss, reverse_loss=reverse_loss, drop_nth=drop_nth, data_only=data_only, pmtu=pmtu,
             pmtu_mode=pmtu_mode, jumbo_slots=jumbo_slots, atm_switch_buffer=atm_switch_buffer,
-            atm_out_rate=atm_out_rate, atm_policy=atm_policy,
+            atm_out_rate=atm_out_rate, atm_policy=atm_policy, gilbert=gilbert,
         )
         result = run_bulk(cfg, pcap=pcap, impairments=impairments)
     except (ValueError, KeyError, TypeError) as exc:

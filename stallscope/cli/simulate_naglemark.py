@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Optional
 
 import polars as pl
 import typer
@@ -30,6 +31,7 @@ def naglemark(
     responses: Annotated[int, typer.Option("--responses", min=1, max=1000, help="Responses per trial (1000 in the paper).")] = 1000,
     think_ms: Annotated[float, typer.Option("--think-ms", min=0.0, help="Client's time between a response's last byte and its next request, never part of a sample (the Mogul reproductions use a calibrated value).")] = 0.0,
     seed: SeedOption = 0,
+    pcap: Annotated[Optional[Path], typer.Option("--pcap", help="Write the server's capture here (the data sender's side) and its ground truth as <pcap>.truth.json (stallscope.ground_truth/1); the same trial, recorded.")] = None,
     fmt: TableOrJsonOption = TableOrJson.table,
     output: OutputOption = None,
 ) -> None:
@@ -46,18 +48,29 @@ def naglemark(
         raise typer.Exit(ExitCode.USAGE) from None
     from stallscope.simulate.apps.naglemark_net import make_network
 
+    spec = TrialSpec(link, variant, app_buf, sockbuf, trial_type, seed, responses, personality, receiver_inference is OnOff.on)
+    think_ns = round(think_ms * 1_000_000)
     try:
-        network, rate = make_network(
-            personality=personality, link=link, variant=variant, sockbuf=sockbuf,
-            receiver_inference=receiver_inference is OnOff.on, seed=seed,
-        )
+        if pcap is not None:
+            from stallscope.simulate.apps.naglemark_capture import run_naglemark_capture
+
+            capture = run_naglemark_capture(
+                personality=personality, link=link, variant=variant, sockbuf=sockbuf, app_buf=app_buf,
+                trial=trial_type, lengths=trial_lengths(spec), seed=seed,
+                receiver_inference=receiver_inference is OnOff.on, think_ns=think_ns, pcap=pcap,
+            )
+            result, rate = capture.result, capture.raw_rate_bps
+        else:
+            network, rate = make_network(
+                personality=personality, link=link, variant=variant, sockbuf=sockbuf,
+                receiver_inference=receiver_inference is OnOff.on, seed=seed,
+            )
     except (KeyError, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(ExitCode.USAGE) from None
-    spec = TrialSpec(link, variant, app_buf, sockbuf, trial_type, seed, responses, personality, receiver_inference is OnOff.on)
-    think_ns = round(think_ms * 1_000_000)
-    result = nm.run_trial(network, trial=trial_type, app_buf=app_buf, sockbuf=sockbuf, raw_rate_bps=rate,
-                          lengths=trial_lengths(spec), think_ns=think_ns)
+    if pcap is None:
+        result = nm.run_trial(network, trial=trial_type, app_buf=app_buf, sockbuf=sockbuf, raw_rate_bps=rate,
+                              lengths=trial_lengths(spec), think_ns=think_ns)
     rows = [
         {"length": s.length, "elapsed_ns": s.elapsed_ns, "cutoff_ns": nm.cutoff_ns(s.length, rate),
          "delayed": s.elapsed_ns > nm.cutoff_ns(s.length, rate)}
