@@ -47,6 +47,16 @@ def score(
         raise typer.Exit(ExitCode.VERDICT_FAILED)
 
 
+_ABBREVIATIONS = {"window_update_deadlock": "WUD", "pmtu_blackhole": "PMTU", "mss_mismatch": "MSS",
+                  "application_idle": "IDLE", "undetermined": "UND", "missed": "MISS", "spurious": "SPUR",
+                  "sender_sws": "SWS", "spurious_timeout": "SPTO"}
+
+
+def abbreviation(name: str) -> str:
+    """A short column header: fixed for a few names, else the words' initials (nagle_delayed_ack: NDA)."""
+    return _ABBREVIATIONS.get(name) or "".join(w[0] for w in name.split("_") if w).upper()
+
+
 def _fmt(v: Any) -> str:
     return "-" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
 
@@ -70,12 +80,14 @@ def render_tables(doc: dict[str, Any], output: Path | None = None) -> None:
             console.print(t)
             conf = gt["confusion"]
             m = Table(title="confusion (rows: true cause, columns: reported cause)")
-            m.add_column("true \\ reported")
+            m.add_column("true\\rep", no_wrap=True)
             for c in conf["columns"]:
-                m.add_column(c, justify="right")
+                m.add_column(abbreviation(c), justify="right")
             for r in conf["rows"]:
-                m.add_row(r, *(str(conf["matrix"][r][c] or ".") for c in conf["columns"]))
+                m.add_row(abbreviation(r), *(str(conf["matrix"][r][c] or ".") for c in conf["columns"]))
             console.print(m)
+            names = dict.fromkeys([*conf["rows"], *conf["columns"]])
+            console.print("  ".join(f"{abbreviation(n)} {n}" for n in names), soft_wrap=False)
             console.print(", ".join(f"{k} {tot[k]}" for k in ("missed", "spurious", "misattributed", "undetermined"))
                           + f"; {len(gt['traces'])} trace(s)")
         ct = doc.get("capture_truth")
