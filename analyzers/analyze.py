@@ -15,7 +15,7 @@ from typing import Any
 import polars as pl
 
 from stallscope.analyzers import artifacts, inference, peer_acks, timeline, vantage
-from stallscope.analyzers.causes import RULES
+from stallscope.analyzers.causes import RULES, windows
 from stallscope.analyzers.causes import path as path_rules
 from stallscope.analyzers.findings import (UNDETERMINED, Alternative, ConnectionAnalysis, ConnectionFinding,
                                            DirectionAnalysis, Note, StallFinding, Verdict)
@@ -113,7 +113,14 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
     for s_, notes in artifacts.unseen_notes(state).items():
         conn_notes.setdefault(s_, []).extend(notes)
     timings = vantage.timings(state)
+    # Nagle's evidence is read as the tap saw it (at the sender that is exact, elsewhere it can only
+    # err towards "on"); flights are read as the sender knew them.
     profiles = inference.direction_profiles(state)
+    state = vantage.sender_view(state, timings)
+    result.state = state
+    for key, flight in inference.direction_profiles(state).items():
+        for name in inference.FLIGHT_FIELDS:
+            profiles[key][name] = flight[name]
     ip_max = state.filter(~pl.col("superframe")).group_by(["stream", "dir"]).agg(pl.col("ip_len").max())
     for r in ip_max.iter_rows(named=True):
         profiles[(r["stream"], r["dir"])]["max_ip_len"] = r["ip_len"]
@@ -149,7 +156,10 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
             prof["window_known"] = bool(window_known.get(s, False))
             prof["stack"] = inference.stack_guess({**prof}, prof["own_delayed_ack"])
             own_rows = part.filter(pl.col("dir") == d)
-            for cause, conf, ev in path_rules.findings(own_rows, prof) if prof["data_packets"] else []:
+            found = path_rules.findings(own_rows, prof, timings.get((s, d))) if prof["data_packets"] or prof["packets"] else []
+            sb = windows.send_buffer_finding(own_rows, prof, timings.get((s, d)),
+                                                                    peer_prof.get("data_packets", 0)) if prof["data_packets"] else None
+            for cause, conf, ev in found + ([sb] if sb else []):
                 conn.findings.append(ConnectionFinding(d, _direction(c, d), cause, None, conf, ev))
             causes = [f.cause for f in conn.findings if f.dir == d]
             prof["path_cause"] = next((p for p in PATH_PRIORITY if p in causes), None)

@@ -15,8 +15,8 @@ from typing import Any
 
 import polars as pl
 
-# Full-size test: a segment this close to the largest one sent counts as full.
-FULL_SLACK = 0
+# Profile fields that depend on the flight, and so on where the tap sits (vantage.sender_view).
+FLIGHT_FIELDS = ("send_buffer_estimate", "max_in_flight")
 
 
 def direction_profiles(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, Any]]:
@@ -107,6 +107,7 @@ def _profile(r: dict[str, Any], peer: dict[str, Any]) -> dict[str, Any]:
         "nagle": nagle,
         "nagle_evidence": nagle_why,
         "short_segments": r["short_new"],
+        "syn_seen": bool(r["syn_seen"]),
     }
     return p
 

@@ -13,6 +13,7 @@ from typing import Any
 import polars as pl
 
 from stallscope.analyzers.causes.loss import ATM_MTU_LOW, STANDARD_IP_MTU
+from stallscope.analyzers.vantage import Timing
 from stallscope.simulate.ground_truth import Cause
 
 # An MSS this far below what both sides advertised, over this many full segments, was never used.
@@ -21,21 +22,35 @@ MSS_MIN_SEGMENTS = 20
 TIMESTAMP_OPTION = 12
 # A black hole: the same full-size segment timed out this many times in a row.
 BLACKHOLE_RESENDS = 3
+# Seen from the receiver: the first data came this long after the handshake (a retransmission
+# timeout at least), or data was sent that never arrived while small packets did.
+FAR_SIDE_FIRST_DATA_NS = 1_000_000_000
+# At the receiver, data that follows the handshake within this share of the RTT was not preceded
+# by a lost attempt (an ICMP round trip to a hop, a timeout).
+PROMPT_SHARE = 0.25
 
 
-def findings(own: pl.DataFrame, profile: dict[str, Any]) -> list[tuple[str, float, dict[str, Any]]]:
+def _first_data_delay(own: pl.DataFrame) -> int | None:
+    after_syn = own.filter(~pl.col("flag_syn"))
+    data = own.filter(pl.col("payload_len") > 0)
+    if after_syn.height == 0 or data.height == 0:
+        return None
+    return int(data["ts_ns"].min() - after_syn["ts_ns"].min())
+
+
+def findings(own: pl.DataFrame, profile: dict[str, Any], timing: Timing | None = None) -> list[tuple[str, float, dict[str, Any]]]:
     """(cause, confidence, evidence) for each path finding of one direction; `own` holds that
-    direction's packets, in time order."""
+    direction's packets, in time order; `timing` says where the tap was."""
     out = []
-    for check in (_pmtu_blackhole, _mss_mismatch, _jumbo_slots):
-        found = check(own, profile)
+    for check in (_pmtu_blackhole, _far_side_blackhole, _mss_mismatch, _jumbo_slots):
+        found = check(own, profile, timing)
         if found is not None:
             out.append(found)
             break  # the first path cause explains the lost large segments; the rest would repeat it
     return out
 
 
-def _mss_mismatch(own: pl.DataFrame, p: dict[str, Any]):
+def _mss_mismatch(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None):
     offered = [v for v in (p.get("mss_offered_by_peer"), p.get("mss_advertised")) if v]
     seg = p.get("max_segment") or 0
     if not offered or not seg or p.get("superframes"):
@@ -44,6 +59,12 @@ def _mss_mismatch(own: pl.DataFrame, p: dict[str, Any]):
     full = own.filter(pl.col("payload_len") == seg).height
     # Only a bulk sender shows its MSS: it had several full segments out at once.
     bulk = (p.get("max_in_flight") or 0) >= 4 * seg
+    if timing is not None and timing.vantage == "receiver":
+        # From the receiver a segment lost for its size is invisible: only data that came right
+        # behind the handshake shows that nothing larger was tried first.
+        first = _first_data_delay(own)
+        if first is None or not timing.path_rtt_ns or first > PROMPT_SHARE * timing.path_rtt_ns:
+            return None
     if seg < MSS_UNUSED_SHARE * usable and full >= MSS_MIN_SEGMENTS and bulk:
         return (Cause.MSS_MISMATCH.value, 0.8, {
             "mss_advertised": p.get("mss_advertised"), "mss_offered_by_peer": p.get("mss_offered_by_peer"),
@@ -53,7 +74,32 @@ def _mss_mismatch(own: pl.DataFrame, p: dict[str, Any]):
     return None
 
 
-def _pmtu_blackhole(own: pl.DataFrame, p: dict[str, Any]):
+def _far_side_blackhole(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None):
+    """A black hole seen from the receiver: small packets of the sender arrive, its data does not
+    (its sequence numbers run ahead of all data seen), or only smaller segments arrive, long after
+    the handshake."""
+    if timing is None or timing.vantage != "receiver" or not p.get("syn_seen", True):
+        return None
+    data = own.filter(pl.col("payload_len") > 0)
+    ahead = int(own["seq_rel"].max() or 0) - int(data["seq_end"].max() if data.height else 1)
+    offered = [v for v in (p.get("mss_offered_by_peer"), p.get("mss_advertised")) if v]
+    if data.height == 0 and ahead >= STANDARD_IP_MTU:
+        return (Cause.PMTU_BLACKHOLE.value, 0.6, {
+            "bytes_sent_never_seen": ahead, "data_segments_seen": 0,
+            "why": f"the sender's sequence numbers ran {ahead} bytes ahead, yet none of its data arrived "
+                   "while its small packets did: large packets are lost on the path"})
+    first = _first_data_delay(own)
+    seg = p.get("max_segment") or 0
+    bulk = (p.get("max_in_flight") or 0) >= 4 * max(seg, 1)
+    if first is not None and first >= FAR_SIDE_FIRST_DATA_NS and offered and seg < MSS_UNUSED_SHARE * min(offered) and bulk:
+        return (Cause.PMTU_BLACKHOLE.value, 0.6, {
+            "first_data_after_handshake_ns": first, "largest_segment": seg, "mss_offered": min(offered),
+            "why": f"the first data arrived {first / 1e9:.1f} s after the handshake, in segments smaller than "
+                   "the MSS both sides offered: the larger ones were lost on the path"})
+    return None
+
+
+def _pmtu_blackhole(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None):
     to = own.filter(pl.col("retrans_kind") == "timeout")
     if to.height < BLACKHOLE_RESENDS:
         return None
@@ -79,7 +125,7 @@ def _pmtu_blackhole(own: pl.DataFrame, p: dict[str, Any]):
     })
 
 
-def _jumbo_slots(own: pl.DataFrame, p: dict[str, Any]):
+def _jumbo_slots(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None):
     lost = own.filter(pl.col("retransmission"))
     timeouts = own.filter(pl.col("retrans_kind") == "timeout").height
     ip_max = p.get("max_ip_len") or 0

@@ -55,3 +55,51 @@ def rule(ctx: StallContext) -> Verdict | None:
                            (Alternative(Cause.SEND_BUFFER_LIMITED.value, None, 0.25, "a small send buffer"),))
         return Verdict(Cause.SEND_BUFFER_LIMITED.value, None, 0.75, evidence)
     return None
+
+
+# A send-buffer-limited sender waits with data outstanding for most of each round trip: it has
+# sent all its buffer holds. These bound the finding (see send_buffer_finding).
+SILENCE_SHARE = 0.5
+SILENCE_GAP_RTT = 0.5
+PLATEAU_OF_WINDOW = 0.5
+MIN_BUFFERS_SENT = 8
+
+
+# A standing queue (typical RTT this far above the path's) means the path was full: not the buffer.
+QUEUE_FREE_RTT = 1.25
+
+
+def send_buffer_finding(own, profile: dict, timing, peer_data_packets: int = 0) -> tuple[str, float, dict] | None:
+    """Connection finding: the flight stopped at the send buffer's size, well inside the peer's
+    window, with no loss, and the sender sat silent with data outstanding most of the time (no
+    standing queue: the path could have carried more). A bulk transfer through a small SO_SNDBUF on
+    a long path (Moldeklev's S against a large bandwidth-delay product)."""
+    import polars as pl
+
+    rtt = timing.path_rtt_ns if timing is not None else None
+    plateau = profile.get("send_buffer_estimate") or 0
+    peer = profile.get("peer_receive_window_max") or 0
+    if not rtt or not plateau or profile.get("timeouts") or profile.get("retransmitted_packets"):
+        return None
+    if peer < plateau / PLATEAU_OF_WINDOW or (profile.get("bytes") or 0) < MIN_BUFFERS_SENT * plateau:
+        return None
+    if plateau < 2 * (profile.get("max_segment") or 0):
+        return None  # a buffer under two segments is the Nagle and window-update rules' ground
+    if peer_data_packets > 2:
+        return None  # request/response: the silences wait for requests, not for buffer space
+    if timing.vantage != "receiver" and (timing.typical_rtt_ns or rtt) > QUEUE_FREE_RTT * rtt:
+        return None
+    data = own.filter(pl.col("payload_len") > 0).select("ts_ns", "in_flight")
+    if data.height < 3:
+        return None
+    gaps = data.with_columns(gap=pl.col("ts_ns").shift(-1) - pl.col("ts_ns")).drop_nulls("gap")
+    span = int(data["ts_ns"].max() - data["ts_ns"].min())
+    waiting = gaps.filter((pl.col("gap") >= SILENCE_GAP_RTT * rtt) & (pl.col("in_flight") > 0))["gap"].sum()
+    share = waiting / span if span else 0.0
+    if share < SILENCE_SHARE:
+        return None
+    return (Cause.SEND_BUFFER_LIMITED.value, 0.75, {
+        "send_buffer_estimate": plateau, "peer_window_max": peer, "waiting_share": round(share, 3),
+        "path_rtt_ns": rtt,
+        "why": f"the flight stopped at {plateau} bytes while the peer offered {peer}; the sender spent "
+               f"{share:.0%} of the transfer waiting for ACKs with its buffer in flight"})

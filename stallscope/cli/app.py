@@ -15,6 +15,7 @@ from stallscope import __version__
 # name -> (module under stallscope.cli, attribute). A Typer attribute becomes a command group,
 # a function becomes a command. Order here is the order `--help` lists them.
 _COMMANDS: dict[str, tuple[str, str]] = {
+    "analyze": ("analyze", "analyze"),
     "flows": ("flows", "flows"),
     "decode": ("decode", "decode"),
     "simulate": ("simulate", "app"),

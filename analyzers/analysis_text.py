@@ -1,0 +1,133 @@
+"""The analysis for a person: a terminal summary (Rich) and Markdown. Every string that came from
+the capture (file name, addresses, note texts that quote them) is escaped for its medium: Rich
+markup for the terminal, Markdown table syntax and HTML for Markdown.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+from collections import Counter
+from typing import Any
+
+SHOW_STALLS = 8
+
+
+def _rate(bps: float | None) -> str:
+    if bps is None:
+        return "-"
+    for unit, scale in (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
+        if bps >= scale:
+            return f"{bps / scale:.2f} {unit}"
+    return f"{bps:.0f} bit/s"
+
+
+def _ms(ns: int) -> str:
+    return f"{ns / 1e6:.1f} ms" if ns < 10_000_000_000 else f"{ns / 1e9:.2f} s"
+
+
+def _data_dir(c) -> Any:
+    senders = [d for d in c.directions if d.role == "data sender"]
+    return senders[0] if senders else (c.directions[0] if c.directions else None)
+
+
+def summary_rows(analysis) -> list[dict[str, str]]:
+    rows = []
+    for f in analysis.files:
+        for c in f.connections:
+            d = _data_dir(c)
+            rows.append({
+                "file": f.path, "stream": str(c.stream), "connection": f"{c.initiator} -> {c.responder}",
+                "goodput": _rate(d.goodput_bps if d else None), "time lost": _ms(c.time_lost_ns),
+                "top cause": c.top_cause() or "-",
+            })
+    return rows
+
+
+def stall_groups(c) -> list[tuple[str, str | None, int, int, list]]:
+    """(cause, detail, count, time lost, stalls) per cause and detail, most time lost first."""
+    groups: dict[tuple[str, str | None], list] = {}
+    for s in c.stalls:
+        groups.setdefault((s.cause, s.detail), []).append(s)
+    out = [(k[0], k[1], len(v), sum(s.time_lost_ns for s in v), v) for k, v in groups.items()]
+    return sorted(out, key=lambda g: (-g[3], g[0], g[1] or ""))
+
+
+def _evidence_line(s) -> str:
+    e = s.evidence
+    parts = []
+    if "held_segment_len" in e:
+        parts.append(f"held {e['held_segment_len']} B (frame {e['held_segment_frame']}) behind {e['outstanding_bytes']} B")
+    if "releasing_ack_frame" in e:
+        delay = e.get("releasing_ack_delay_ns")
+        parts.append(f"released by ACK frame {e['releasing_ack_frame']}"
+                     + (f" delayed {delay / 1e6:.1f} ms" if delay is not None else ""))
+    if "first_timeout_frame" in e:
+        parts.append(f"timeout resend frame {e['first_timeout_frame']}, {e['segments_resent']} segments resent")
+    if "reason" in e:
+        parts.append(e["reason"])
+    return "; ".join(parts)
+
+
+def terminal(analysis, width: int | None = None) -> str:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    buf = io.StringIO()
+    console = Console(file=buf, width=width or 160, force_terminal=False, color_system=None, highlight=False)
+    table = Table(title="TCP connections", show_lines=False)
+    for name in ("file", "stream", "connection", "goodput", "time lost", "top cause"):
+        table.add_column(name, overflow="fold")
+    rows = summary_rows(analysis)
+    for r in rows:
+        table.add_row(*(escape(v) for v in r.values()))
+    console.print(table)
+    for f in analysis.files:
+        for n in f.notes:
+            console.print(f"note ({escape(f.path)}): {escape(n.message)}")
+        for c in f.connections:
+            if not c.stalls and not c.findings and not c.notes:
+                continue
+            console.print(f"\n[bold]{escape(f.path)} stream {c.stream}[/bold]: {escape(c.initiator)} -> {escape(c.responder)}")
+            for fnd in c.findings:
+                console.print(f"  finding {escape(fnd.cause)} ({escape(fnd.direction)}): {escape(str(fnd.evidence.get('why', '')))}")
+            for cause, detail, n, lost, stalls in stall_groups(c):
+                label = cause + (f"/{detail}" if detail else "")
+                console.print(f"  {n} x {escape(label)}: {_ms(lost)} lost")
+                for s in stalls[:SHOW_STALLS]:
+                    console.print(f"    frames {s.start_frame}-{s.end_frame} {_ms(s.duration_ns)}: {escape(_evidence_line(s))}")
+                if len(stalls) > SHOW_STALLS:
+                    console.print(f"    ... and {len(stalls) - SHOW_STALLS} more")
+            for n in c.notes:
+                console.print(f"  note: {escape(n.message)}")
+    return buf.getvalue()
+
+
+def _md(text: Any) -> str:
+    """Markdown table cell: HTML-escaped, pipes and backticks neutralised, one line."""
+    s = html.escape(str(text), quote=True)
+    return s.replace("|", "&#124;").replace("`", "&#96;").replace("\n", " ").replace("[", "&#91;").replace("]", "&#93;")
+
+
+def markdown(analysis) -> str:
+    out = ["# stallscope analysis", "", "| file | stream | connection | goodput | time lost | top cause |",
+           "|---|---|---|---|---|---|"]
+    for r in summary_rows(analysis):
+        out.append("| " + " | ".join(_md(v) for v in r.values()) + " |")
+    for f in analysis.files:
+        for c in f.connections:
+            if not c.stalls and not c.findings:
+                continue
+            out += ["", f"## {_md(f.path)} stream {c.stream}", "", "| cause | detail | stalls | time lost | example frames |",
+                    "|---|---|---|---|---|"]
+            for cause, detail, n, lost, stalls in stall_groups(c):
+                ex = ", ".join(f"{s.start_frame}-{s.end_frame}" for s in stalls[:3])
+                out.append(f"| {_md(cause)} | {_md(detail or '')} | {n} | {_md(_ms(lost))} | {_md(ex)} |")
+            for fnd in c.findings:
+                out.append(f"| {_md(fnd.cause)} | connection finding | - | - | {_md(fnd.evidence.get('why', ''))} |")
+    return "\n".join(out) + "\n"
+
+
+def cause_counts(analysis) -> Counter:
+    return Counter(s.cause for s in analysis.stalls)
