@@ -194,3 +194,46 @@ def test_simulate_bulk_slow_reader_and_gilbert():
     assert gil["retransmits"] > 0
     bad = runner.invoke(app, [*base, "--gilbert", "0.1,2"])
     assert bad.exit_code == 2 and "--gilbert" in bad.output
+
+
+# --- the analyzer on the corpus -------------------------------------------------------------------
+
+
+def test_the_analyzer_scores_on_every_small_trace(small_corpus):
+    """Every trace of the small corpus goes through analyze_file and the scorer without an error."""
+    pytest.importorskip("stallscope.analyzers.analyze")
+    out, manifest = small_corpus
+    report = scoring.score_corpus(out)
+    assert report.errors == []
+    gt = report.to_json()["ground_truth"]
+    assert [t["trace"] for t in gt["traces"]] == sorted(e["pcap"] for e in manifest["traces"])
+    assert gt["totals"]["true"] == sum(sum(e["stalls"].values()) for e in manifest["traces"])
+
+
+@pytest.fixture(scope="module")
+def full_scored(tmp_path_factory):
+    pytest.importorskip("stallscope.analyzers.analyze")
+    out = tmp_path_factory.mktemp("full_corpus")
+    manifest = corpus.generate(out, jobs=2)
+    return manifest, scoring.score_corpus(out, jobs=2)
+
+
+@pytest.mark.slow
+def test_full_corpus_is_scored(full_scored):
+    manifest, report = full_scored
+    assert len(manifest["traces"]) >= 300
+    assert report.errors == []
+    gt = report.to_json()["ground_truth"]
+    assert len(gt["traces"]) == len(manifest["traces"])
+    assert gt["totals"]["true"] == sum(sum(e["stalls"].values()) for e in manifest["traces"])
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(reason="issue 12's target for the analyzer (its developer drops this mark once it holds; "
+                          "figures in docs/scoring.md)", strict=False)
+def test_full_corpus_precision_and_recall_per_cause(full_scored):
+    _, report = full_scored
+    causes = report.to_json()["ground_truth"]["causes"]
+    low = {c: (r["precision"], r["recall"]) for c, r in causes.items()
+           if (r["precision"] is not None and r["precision"] < 0.9) or (r["recall"] is not None and r["recall"] < 0.9)}
+    assert low == {}
