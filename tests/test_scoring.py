@@ -272,3 +272,20 @@ def test_score_corpus_aggregates_traces(tmp_path):
 
     broken = scoring.score_corpus(tmp_path, analyzer=failing)
     assert [e["trace"] for e in broken.errors] == ["a.pcap", "b.pcap"] and broken.timed is None
+
+
+def test_score_command_analyzes_a_capture(tmp_path):
+    """Given a capture, `score` runs the analyzer on it (analyze_file) and scores that."""
+    pytest.importorskip("stallscope.analyzers.analyze")
+    from stallscope.simulate.run_bulk import BulkConfig, run_bulk
+
+    pcap = tmp_path / "idle.pcap"
+    run_bulk(BulkConfig(personality="linux20", link="ethernet10", bytes=131072, write=16384, think_ns=50 * MS),
+             pcap=pcap)
+    truth = json.loads((tmp_path / "idle.pcap.truth.json").read_text())
+    res = CliRunner().invoke(app, ["score", str(pcap), str(tmp_path / "idle.pcap.truth.json"), "-f", "json"])
+    assert res.exit_code == 0, res.output
+    gt = json.loads(res.output)["ground_truth"]
+    assert gt["traces"][0]["trace"] == "idle.pcap"
+    assert gt["totals"]["true"] == len(truth["stalls"]) > 0
+    assert len(gt["stalls"]) == gt["totals"]["true"] + gt["totals"]["spurious"]
