@@ -185,7 +185,8 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
             limits = timeline.limit_shares(part, d, prof, own_stalls)
             span = (prof_span := _span(part, d))
             goodput = prof["bytes"] * 8e9 / span if span and prof["bytes"] else None
-            role = "data sender" if prof["bytes"] and prof["bytes"] >= _peer_bytes(profiles, s, d) else "acknowledger"
+            sent = max(prof["bytes"] or 0, (prof["sequence_span"] or 0) - 2)
+            role = "data sender" if sent and sent >= _peer_bytes(profiles, s, d) else "acknowledger"
             conn.directions.append(DirectionAnalysis(d, _direction(c, d), role, prof, limits, dict(sorted(lost.items())),
                                                      goodput))
             del prof_span
@@ -194,8 +195,8 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
 
 
 def _peer_bytes(profiles, s, d) -> int:
-    p = profiles.get((s, 1 - d))
-    return (p or {}).get("bytes") or 0
+    p = profiles.get((s, 1 - d)) or {}
+    return max(p.get("bytes") or 0, (p.get("sequence_span") or 0) - 2)
 
 
 def _span(part: pl.DataFrame, d: int) -> int | None:

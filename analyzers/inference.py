@@ -17,6 +17,10 @@ import polars as pl
 
 # Profile fields that depend on the flight, and so on where the tap sits (vantage.sender_view).
 FLIGHT_FIELDS = ("send_buffer_estimate", "max_in_flight")
+# Nagle is called off only when enough short segments broke its rule (one can be a write that
+# raced an ACK at the tap).
+NAGLE_OFF_MIN = 3
+NAGLE_OFF_SHARE = 0.1
 
 
 def direction_profiles(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, Any]]:
@@ -25,7 +29,13 @@ def direction_profiles(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, A
     seg = data.filter(~pl.col("superframe"))
     largest = seg.group_by(["stream", "dir"]).agg(pl.col("payload_len").max().alias("max_segment"))
     st = state.join(largest, on=["stream", "dir"], how="left")
-    short = (pl.col("payload_len") > 0) & (pl.col("payload_len") < pl.col("max_segment")) & ~pl.col("superframe")
+    # Short against the size the direction sends most (its full segment): the largest size alone
+    # misleads once PMTU discovery lowers the MSS or Linux probes a larger one.
+    common = seg.group_by(["stream", "dir", "payload_len"]).len().sort(
+        ["stream", "dir", "len", "payload_len"], descending=[False, False, True, True]).group_by(
+        ["stream", "dir"], maintain_order=True).agg(pl.col("payload_len").first().alias("_full"))
+    st = st.join(common, on=["stream", "dir"], how="left")
+    short = (pl.col("payload_len") > 0) & (pl.col("payload_len") < pl.col("_full")) & ~pl.col("superframe")
     # End of the last short segment sent before this one (same direction).
     st = st.with_columns(
         _short_end=pl.when(short & pl.col("new_data")).then(pl.col("seq_end")).forward_fill().shift(1)
@@ -37,6 +47,7 @@ def direction_profiles(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, A
         packets=pl.len(),
         data_packets=(pl.col("payload_len") > 0).sum(),
         new_bytes=pl.when(pl.col("new_data")).then(pl.col("seq_end") - pl.col("seq_rel")).otherwise(0).sum(),
+        seq_span=pl.col("seq_end").max() - pl.col("seq_rel").min(),
         retrans_packets=pl.col("retransmission").sum(),
         retrans_bytes=pl.when(pl.col("retransmission")).then(pl.col("payload_len")).otherwise(0).sum(),
         timeouts=(pl.col("retrans_kind") == "timeout").sum(),
@@ -86,6 +97,8 @@ def _profile(r: dict[str, Any], peer: dict[str, Any]) -> dict[str, Any]:
         "packets": r["packets"],
         "data_packets": r["data_packets"],
         "bytes": r["new_bytes"] if r["data_packets"] else 0,
+        # Sequence space used, SYN and FIN included: data sent counts even if the tap never saw it.
+        "sequence_span": r["seq_span"],
         "retransmitted_packets": r["retrans_packets"],
         "retransmitted_bytes": r["retrans_bytes"],
         "timeouts": r["timeouts"],
@@ -115,7 +128,7 @@ def _profile(r: dict[str, Any], peer: dict[str, Any]) -> dict[str, Any]:
 def _nagle(r: dict[str, Any]) -> tuple[str, str]:
     if not r["short_new"]:
         return "unknown", "no segment shorter than the largest was sent"
-    if r["short_behind_short"]:
+    if r["short_behind_short"] >= max(NAGLE_OFF_MIN, NAGLE_OFF_SHARE * r["short_new"]):
         return "off", (f"{r['short_behind_short']} segments shorter than the MSS were sent while an earlier "
                        "short segment was unacknowledged (both the classic and Minshall rules forbid it)")
     variant = "minshall or classic" if not r["short_behind_any"] else "minshall"
@@ -129,9 +142,9 @@ def stack_guess(own: dict[str, Any], peer_acks: dict[str, Any]) -> dict[str, Any
     delayed-ACK timer (seen when it acknowledged the other side), its retransmission timer."""
     evidence: list[str] = []
     linux = bsd = 0
-    if own.get("timestamps") and own.get("sack") and own.get("window_scale") is not None:
+    if own.get("timestamps") and own.get("window_scale") is not None:
         linux += 1
-        evidence.append("SYN offers timestamps, SACK and window scaling (modern stack)")
+        evidence.append("SYN offers timestamps and window scaling (RFC 7323, on by default in Linux)")
     elif own.get("window_scale") is None and own.get("sack") is False:
         bsd += 1
         evidence.append("no SACK or window scaling in the SYN (pre-1996 stack)")

@@ -24,6 +24,8 @@ import polars as pl
 from stallscope.analyzers.vantage import Timing
 
 MIN_THRESHOLD_NS = 10_000_000
+# Rows before a stall over which its sender's full segment size is read (PMTU changes it).
+RECENT_ROWS = 64
 RTT_MULTIPLE = 2
 
 
@@ -82,6 +84,7 @@ class StallContext:
     resends: list[Resend]
     peer_data_bytes: int  # data the peer sent during the interval (a request, say)
     last_peer_data_ts: int | None
+    segment_size: int  # the full segment size in use just before the stall
     timing: Timing
     threshold_ns: int
     profile: dict[str, Any] = field(default_factory=dict)
@@ -169,6 +172,7 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
             resends.append(Resend(frames[i], rows["ts_ns"][i], rows["seq_rel"][i], rows["payload_len"][i],
                                   rows["retrans_kind"][i], rows["ip_len"][i]))
     ended = cand["ended_by_new_data"]
+    recent = [rows["payload_len"][i] for i in range(i0, max(-1, i0 - RECENT_ROWS), -1) if rows["dir"][i] == d]
     # Outstanding just before the closing segment: its own row's snd_una with the snd_max before it.
     if ended:
         una_end = rows["snd_una"][i1]
@@ -189,5 +193,6 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
         in_flight_before_end=max(0, max_before - una_end), usable_before_end=usable_end,
         snd_max_before_end=max_before,
         acks=acks, resends=resends, peer_data_bytes=peer_bytes, last_peer_data_ts=last_peer_data,
+        segment_size=max(recent, default=0) or int(profile.get("max_segment") or 0),
         timing=timing, threshold_ns=threshold_ns(timing), profile=profile,
     )

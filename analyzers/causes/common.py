@@ -15,8 +15,9 @@ def tolerance(ctx: StallContext) -> int:
 
 
 def mss(ctx: StallContext) -> int:
-    """The full segment size this sender actually uses (its largest non-super-frame segment)."""
-    return int(ctx.profile.get("max_segment") or 0)
+    """The full segment size this sender was using when the stall began (its largest recent
+    segment: PMTU discovery may have lowered it since the connection's largest)."""
+    return ctx.segment_size
 
 
 def release(ctx: StallContext) -> PeerAck | None:

@@ -66,7 +66,10 @@ def _mss_mismatch(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None):
         if first is None or not timing.path_rtt_ns or first > PROMPT_SHARE * timing.path_rtt_ns:
             return None
     if seg < MSS_UNUSED_SHARE * usable and full >= MSS_MIN_SEGMENTS and bulk:
-        return (Cause.MSS_MISMATCH.value, 0.8, {
+        far = timing is not None and timing.vantage == "receiver"
+        return (Cause.MSS_MISMATCH.value, 0.5 if far else 0.8, {
+            "caveat": ("seen from the receiver, path MTU discovery lowering the MSS through an ICMP the "
+                       "receiver never sees looks the same") if far else None,
             "mss_advertised": p.get("mss_advertised"), "mss_offered_by_peer": p.get("mss_offered_by_peer"),
             "largest_segment": seg, "full_segments": full,
             "why": "both sides offered a larger MSS, yet no segment ever used it and none was lost for it",
