@@ -20,7 +20,8 @@ from stallscope.analyzers.causes import path as path_rules
 from stallscope.analyzers.findings import (UNDETERMINED, Alternative, ConnectionAnalysis, ConnectionFinding,
                                            DirectionAnalysis, Note, StallFinding, Verdict)
 from stallscope.analyzers.sender_state import PACKET_INPUT, sender_state
-from stallscope.analyzers.stalls import StallContext, build_context, candidates
+from stallscope.analyzers.causes.common import timer_driven, tolerance
+from stallscope.analyzers.stalls import RTT_MULTIPLE, StallContext, build_context, candidates
 from stallscope.capture.decoder import DecodeSummary, read_packets
 from stallscope.capture.errors import CaptureDamaged, CaptureRejected
 
@@ -232,14 +233,28 @@ def _connection_rows(state: pl.DataFrame) -> list[dict[str, Any]]:
     return out
 
 
+def _network_paced(ctx: StallContext) -> bool:
+    """Shorter than two *typical* round trips (queueing included), released by an ordinary ACK and
+    with no timeout: the sender was waiting at the pace of its ACK clock, not stalled."""
+    typical = ctx.timing.typical_rtt_ns or ctx.timing.path_rtt_ns or 0
+    if any(r.kind == "timeout" for r in ctx.resends) or ctx.duration_ns >= RTT_MULTIPLE * typical:
+        return False
+    rel = ctx.releasing_ack(tolerance(ctx))
+    return rel is not None and rel.payload == 0 and not timer_driven(ctx, rel)
+
+
 def _classify(ctx: StallContext, direction: str) -> StallFinding | None:
+    if not any(r.kind == "timeout" for r in ctx.resends) and (ctx.ack_clocked() or ctx.in_recovery()):
+        # snd_una kept advancing (progress at the ACK clock's pace), or duplicate ACKs show loss
+        # repair under way: not a stall with a cause of its own.
+        return None
     verdicts: list[Verdict] = []
     for _name, rule in RULES:
         v = rule(ctx)
         if v is not None:
             verdicts.append(v)
     timed_out = any(r.kind == "timeout" for r in ctx.resends)
-    if not verdicts and not timed_out and (ctx.resends or ctx.in_recovery() or ctx.ack_clocked()):
+    if not verdicts and (_network_paced(ctx) or not timed_out and (ctx.resends or ctx.in_recovery() or ctx.ack_clocked())):
         # Repaired by fast retransmission or SACK, or clocked by a slow ACK stream: the sender was
         # making progress at the network's pace, not stalled with a cause.
         return None

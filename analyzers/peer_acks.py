@@ -25,9 +25,7 @@ BSD_TICK_NS = 200_000_000  # tcp_fasttimo
 
 def ack_delays(state: pl.DataFrame, stream: int, acker_dir: int, timing: Timing | None) -> pl.Series:
     """Per advancing ACK sent by `acker_dir`: its delay at the receiver, ns (never negative)."""
-    rest_of_rtt = 0
-    if timing is not None and timing.path_rtt_ns:
-        rest_of_rtt = max(0, timing.path_rtt_ns - timing.lag_ns)
+    rest_of_rtt = timing.rest_of_rtt() if timing is not None else 0
     s = state.filter((pl.col("stream") == stream) & (pl.col("dir") == acker_dir) & pl.col("ack_delay_ns").is_not_null())
     return (s["ack_delay_ns"] - rest_of_rtt).clip(lower_bound=0)
 

@@ -51,6 +51,7 @@ STATE_COLUMNS: dict[str, str] = {
     "acks_new": "this packet's ACK advanced the other direction's snd_una",
     "rtt_ns": "on a data packet: time until the first peer ACK covering it (Karn: null if the range was resent)",
     "ack_delay_ns": "on an ACK: time since the newest data packet it covers was seen (the ACK's delay at this vantage)",
+    "ack_segments": "on an ACK: how many data packets it was the first to cover",
     "acked_unseen": "this ACK covers sequence numbers the capture never showed (a capture drop, not loss)",
 }
 
@@ -187,7 +188,8 @@ def _rtt_samples(pk: pl.DataFrame) -> pl.DataFrame:
     retx = pk.filter(pl.col("retransmission")).select(
         (pl.col("stream").cast(pl.Int64) * 2 + pl.col("dir").cast(pl.Int64)).alias("_key"), pl.col("ts_ns").alias("_rt_ts"))
     if data.height == 0 or acks.height == 0:
-        return pk.with_columns(rtt_ns=pl.lit(None, pl.Int64), ack_delay_ns=pl.lit(None, pl.Int64))
+        return pk.with_columns(rtt_ns=pl.lit(None, pl.Int64), ack_delay_ns=pl.lit(None, pl.Int64),
+                               ack_segments=pl.lit(None, pl.UInt32))
     matched = data.join_asof(acks.drop("stream", "_data_dir"), left_on="seq_end", right_on="_ackv", by="_key",
                              strategy="forward", check_sortedness=False)
     matched = matched.filter(pl.col("_ack_ts").is_not_null() & (pl.col("_ack_ts") >= pl.col("ts_ns")))
@@ -202,7 +204,8 @@ def _rtt_samples(pk: pl.DataFrame) -> pl.DataFrame:
     # An ACK's delay: from the newest data it covers (the last matched data packet) to the ACK.
     delay = (
         matched.group_by(["stream", "_ack_frame"])
-        .agg((pl.col("_ack_ts").first() - pl.col("ts_ns").max()).alias("ack_delay_ns"))
+        .agg((pl.col("_ack_ts").first() - pl.col("ts_ns").max()).alias("ack_delay_ns"),
+             pl.len().cast(pl.UInt32).alias("ack_segments"))
         .rename({"_ack_frame": "frame"})
     )
     return pk.join(rtt, on=["stream", "frame"], how="left").join(delay, on=["stream", "frame"], how="left")

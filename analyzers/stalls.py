@@ -1,8 +1,9 @@
 """Stall detection: intervals in which a direction's sender sent no new data for longer than a
 threshold tied to the round trip, and the facts about each that the cause rules read.
 
-The RTT in the threshold is the typical one (path RTT plus the queueing the data met): a sender
-waiting on a slow ACK clock behind a standing queue is not stalled.
+A sender waiting on a slow ACK clock (a standing queue, a slow link) is not stalled: a candidate
+during which the peer's ACKs kept advancing, never silent as long as the threshold, is dropped
+(`StallContext.ack_clocked`).
 
 A stall runs from the last new data before the silence to the first new data after it (the same
 definition as the simulator's ground truth, simulate/tcp/stalls.py), so time lost is measured at
@@ -30,7 +31,7 @@ RTT_MULTIPLE = 2
 
 
 def threshold_ns(timing: Timing | None) -> int:
-    rtt = None if timing is None else (timing.typical_rtt_ns or timing.path_rtt_ns)
+    rtt = None if timing is None else timing.path_rtt_ns
     return max(MIN_THRESHOLD_NS, RTT_MULTIPLE * (rtt or 0))
 
 
@@ -113,6 +114,18 @@ class StallContext:
         return a if gap <= self.timing.lag_ns + tolerance_ns else None
 
 
+def _segment_size(recent: int, profile: dict[str, Any]) -> int:
+    """The full segment size in force: the largest recent segment, unless this sender never sent
+    a segment as large as the MSS both sides offered (SunOS's 4 KB copies under a 9 KB ATM MSS),
+    in which case the offered MSS is what Nagle calls full."""
+    largest = int(profile.get("max_segment") or 0)
+    if recent and recent < largest:
+        return recent  # the MSS fell (PMTU discovery): what is sent now is full
+    offered = [v for v in (profile.get("mss_offered_by_peer"), profile.get("mss_advertised")) if v]
+    negotiated = min(offered) - (12 if profile.get("timestamps") else 0) if offered else 0
+    return max(recent, largest, negotiated if negotiated <= 2 * max(largest, 1) else 0)
+
+
 def candidates(state: pl.DataFrame, timings: dict[tuple[int, int], Timing]) -> pl.DataFrame:
     """Rows (stream, dir, start/end ts and frame, ended_by_new_data) of every silence in new data
     longer than its direction's threshold."""
@@ -193,6 +206,6 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
         in_flight_before_end=max(0, max_before - una_end), usable_before_end=usable_end,
         snd_max_before_end=max_before,
         acks=acks, resends=resends, peer_data_bytes=peer_bytes, last_peer_data_ts=last_peer_data,
-        segment_size=max(recent, default=0) or int(profile.get("max_segment") or 0),
+        segment_size=_segment_size(max(recent, default=0), profile),
         timing=timing, threshold_ns=threshold_ns(timing), profile=profile,
     )

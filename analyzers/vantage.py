@@ -32,6 +32,15 @@ class Timing:
     source: str  # "handshake" or "data"
     # The path RTT plus the typical queueing the data met (median less fastest data-to-ACK time).
     typical_rtt_ns: int | None = None
+    # Fastest time at the tap from data to an ACK covering two or more segments (which no receiver
+    # delays): the data-to-ACK time of this path with its serialization, and no ACK timer in it.
+    prompt_ack_ns: int | None = None
+
+    def rest_of_rtt(self) -> int:
+        """What an ACK's time at the tap holds besides the receiver's own delay."""
+        if self.prompt_ack_ns is not None:
+            return self.prompt_ack_ns
+        return max(0, (self.path_rtt_ns or 0) - self.lag_ns)
 
     def to_json(self) -> dict:
         return {"vantage": self.vantage, "path_rtt_ns": self.path_rtt_ns, "typical_rtt_ns": self.typical_rtt_ns,
@@ -74,7 +83,14 @@ def data_lags(state: pl.DataFrame) -> pl.DataFrame:
     )
     rtt = state.filter(pl.col("rtt_ns").is_not_null()).group_by(["stream", "dir"]).agg(
         pl.col("rtt_ns").quantile(LOW_Q).alias("d2a"), pl.col("rtt_ns").median().alias("d2a_median"))
-    return lag.join(rtt, on=["stream", "dir"], how="full", coalesce=True)
+    prompt = state.filter(pl.col("ack_segments") >= 2).group_by(["stream", "dir"]).agg(
+        pl.col("ack_delay_ns").quantile(LOW_Q).alias("prompt")).with_columns(dir=(1 - pl.col("dir").cast(pl.Int64)).cast(pl.UInt8))
+    return lag.join(rtt, on=["stream", "dir"], how="full", coalesce=True).join(prompt, on=["stream", "dir"], how="full",
+                                                                             coalesce=True)
+
+
+def _int(v) -> int | None:
+    return None if v is None else int(v)
 
 
 def timings(state: pl.DataFrame) -> dict[tuple[int, int], Timing]:
@@ -93,12 +109,13 @@ def timings(state: pl.DataFrame) -> dict[tuple[int, int], Timing]:
             rtt = int(h["t_ack"] - h["t_syn"])
             # The responder reacts to the SYN, the initiator to the SYN/ACK, each seen at the tap.
             lag = int(h["t_synack"] - h["t_syn"]) if d == 1 else int(h["t_ack"] - h["t_synack"])
-            out[(stream, d)] = Timing(rtt, lag, _classify(lag, rtt), "handshake", rtt + queueing)
+            out[(stream, d)] = Timing(rtt, lag, _classify(lag, rtt), "handshake", rtt + queueing, _int(r.get("prompt")))
             continue
         lag = int(r["lag"]) if r.get("lag") is not None else 0
         d2a = int(r["d2a"]) if r.get("d2a") is not None else None
         rtt = None if d2a is None else d2a + lag
-        out[(stream, d)] = Timing(rtt, lag, _classify(lag, rtt), "data", None if rtt is None else rtt + queueing)
+        out[(stream, d)] = Timing(rtt, lag, _classify(lag, rtt), "data", None if rtt is None else rtt + queueing,
+                                  _int(r.get("prompt")))
     return out
 
 

@@ -41,8 +41,7 @@ def peer_delay(ctx: StallContext, ack: PeerAck) -> int | None:
     """How long the peer held `ack` after the data it covers reached it."""
     if ack.delay_ns is None:
         return None
-    rest = max(0, (ctx.timing.path_rtt_ns or 0) - ctx.timing.lag_ns)
-    return max(0, ack.delay_ns - rest)
+    return max(0, ack.delay_ns - ctx.timing.rest_of_rtt())
 
 
 def timer_driven(ctx: StallContext, ack: PeerAck) -> bool:

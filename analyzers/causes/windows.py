@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from stallscope.analyzers.causes.common import before, mss, peer_delay, release, timer_driven
 from stallscope.analyzers.findings import Alternative, Verdict
-from stallscope.analyzers.stalls import StallContext
+from stallscope.analyzers.stalls import RTT_MULTIPLE, StallContext
 from stallscope.simulate.ground_truth import Cause
 
 
@@ -46,15 +46,26 @@ def rule(ctx: StallContext) -> Verdict | None:
                                "the window update came with the delayed-ACK timer") if timer else None)
             return Verdict(Cause.RECEIVER_WINDOW_LIMITED.value, None, 0.85, evidence, tuple(a for a in [alt] if a))
         return None
-    plateau = ctx.profile.get("send_buffer_estimate")
-    full = ctx.held_len >= m
-    if plateau and full and outstanding >= plateau - m:
-        evidence["send_buffer_estimate"] = plateau
-        if timer:
-            return Verdict(Cause.WINDOW_UPDATE_DEADLOCK.value, None, 0.75, evidence,
-                           (Alternative(Cause.SEND_BUFFER_LIMITED.value, None, 0.25, "a small send buffer"),))
+    if ctx.held_len < m and outstanding > 0:
+        return None  # a short segment waited behind unacknowledged data: the Nagle rules' case
+    # The peer's window had room, so the sender's own limits held it: its send buffer (all of it in
+    # flight) or its congestion window (slow start, after a timeout). Released by the receiver's
+    # delayed-ACK timer that is Moldeklev's deadlock (the window update never came on its own);
+    # released by an ordinary ACK, the buffer or the window was simply too small for the path.
+    plateau = ctx.profile.get("send_buffer_estimate") or 0
+    buffer_full = plateau and outstanding >= plateau - m
+    evidence["send_buffer_estimate"] = plateau or None
+    detail = None if buffer_full else "congestion_window"
+    if timer:
+        return Verdict(Cause.WINDOW_UPDATE_DEADLOCK.value, detail, 0.75, evidence,
+                       (Alternative(Cause.SEND_BUFFER_LIMITED.value if buffer_full else Cause.RECEIVER_WINDOW_LIMITED.value,
+                                    detail, 0.25, "the ACK that released it was the peer's delayed-ACK timer's"),))
+    if buffer_full:
         return Verdict(Cause.SEND_BUFFER_LIMITED.value, None, 0.75, evidence)
-    return None
+    typical = ctx.timing.typical_rtt_ns or ctx.timing.path_rtt_ns or 0
+    if ctx.duration_ns < RTT_MULTIPLE * typical:
+        return None  # the congestion window at the pace of a queued path: no stall, the path was full
+    return Verdict(Cause.RECEIVER_WINDOW_LIMITED.value, "congestion_window", 0.5, evidence)
 
 
 # A send-buffer-limited sender waits with data outstanding for most of each round trip: it has
