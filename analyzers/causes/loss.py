@@ -18,8 +18,9 @@ from stallscope.simulate.ground_truth import Cause
 
 # IP datagrams above this were large frames: what jumbo slots and black holes refuse.
 STANDARD_IP_MTU = 1500
-# ATM's default IP MTU (RFC 1626); AAL5 PDUs this large lose cells, not whole frames.
-ATM_MTU_LOW, ATM_MTU_HIGH = 9001, 9180
+# ATM's IP MTUs (RFC 1626's default 9180; FORE's 9244 in Moldeklev): above Ethernet's 9000-byte jumbo
+# frames. AAL5 PDUs this large lose cells, not whole frames.
+ATM_MTU_LOW, ATM_MTU_HIGH = 9001, 9300
 
 
 def rule(ctx: StallContext) -> Verdict | None:
@@ -49,8 +50,7 @@ def rule(ctx: StallContext) -> Verdict | None:
         evidence["path_finding"] = path
         alt = Cause.BURST_LOSS_TIMEOUT.value if len(lost) > 1 else Cause.SINGLE_LOSS_TIMEOUT.value
         return Verdict(path, None, 0.8, evidence, (Alternative(alt, None, 0.2, "the loss pattern alone"),))
-    ip = ctx.profile.get("max_ip_len") or 0
-    atm = ATM_MTU_LOW <= ip <= ATM_MTU_HIGH
+    atm = ATM_MTU_LOW <= link_mtu(ctx.profile) <= ATM_MTU_HIGH
     if len(lost) > 1:
         detail = "atm_cell_loss" if atm else None
         return Verdict(Cause.BURST_LOSS_TIMEOUT.value, detail, 0.8, evidence,
@@ -58,6 +58,13 @@ def rule(ctx: StallContext) -> Verdict | None:
     return Verdict(Cause.SINGLE_LOSS_TIMEOUT.value, None, 0.7, evidence,
                    (Alternative(Cause.BURST_LOSS_TIMEOUT.value, "atm_cell_loss" if atm else None, 0.3,
                                 "a capture at the sender cannot see losses repaired later"),))
+
+
+def link_mtu(profile: dict) -> int:
+    """The interface MTU the hosts announced (largest SYN MSS + 40), else the largest datagram:
+    BSD rounds its MSS down to mbuf clusters (9140 -> 8192 on ATM), so datagrams understate it."""
+    mss = [v for v in (profile.get("mss_advertised"), profile.get("mss_offered_by_peer")) if v]
+    return max(mss) + 40 if mss else int(profile.get("max_ip_len") or 0)
 
 
 def _delivered(ctx: StallContext, first) -> tuple[str, str] | None:

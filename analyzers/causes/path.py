@@ -12,12 +12,13 @@ from typing import Any
 
 import polars as pl
 
-from stallscope.analyzers.causes.loss import ATM_MTU_LOW, STANDARD_IP_MTU
+from stallscope.analyzers.causes.loss import ATM_MTU_LOW, STANDARD_IP_MTU, link_mtu
 from stallscope.analyzers.vantage import Timing
 from stallscope.simulate.ground_truth import Cause
 
 # An MSS this far below what both sides advertised, over this many full segments, was never used.
-MSS_UNUSED_SHARE = 0.9
+# Below 0.75: BSD's rounding of the MSS down to mbuf clusters (9140 -> 8192) stays above it.
+MSS_UNUSED_SHARE = 0.75
 MSS_MIN_SEGMENTS = 20
 TIMESTAMP_OPTION = 12
 # A black hole: the same full-size segment timed out this many times in a row.
@@ -132,7 +133,7 @@ def _jumbo_slots(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None):
     lost = own.filter(pl.col("retransmission"))
     timeouts = own.filter(pl.col("retrans_kind") == "timeout").height
     ip_max = p.get("max_ip_len") or 0
-    if lost.height == 0 or timeouts < 2 or not (STANDARD_IP_MTU < ip_max < ATM_MTU_LOW):
+    if lost.height == 0 or timeouts < 2 or not (STANDARD_IP_MTU < ip_max and link_mtu(p) < ATM_MTU_LOW):
         return None
     small_lost = lost.filter(pl.col("ip_len") <= STANDARD_IP_MTU).height
     if small_lost:
