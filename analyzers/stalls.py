@@ -25,6 +25,8 @@ import polars as pl
 from stallscope.analyzers.vantage import Timing
 
 MIN_THRESHOLD_NS = 10_000_000
+# 4.4BSD and FreeBSD round an MSS above MCLBYTES down to a multiple of it (1 KB..8 KB clusters).
+BSD_CLUSTER = 1024
 # Rows before a stall over which its sender's full segment size is read (PMTU changes it).
 RECENT_ROWS = 64
 RTT_MULTIPLE = 2
@@ -121,9 +123,13 @@ def _segment_size(recent: int, profile: dict[str, Any]) -> int:
     largest = int(profile.get("max_segment") or 0)
     if recent and recent < largest:
         return recent  # the MSS fell (PMTU discovery): what is sent now is full
+    if profile.get("path_cause") is not None:
+        return max(recent, largest)  # the offered MSS is known not to be the one in use
     offered = [v for v in (profile.get("mss_offered_by_peer"), profile.get("mss_advertised")) if v]
     negotiated = min(offered) - (12 if profile.get("timestamps") else 0) if offered else 0
-    return max(recent, largest, negotiated if negotiated <= 2 * max(largest, 1) else 0)
+    if largest and largest % BSD_CLUSTER == 0 and 0 <= negotiated - largest < 2 * BSD_CLUSTER:
+        return largest  # BSD tcp_mss rounded the MSS down to mbuf clusters (notes 1.2): full size
+    return max(recent, largest, negotiated)
 
 
 def candidates(state: pl.DataFrame, timings: dict[tuple[int, int], Timing]) -> pl.DataFrame:

@@ -22,6 +22,8 @@ from stallscope.analyzers.stalls import StallContext
 from stallscope.simulate.ground_truth import Cause
 
 SUNOS_COPY = 4096  # SunOS 4.1 sosend calls the protocol every 4 KB (notes 1.1)
+# Outstanding plus held at least this share of the flight plateau: the whole send buffer in use.
+BUFFER_IN_USE = 0.9
 
 
 def rule(ctx: StallContext) -> Verdict | None:
@@ -59,7 +61,7 @@ def rule(ctx: StallContext) -> Verdict | None:
     plateau = ctx.profile.get("send_buffer_estimate") or 0
     # Moldeklev (1): the sender's whole buffer was in use and still below the receiver's
     # window-update threshold, so no ACK but the timer's could come.
-    if timer and peer_max and total >= plateau and total < 2 * m and 2 * total < peer_max:
+    if timer and peer_max and total >= BUFFER_IN_USE * plateau and total < 2 * m and 2 * total < peer_max:
         evidence["buffer_in_use"] = total
         return Verdict(Cause.WINDOW_UPDATE_DEADLOCK.value, None, 0.7, evidence,
                        (Alternative(Cause.NAGLE_DELAYED_ACK.value, "copy_rule", 0.3, "Nagle held the rest of the buffer"),))
