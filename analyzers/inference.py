@@ -76,6 +76,13 @@ def direction_profiles(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, A
         flight_max=pl.col("in_flight").filter(pl.col("new_data")).max(),
         flight_p90=pl.col("in_flight").filter(pl.col("new_data")).quantile(0.9),
     )
+    # Retransmissions smaller than the first send at the same sequence number: the sender cut its
+    # segments (PMTU discovery, MTU probing), so its full size fell during the connection.
+    firsts = data.group_by(["stream", "dir", "seq_rel"]).agg(pl.col("payload_len").first().alias("_first"),
+                                                              pl.col("payload_len").min().alias("_min"), pl.len().alias("_n"))
+    recut = firsts.filter((pl.col("_n") > 1) & (pl.col("_min") < pl.col("_first"))).group_by(["stream", "dir"]).agg(
+        pl.len().alias("resegmented"))
+    agg = agg.join(recut, on=["stream", "dir"], how="left")
     sizes = (
         st.filter(pl.col("_short")).group_by(["stream", "dir", "payload_len"]).len()
         .sort(["stream", "dir", "len", "payload_len"], descending=[False, False, True, False])
@@ -121,6 +128,7 @@ def _profile(r: dict[str, Any], peer: dict[str, Any]) -> dict[str, Any]:
         "nagle_evidence": nagle_why,
         "short_segments": r["short_new"],
         "syn_seen": bool(r["syn_seen"]),
+        "resegmented": r["resegmented"] or 0,
     }
     return p
 

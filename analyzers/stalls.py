@@ -121,8 +121,8 @@ def _segment_size(recent: int, profile: dict[str, Any]) -> int:
     a segment as large as the MSS both sides offered (SunOS's 4 KB copies under a 9 KB ATM MSS),
     in which case the offered MSS is what Nagle calls full."""
     largest = int(profile.get("max_segment") or 0)
-    if recent and recent < largest:
-        return recent  # the MSS fell (PMTU discovery): what is sent now is full
+    if recent and recent < largest and profile.get("resegmented"):
+        return recent  # the MSS fell (PMTU discovery re-cut segments): what is sent now is full
     if profile.get("path_cause") is not None:
         return max(recent, largest)  # the offered MSS is known not to be the one in use
     offered = [v for v in (profile.get("mss_offered_by_peer"), profile.get("mss_advertised")) if v]

@@ -59,6 +59,8 @@ def rule(ctx: StallContext) -> Verdict | None:
     peer_max = ctx.profile.get("peer_receive_window_max") or 0
     total = outstanding + ctx.held_len
     plateau = ctx.profile.get("send_buffer_estimate") or 0
+    if plateau and outstanding >= BUFFER_IN_USE * plateau:
+        return None  # the whole buffer was in flight: nothing was held back (the window rules' case)
     # Moldeklev (1): the sender's whole buffer was in use and still below the receiver's
     # window-update threshold, so no ACK but the timer's could come.
     if timer and peer_max and total >= BUFFER_IN_USE * plateau and total < 2 * m and 2 * total < peer_max:

@@ -7,6 +7,7 @@ buffer too small for the path (the flight stops at the buffer's size with the pe
 
 from __future__ import annotations
 
+from stallscope.analyzers.causes.nagle import BUFFER_IN_USE
 from stallscope.analyzers.causes.common import before, mss, peer_delay, release, timer_driven
 from stallscope.analyzers.findings import Alternative, Verdict
 from stallscope.analyzers.stalls import RTT_MULTIPLE, StallContext
@@ -46,14 +47,15 @@ def rule(ctx: StallContext) -> Verdict | None:
                                "the window update came with the delayed-ACK timer") if timer else None)
             return Verdict(Cause.RECEIVER_WINDOW_LIMITED.value, None, 0.85, evidence, tuple(a for a in [alt] if a))
         return None
-    if ctx.held_len < m and outstanding > 0:
+    plateau = ctx.profile.get("send_buffer_estimate") or 0
+    buffer_full = bool(plateau) and outstanding >= BUFFER_IN_USE * plateau
+    if ctx.held_len < m and outstanding > 0 and not buffer_full:
         return None  # a short segment waited behind unacknowledged data: the Nagle rules' case
     # The peer's window had room, so the sender's own limits held it: its send buffer (all of it in
     # flight) or its congestion window (slow start, after a timeout). Released by the receiver's
     # delayed-ACK timer that is Moldeklev's deadlock (the window update never came on its own);
     # released by an ordinary ACK, the buffer or the window was simply too small for the path.
-    plateau = ctx.profile.get("send_buffer_estimate") or 0
-    buffer_full = plateau and outstanding >= plateau - m
+    buffer_full = buffer_full or bool(plateau) and outstanding >= plateau - m
     evidence["send_buffer_estimate"] = plateau or None
     detail = None if buffer_full else "congestion_window"
     if timer:
