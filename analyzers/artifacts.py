@@ -1,8 +1,12 @@
 """Artifacts of how the capture was taken, kept apart from what the network did: frames captured
 twice (two capture points merged), timestamps that go backwards, TSO/GRO super-frames (one send seen
 as one large datagram), payload cut by the snaplen, ACKs of data the capture never showed (a capture
-drop, never called loss). Each becomes a note; duplicated frames are removed before the sender state
-is computed, so that none can look like a retransmission.
+drop, never called loss), windows whose scale the capture never showed (no SYN), and sequence numbers
+that wrap past 2^32 (not an artifact, but said so that a reader comparing raw numbers is not misled).
+Each becomes a note; duplicated frames are removed before the sender state is computed, so that none
+can look like a retransmission, and a segment larger than the MSS its receiver offered is marked a
+super-frame even when the datagram fits a jumbo frame (a tap before TSO or after GRO sees several
+segments as one).
 """
 
 from __future__ import annotations
@@ -14,6 +18,9 @@ from stallscope.analyzers.findings import Note
 # Two copies of one frame: same direction, sequence, ACK, IP id, length and flags this close in time.
 DUPLICATE_WINDOW_NS = 1_000_000
 _IDENTITY = ["stream", "dir", "seq_rel", "ack_rel", "ip_id", "payload_len", "flags_key", "win_scaled"]
+# Optional column (the wire's sequence number) read for the wrap note when the packet table has it.
+SEQ_RAW = "seq_raw"
+_WRAP = 1 << 32
 
 
 def _examples(df: pl.DataFrame) -> tuple[int, ...]:
@@ -24,11 +31,13 @@ def clean(packets: pl.DataFrame) -> tuple[pl.DataFrame, list[Note], dict[int, li
     """(packets without duplicated frames, file notes, notes per stream)."""
     file_notes: list[Note] = []
     conn_notes: dict[int, list[Note]] = {}
-    back = packets.sort("frame").filter(pl.col("ts_ns") < pl.col("ts_ns").shift(1))
+    in_file = packets.sort("frame").with_columns(_behind=pl.col("ts_ns").cum_max().shift(1) - pl.col("ts_ns"))
+    back = in_file.filter(pl.col("ts_ns") < pl.col("ts_ns").shift(1))
     if back.height:
+        worst = int(in_file["_behind"].max() or 0)
         file_notes.append(Note("timestamps_backwards", f"{back.height} packets carry a timestamp earlier than the "
-                               "packet before them in the file; the analysis orders packets by time",
-                               back.height, _examples(back)))
+                               f"packet before them in the file (at most {worst / 1e6:.3f} ms behind the latest "
+                               "before them); the analysis orders packets by time", back.height, _examples(back)))
     keyed = packets.sort(["stream", "ts_ns", "frame"]).with_columns(
         flags_key=pl.col("flag_syn").cast(pl.UInt8) * 1 + pl.col("flag_fin").cast(pl.UInt8) * 2
         + pl.col("flag_rst").cast(pl.UInt8) * 4 + pl.col("flag_ack").cast(pl.UInt8) * 8)
@@ -44,6 +53,7 @@ def clean(packets: pl.DataFrame) -> tuple[pl.DataFrame, list[Note], dict[int, li
                 "duplicate_frames", f"{g.height} frames appear twice (same IP id and header within 1 ms): two "
                 "capture points merged or a mirror port; the copies are ignored", g.height, _examples(g)))
     cleaned = keyed.filter(~pl.col("_dup")).drop("_dup", "flags_key")
+    cleaned = _oversize_superframes(cleaned)
     sup = cleaned.filter(pl.col("superframe"))
     for s, g in sup.group_by("stream", maintain_order=True):
         conn_notes.setdefault(int(s[0]), []).append(Note(
@@ -55,7 +65,58 @@ def clean(packets: pl.DataFrame) -> tuple[pl.DataFrame, list[Note], dict[int, li
         file_notes.append(Note("payload_truncated", f"{cut.height} packets had their payload cut by the snaplen; "
                                "lengths come from the IP header, so the analysis is unaffected", cut.height,
                                _examples(cut)))
+    for s, note in _window_scale_notes(cleaned).items():
+        conn_notes.setdefault(s, []).append(note)
+    for s, notes in _wrap_notes(cleaned).items():
+        conn_notes.setdefault(s, []).extend(notes)
+    if SEQ_RAW in cleaned.columns:
+        cleaned = cleaned.drop(SEQ_RAW)
     return cleaned, file_notes, conn_notes
+
+
+def _oversize_superframes(packets: pl.DataFrame) -> pl.DataFrame:
+    """A segment with more payload than the MSS its receiver offered in its SYN never crossed a
+    wire as one segment: it is a super-frame (TSO before segmentation, GRO after coalescing), though
+    the datagram can be small enough for the decoder's jumbo limit (three 1448-byte segments)."""
+    offered = (
+        packets.filter(pl.col("flag_syn") & pl.col("opt_mss").is_not_null())
+        .group_by(["stream", "dir"]).agg(pl.col("opt_mss").first().alias("_offered"))
+        .with_columns(dir=(1 - pl.col("dir").cast(pl.Int64)).cast(packets.schema["dir"]))
+    )
+    if offered.height == 0:
+        return packets
+    out = packets.join(offered, on=["stream", "dir"], how="left")
+    over = pl.col("_offered").is_not_null() & (pl.col("payload_len") > pl.col("_offered"))
+    return out.with_columns(superframe=pl.col("superframe") | over).drop("_offered")
+
+
+def _window_scale_notes(packets: pl.DataFrame) -> dict[int, Note]:
+    """Connections whose windows are raw field values because the SYNs that carry the scale were not
+    both seen: every window rule stays silent there rather than read a scaled window as tiny."""
+    unknown = packets.filter(~pl.col("flag_syn") & ~pl.col("wscale_known"))
+    out = {}
+    for s, g in unknown.group_by("stream", maintain_order=True):
+        out[int(s[0])] = Note(
+            "window_scale_unknown", f"{g.height} packets carry a window whose scale is unknown (both SYNs were not "
+            "captured): windows are the raw field values, so no stall is attributed to a window", g.height,
+            _examples(g))
+    return out
+
+
+def _wrap_notes(packets: pl.DataFrame) -> dict[int, list[Note]]:
+    """Directions whose sequence numbers pass 2^32 on the wire. The analysis works on unwrapped
+    relative numbers, so nothing changes; the note says where raw numbers jump back to 0."""
+    if SEQ_RAW not in packets.columns:
+        return {}
+    isn = ((pl.col(SEQ_RAW).cast(pl.Int64) - pl.col("seq_rel")) % _WRAP).first().over(["stream", "dir"])
+    wrapped = packets.sort(["stream", "ts_ns", "frame"]).filter(
+        (isn + pl.col("seq_rel") + pl.col("payload_len").cast(pl.Int64)) >= _WRAP)
+    out: dict[int, list[Note]] = {}
+    for (s, d), g in wrapped.group_by(["stream", "dir"], maintain_order=True):
+        out.setdefault(int(s), []).append(Note(
+            "sequence_wrap", f"direction {int(d)}'s sequence numbers wrap past 2^32 on the wire (from frame "
+            f"{int(g['frame'][0])}); the analysis uses unwrapped relative numbers", g.height, _examples(g)))
+    return out
 
 
 def unseen_notes(state: pl.DataFrame) -> dict[int, list[Note]]:
