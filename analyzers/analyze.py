@@ -74,7 +74,7 @@ def analyze_file(path: str | Path, *, stream: int | None = None) -> Analysis:
 def analyze_one(path: str | Path, *, stream: int | None = None) -> FileAnalysis:
     text = str(path)
     try:
-        packets, summary = read_packets(path, columns=PACKET_INPUT)
+        packets, summary = read_packets(path, columns=PACKET_INPUT + [artifacts.SEQ_RAW])
         status, error = "ok", None
     except CaptureRejected as e:
         return FileAnalysis(text, "rejected", {"kind": e.kind, "offset": e.offset, "message": e.reason}, {})
