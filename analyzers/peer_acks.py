@@ -20,6 +20,8 @@ from stallscope.analyzers.vantage import Timing
 # queueing on a loaded path can hold an immediate ACK several ms.
 DELAYED_MIN_NS = 20_000_000
 LINUX_DELACK_MIN_NS = 40_000_000  # TCP_DELACK_MIN
+# The shortest delay a one-shot delayed-ACK timer gives, with some jitter below Linux's minimum.
+ONE_SHOT_MIN_NS = 35_000_000
 BSD_TICK_NS = 200_000_000  # tcp_fasttimo
 
 

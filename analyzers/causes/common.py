@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stallscope.analyzers.peer_acks import DELAYED_MIN_NS
+from stallscope.analyzers.peer_acks import DELAYED_MIN_NS, ONE_SHOT_MIN_NS
 from stallscope.analyzers.stalls import PeerAck, StallContext
 
 # How far from the tap's reaction lag an ACK may be and still count as what released the sender.
@@ -45,6 +45,11 @@ def peer_delay(ctx: StallContext, ack: PeerAck) -> int | None:
 
 
 def timer_driven(ctx: StallContext, ack: PeerAck) -> bool:
-    """The ACK came from the peer's delayed-ACK timer: it was held well past the round trip."""
+    """The ACK came from the peer's delayed-ACK timer: it was held well past the round trip, by a
+    delay some delayed-ACK timer gives (a one-shot timer never fires before Linux's 40 ms minimum,
+    less jitter; a 200 ms tick fires at any phase). A receiver that answers a steady 30 ms late is
+    paced by its reading application's window updates, not by a timer."""
     d = peer_delay(ctx, ack)
-    return d is not None and d >= DELAYED_MIN_NS
+    if d is None or d < DELAYED_MIN_NS:
+        return False
+    return d >= ONE_SHOT_MIN_NS or ctx.profile.get("peer_delayed_ack", {}).get("timer") == "tick"
