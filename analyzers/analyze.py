@@ -160,6 +160,8 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
             found = path_rules.findings(own_rows, prof, timings.get((s, d))) if prof["data_packets"] or prof["packets"] else []
             sb = windows.send_buffer_finding(own_rows, prof, timings.get((s, d)),
                                                                     peer_prof.get("data_packets", 0)) if prof["data_packets"] else None
+            if c["directions_seen"] < 2:
+                found, sb = [], None  # no ACKs: flights grow without bound and windows are unseen
             for cause, conf, ev in found + ([sb] if sb else []):
                 conn.findings.append(ConnectionFinding(d, _direction(c, d), cause, None, conf, ev))
             causes = [f.cause for f in conn.findings if f.dir == d]
