@@ -73,6 +73,7 @@ class StallContext:
     end_frame: int
     ended_by_new_data: bool  # false: the connection ended (or the capture) while still stalled
     first_len: int  # payload of the new data that opened the interval
+    first_psh: bool  # it ended a write (PSH)
     held_len: int  # payload of the new data that ended it (0 if none)
     held_frame: int | None
     held_psh: bool
@@ -203,7 +204,7 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
     return StallContext(
         stream=cand["stream"], dir=d, start_ns=cand["start_ns"], end_ns=cand["end_ns"],
         start_frame=cand["start_frame"], end_frame=cand["end_frame"], ended_by_new_data=ended,
-        first_len=rows["payload_len"][i0],
+        first_len=rows["payload_len"][i0], first_psh=bool(rows["flag_psh"][i0]),
         held_len=rows["payload_len"][i1] if ended else 0,
         held_frame=frames[i1] if ended else None,
         held_psh=bool(rows["flag_psh"][i1]) if ended else False,

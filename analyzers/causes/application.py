@@ -5,7 +5,7 @@ turnaround). Reported as `application_idle`, apart from the stalls with a transp
 
 from __future__ import annotations
 
-from stallscope.analyzers.causes.common import tolerance
+from stallscope.analyzers.causes.common import mss, tolerance
 from stallscope.analyzers.findings import Verdict
 from stallscope.analyzers.stalls import StallContext
 from stallscope.simulate.ground_truth import Cause
@@ -20,6 +20,15 @@ def rule(ctx: StallContext) -> Verdict | None:
         evidence.update({"peer_data_frame": released.frame, "peer_data_bytes": ctx.peer_data_bytes})
         return Verdict(Cause.APPLICATION_IDLE.value, None, 0.85, {**evidence, "turnaround": True})
     if ctx.in_flight_before_end > 0:
+        # Data was still unacknowledged, yet the next segment went out on its own, not on an ACK:
+        # the writer resumed. Nagle holds only short segments, so a full one (or any, with Nagle
+        # off) after a completed write (PSH) was waiting for the application, not for TCP.
+        m = mss(ctx)
+        resumed = released is None and ctx.first_psh and (ctx.held_len >= m or ctx.profile.get("nagle") == "off")
+        if resumed:
+            evidence.update({"write_ended_frame": ctx.start_frame, "resumed_frame": ctx.held_frame,
+                             "resumed_segment_len": ctx.held_len})
+            return Verdict(Cause.APPLICATION_IDLE.value, None, 0.7, evidence)
         return None
     acked_at = next((a for a in ctx.acks if a.ack >= ctx.snd_max_before_end), None)
     # The data went out on its own: not right after an ACK that advanced or opened the window.
