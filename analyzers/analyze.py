@@ -26,6 +26,8 @@ from stallscope.capture.decoder import DecodeSummary, read_packets
 from stallscope.capture.errors import CaptureDamaged, CaptureRejected
 
 SCHEMA = "stallscope.analysis/1"
+# Causes in which the sender held data it had: they stand even while ACKs kept coming.
+HOLD_CAUSES = frozenset({"nagle_delayed_ack", "nodelay_tail_held"})
 # Path findings in the order they explain a lost large segment.
 PATH_PRIORITY = ("pmtu_blackhole", "mss_mismatch", "jumbo_slot_exhaustion")
 # Columns the per-stall reader needs as Python lists.
@@ -246,15 +248,17 @@ def _network_paced(ctx: StallContext) -> bool:
 
 
 def _classify(ctx: StallContext, direction: str) -> StallFinding | None:
-    if not any(r.kind == "timeout" for r in ctx.resends) and (ctx.ack_clocked() or ctx.in_recovery()):
-        # snd_una kept advancing (progress at the ACK clock's pace), or duplicate ACKs show loss
-        # repair under way: not a stall with a cause of its own.
-        return None
     verdicts: list[Verdict] = []
     for _name, rule in RULES:
         v = rule(ctx)
         if v is not None:
             verdicts.append(v)
+    held = bool(verdicts) and verdicts[0].cause in HOLD_CAUSES
+    if not held and not any(r.kind == "timeout" for r in ctx.resends) and (ctx.ack_clocked() or ctx.in_recovery()):
+        # snd_una kept advancing (progress at the ACK clock's pace), or duplicate ACKs show loss
+        # repair under way: not a stall with a cause of its own, unless a short segment was held
+        # back through it (Nagle waits for the *last* ACK, however fast the others come).
+        return None
     timed_out = any(r.kind == "timeout" for r in ctx.resends)
     if not verdicts and (_network_paced(ctx) or not timed_out and (ctx.resends or ctx.in_recovery() or ctx.ack_clocked())):
         # Repaired by fast retransmission or SACK, or clocked by a slow ACK stream: the sender was
