@@ -63,7 +63,9 @@ def rule(ctx: StallContext) -> Verdict | None:
         return None  # the whole buffer was in flight: nothing was held back (the window rules' case)
     # Moldeklev (1): the sender's whole buffer was in use and still below the receiver's
     # window-update threshold, so no ACK but the timer's could come.
-    if timer and peer_max and total >= BUFFER_IN_USE * plateau and total < 2 * m and 2 * total < peer_max:
+    # The window's scale must be known: raw windows of a scaled connection shrink the plateau too.
+    if (timer and peer_max and ctx.profile.get("window_known", True) and total >= BUFFER_IN_USE * plateau
+            and total < 2 * m and 2 * total < peer_max):
         evidence["buffer_in_use"] = total
         return Verdict(Cause.WINDOW_UPDATE_DEADLOCK.value, None, 0.7, evidence,
                        (Alternative(Cause.NAGLE_DELAYED_ACK.value, "copy_rule", 0.3, "Nagle held the rest of the buffer"),))
