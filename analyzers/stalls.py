@@ -122,6 +122,8 @@ def _segment_size(recent: int, profile: dict[str, Any]) -> int:
     a segment as large as the MSS both sides offered (SunOS's 4 KB copies under a 9 KB ATM MSS),
     in which case the offered MSS is what Nagle calls full."""
     largest = int(profile.get("max_segment") or 0)
+    if largest:
+        recent = min(recent, largest)  # max_segment leaves out TSO/GRO super-frames; recent rows do not
     if recent and recent < largest and profile.get("resegmented"):
         return recent  # the MSS fell (PMTU discovery re-cut segments): what is sent now is full
     if profile.get("path_cause") is not None:
