@@ -1,0 +1,335 @@
+"""Rewriting classic pcap files record by record, for the bad-input tests of the analyzer.
+
+Records are kept as raw bytes with their header fields as integers (seconds, fraction in the file's
+unit, captured and original length), so a nanosecond capture stays exact; dpkt parses each frame to
+find its headers, and edits patch the raw bytes at those offsets (TCP checksums are left as they
+were: the analyzer never checks them).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import dpkt
+
+NS_MAGIC = 0xA1B23C4D
+US_MAGIC = 0xA1B2C3D4
+ETH_LEN = 14
+
+
+@dataclass(frozen=True)
+class Record:
+    sec: int
+    frac: int
+    orig_len: int
+    data: bytes
+
+    def with_data(self, data: bytes, orig_len: int | None = None) -> "Record":
+        return replace(self, data=data, orig_len=self.orig_len if orig_len is None else orig_len)
+
+
+@dataclass(frozen=True)
+class Capture:
+    endian: str  # "<" or ">"
+    nano: bool
+    snaplen: int
+    linktype: int
+    records: list[Record]
+
+    @property
+    def unit(self) -> int:
+        return 1_000_000_000 if self.nano else 1_000_000
+
+    def ts(self, r: Record) -> int:
+        """The record's time, ns."""
+        return r.sec * 1_000_000_000 + r.frac * (1 if self.nano else 1000)
+
+    def at(self, r: Record, ts_ns: int) -> Record:
+        scale = 1 if self.nano else 1000
+        return replace(r, sec=ts_ns // 1_000_000_000, frac=(ts_ns % 1_000_000_000) // scale)
+
+    def replace_records(self, records: list[Record]) -> "Capture":
+        return replace(self, records=list(records))
+
+    def to_bytes(self) -> bytes:
+        e = self.endian
+        out = [struct.pack(e + "IHHiIII", NS_MAGIC if self.nano else US_MAGIC, 2, 4, 0, 0, self.snaplen,
+                           self.linktype)]
+        for r in self.records:
+            out.append(struct.pack(e + "IIII", r.sec, r.frac, len(r.data), r.orig_len))
+            out.append(r.data)
+        return b"".join(out)
+
+    def write(self, path: Path) -> Path:
+        Path(path).write_bytes(self.to_bytes())
+        return Path(path)
+
+    def record_offsets(self) -> list[int]:
+        """Byte offset of each record header in `to_bytes()`."""
+        offs, pos = [], 24
+        for r in self.records:
+            offs.append(pos)
+            pos += 16 + len(r.data)
+        return offs
+
+
+def read(path: Path) -> Capture:
+    b = Path(path).read_bytes()
+    magic_le = struct.unpack("<I", b[:4])[0]
+    if magic_le in (NS_MAGIC, US_MAGIC):
+        e = "<"
+    else:
+        e = ">"
+    magic, _, _, _, _, snaplen, linktype = struct.unpack(e + "IHHiIII", b[:24])
+    nano = magic == NS_MAGIC
+    records, pos = [], 24
+    while pos + 16 <= len(b):
+        sec, frac, incl, orig = struct.unpack(e + "IIII", b[pos:pos + 16])
+        records.append(Record(sec, frac, orig, b[pos + 16:pos + 16 + incl]))
+        pos += 16 + incl
+    return Capture(e, nano, snaplen, linktype, records)
+
+
+@dataclass(frozen=True)
+class Tcp:
+    """Where a frame's TCP fields sit (Ethernet + IPv4 only)."""
+
+    ip_off: int
+    tcp_off: int
+    ip_len: int
+    src: bytes
+    dst: bytes
+    sport: int
+    dport: int
+    seq: int
+    ack: int
+    flags: int
+    payload_len: int
+    tcp_hdr_len: int
+
+    @property
+    def key(self) -> tuple:
+        return (self.src, self.sport, self.dst, self.dport)
+
+    @property
+    def syn(self) -> bool:
+        return bool(self.flags & dpkt.tcp.TH_SYN)
+
+
+def tcp_of(r: Record) -> Tcp | None:
+    """The frame's TCP header fields, or None if it is not Ethernet/IPv4/TCP."""
+    d = r.data
+    if len(d) < ETH_LEN + 20 or d[12:14] != b"\x08\x00":
+        return None
+    ihl = (d[ETH_LEN] & 0x0F) * 4
+    if d[ETH_LEN + 9] != 6 or len(d) < ETH_LEN + ihl + 20:
+        return None
+    ip_len = struct.unpack("!H", d[ETH_LEN + 2:ETH_LEN + 4])[0]
+    t = ETH_LEN + ihl
+    sport, dport, seq, ack = struct.unpack("!HHII", d[t:t + 12])
+    off = (d[t + 12] >> 4) * 4
+    return Tcp(ETH_LEN, t, ip_len, d[ETH_LEN + 12:ETH_LEN + 16], d[ETH_LEN + 16:ETH_LEN + 20], sport, dport, seq, ack,
+               d[t + 13], ip_len - ihl - off, off)
+
+
+def set_u32(data: bytes, off: int, value: int) -> bytes:
+    return data[:off] + struct.pack("!I", value % (1 << 32)) + data[off + 4:]
+
+
+def set_u16(data: bytes, off: int, value: int) -> bytes:
+    return data[:off] + struct.pack("!H", value) + data[off + 2:]
+
+
+def sack_offsets(r: Record, t: Tcp) -> list[int]:
+    """Byte offsets of every SACK edge (32-bit) in the frame's TCP options."""
+    d = r.data
+    i, end, out = t.tcp_off + 20, min(t.tcp_off + t.tcp_hdr_len, len(d)), []
+    while i < end:
+        kind = d[i]
+        if kind == 0:
+            break
+        if kind == 1:
+            i += 1
+            continue
+        if i + 1 >= end:
+            break
+        length = d[i + 1]
+        if length < 2:
+            break
+        if kind == 5:
+            out += list(range(i + 2, i + length, 4))
+        i += length
+    return out
+
+
+# --- the bad inputs, each built from a good capture ---------------------------------------------
+
+
+def data_dir_key(cap: Capture) -> tuple:
+    """(src, sport, dst, dport) of the direction that sends the most payload."""
+    total: dict[tuple, int] = {}
+    for r in cap.records:
+        t = tcp_of(r)
+        if t:
+            total[t.key] = total.get(t.key, 0) + max(t.payload_len, 0)
+    return max(total, key=total.__getitem__)
+
+
+def one_direction(cap: Capture, keep_data: bool = True) -> Capture:
+    """Only the data sender's packets (keep_data) or only the other side's."""
+    k = data_dir_key(cap)
+    return cap.replace_records([r for r in cap.records if (t := tcp_of(r)) and ((t.key == k) == keep_data)])
+
+
+def drop_syns(cap: Capture, syn: bool = True, synack: bool = True) -> Capture:
+    """The capture without its SYN and/or SYN/ACK."""
+    def keep(t: Tcp | None) -> bool:
+        if t is None or not t.syn:
+            return True
+        is_synack = bool(t.flags & dpkt.tcp.TH_ACK)
+        return not (synack if is_synack else syn)
+    return cap.replace_records([r for r in cap.records if keep(tcp_of(r))])
+
+
+def isn_wrap(cap: Capture) -> tuple[Capture, dict[tuple, int]]:
+    """Each direction's sequence numbers (and the peer's ACKs and SACK edges of them) shifted so that
+    they pass 2^32 half way through what that direction sends; returns the shift per direction."""
+    first: dict[tuple, int] = {}
+    span: dict[tuple, int] = {}
+    for r in cap.records:
+        t = tcp_of(r)
+        if t:
+            first.setdefault(t.key, t.seq)
+            span[t.key] = max(span.get(t.key, 0), (t.seq - first[t.key]) % (1 << 32) + max(t.payload_len, 0))
+    shift = {k: ((1 << 32) - span[k] // 2 - first[k]) % (1 << 32) for k in first}
+    out = []
+    for r in cap.records:
+        t = tcp_of(r)
+        if t is None:
+            out.append(r)
+            continue
+        rev = (t.dst, t.dport, t.src, t.sport)
+        d = set_u32(r.data, t.tcp_off + 4, t.seq + shift[t.key])
+        if rev in shift:
+            if t.flags & dpkt.tcp.TH_ACK:
+                d = set_u32(d, t.tcp_off + 8, t.ack + shift[rev])
+            for o in sack_offsets(r, t):
+                if o + 4 <= len(d):
+                    d = set_u32(d, o, struct.unpack("!I", d[o:o + 4])[0] + shift[rev])
+        out.append(r.with_data(d))
+    return cap.replace_records(out), shift
+
+
+def snaplen_cut(cap: Capture, keep_payload: int = 0) -> Capture:
+    """Every frame cut after its TCP header plus `keep_payload` bytes, as a small snaplen would."""
+    out = []
+    for r in cap.records:
+        t = tcp_of(r)
+        n = t.tcp_off + t.tcp_hdr_len + keep_payload if t else len(r.data)
+        out.append(r.with_data(r.data[:n]))
+    return replace(cap, snaplen=max(len(r.data) for r in out), records=out)
+
+
+def duplicated(cap: Capture, delay_ns: int = 300_000) -> Capture:
+    """Every frame twice, the copy `delay_ns` later with its TTL one lower: two capture points on
+    either side of a router, merged by time."""
+    out = []
+    for r in cap.records:
+        out.append((cap.ts(r), 0, r))
+        d = r.data
+        d = d[:ETH_LEN + 8] + bytes([d[ETH_LEN + 8] - 1]) + d[ETH_LEN + 9:]
+        out.append((cap.ts(r) + delay_ns, 1, cap.at(r.with_data(d), cap.ts(r) + delay_ns)))
+    out.sort(key=lambda x: (x[0], x[1]))
+    return cap.replace_records([r for _, _, r in out])
+
+
+def swap_pairs(cap: Capture, every: int = 50) -> tuple[Capture, int]:
+    """Every `every`-th pair of neighbouring records swapped in the file (a multi-queue capture's
+    local reordering): timestamps go backwards, the set of times is unchanged."""
+    recs = list(cap.records)
+    n = 0
+    for i in range(10, len(recs) - 1, every):
+        recs[i], recs[i + 1] = recs[i + 1], recs[i]
+        n += 1
+    return cap.replace_records(recs), n
+
+
+def clock_step(cap: Capture, at_frac: float = 0.5, step_ns: int = -50_000_000) -> Capture:
+    """The capture clock stepped by `step_ns` at a fraction of the file (an NTP step)."""
+    recs = list(cap.records)
+    k = int(len(recs) * at_frac)
+    return cap.replace_records(recs[:k] + [cap.at(r, cap.ts(r) + step_ns) for r in recs[k:]])
+
+
+def superframes(cap: Capture, group: int = 8, max_gap_ns: int = 100_000) -> tuple[Capture, int]:
+    """Runs of up to `group` data segments of the data sender that follow each other in the file with
+    nothing in between, contiguous in sequence and each within `max_gap_ns` of the one before, merged
+    into one datagram (what a tap before TSO sees of one send): the first's headers, PSH if any had
+    it, the IP length of the whole (0, as Linux writes it, above 65535); returns how many were made."""
+    k = data_dir_key(cap)
+    recs = cap.records
+
+    def mergeable(t: Tcp | None) -> bool:
+        return bool(t and t.key == k and t.payload_len > 0 and not t.flags & (dpkt.tcp.TH_SYN | dpkt.tcp.TH_FIN))
+
+    out: list[Record] = []
+    i = merged = 0
+    while i < len(recs):
+        t = tcp_of(recs[i])
+        if not mergeable(t):
+            out.append(recs[i])
+            i += 1
+            continue
+        run, end, j = [i], t.seq + t.payload_len, i + 1
+        while j < len(recs) and len(run) < group:
+            u = tcp_of(recs[j])
+            if not (mergeable(u) and u.seq == end % (1 << 32) and u.tcp_hdr_len == t.tcp_hdr_len
+                    and cap.ts(recs[j]) - cap.ts(recs[j - 1]) <= max_gap_ns):
+                break
+            run.append(j)
+            end += u.payload_len
+            j += 1
+        if len(run) == 1:
+            out.append(recs[i])
+            i += 1
+            continue
+        ip_len = t.ip_len - t.payload_len + sum(tcp_of(recs[x]).payload_len for x in run)
+        flags = t.flags
+        for x in run:
+            flags |= tcp_of(recs[x]).flags & dpkt.tcp.TH_PUSH
+        d = set_u16(recs[i].data, t.ip_off + 2, ip_len if ip_len < 65536 else 0)
+        d = d[:t.tcp_off + 13] + bytes([flags]) + d[t.tcp_off + 14:]
+        out.append(recs[i].with_data(d, ETH_LEN + ip_len))
+        merged += 1
+        i = run[-1] + 1
+    return cap.replace_records(out), merged
+
+
+def cut_mid_record(cap: Capture, frac: float = 0.6) -> tuple[bytes, int]:
+    """The file's bytes cut 10 bytes into the data of the record at `frac` of the file, and how many
+    whole records remain before it."""
+    offs = cap.record_offsets()
+    k = int(len(offs) * frac)
+    return cap.to_bytes()[:offs[k] + 16 + 10], k
+
+
+def udp_icmp_only(path: Path, packets: int = 20) -> Path:
+    """A capture with UDP datagrams and ICMP echoes between two hosts, no TCP (built with dpkt)."""
+    import socket
+
+    src, dst = socket.inet_aton("192.0.2.1"), socket.inet_aton("192.0.2.2")
+    with Path(path).open("wb") as f:
+        w = dpkt.pcap.Writer(f, nano=True)
+        for i in range(packets):
+            if i % 2:
+                body = dpkt.udp.UDP(sport=5353, dport=53, data=b"q%d" % i)
+                ip = dpkt.ip.IP(src=src, dst=dst, p=dpkt.ip.IP_PROTO_UDP, data=body, id=i)
+            else:
+                echo = dpkt.icmp.ICMP.Echo(id=7, seq=i, data=b"ping")
+                body = dpkt.icmp.ICMP(type=dpkt.icmp.ICMP_ECHO, data=echo)
+                ip = dpkt.ip.IP(src=src, dst=dst, p=dpkt.ip.IP_PROTO_ICMP, data=body, id=i)
+            eth = dpkt.ethernet.Ethernet(src=b"\x02" * 6, dst=b"\x04" * 6, type=dpkt.ethernet.ETH_TYPE_IP, data=ip)
+            w.writepkt(bytes(eth), ts=1_700_000_000 + i / 1000)
+    return Path(path)
