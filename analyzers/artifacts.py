@@ -11,6 +11,8 @@ segments as one).
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 
 from stallscope.analyzers.findings import Note
@@ -127,4 +129,49 @@ def unseen_notes(state: pl.DataFrame) -> dict[int, list[Note]]:
         out[int(s[0])] = [Note("acked_unseen", f"{g.height} ACKs cover data the capture never showed: the capture "
                                "missed packets (or started mid-flight); this is not counted as loss",
                                g.height, _examples(g))]
+    return out
+
+
+# Decoder anomalies that say something about the capture rather than the network, with what they
+# mean for the analysis (superframe and payload_truncated get their own notes from the packets).
+_DECODE_ANOMALIES = {
+    "ts_invalid": ("timestamps_invalid", "packets carry a sub-second timestamp field out of range (kept as read): "
+                   "times around them are unreliable"),
+    "caplen_gt_len": ("record_lengths_odd", "records claim more captured bytes than the packet had"),
+    "caplen_gt_snaplen": ("record_lengths_odd", "records hold more bytes than the capture's snaplen"),
+    "bad_option": ("tcp_options_damaged", "packets carry a malformed TCP option (the options before it are kept)"),
+    "options_truncated": ("tcp_options_damaged", "packets had their TCP options cut by the snaplen (the options "
+                          "before the cut are kept)"),
+    "wscale_clamped": ("window_scale_clamped", "SYNs offer a window scale above 14, used as 14 (RFC 7323)"),
+    "ip_length_mismatch": ("ip_length_mismatch", "packets claim a longer IP datagram than the frame carried"),
+}
+
+
+def decode_notes(summary: Any) -> list[Note]:
+    """File notes from the decoder's accounting (a DecodeSummary): records that could not be
+    decoded, by reason; decoder anomalies; the capture's own drop counters. None for a clean file."""
+    if summary is None:
+        return []
+    out: list[Note] = []
+    bad = {k: v for k, v in (summary.not_decoded or {}).items() if v}
+    if bad:
+        n = sum(bad.values())
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(bad.items()))
+        out.append(Note("not_decoded", f"{n} records could not be decoded ({reasons}): any TCP in them is missing "
+                        "from the analysis", n))
+    merged: dict[str, tuple[str, int]] = {}
+    for name, count in sorted((summary.anomalies or {}).items()):
+        if name in _DECODE_ANOMALIES and count:
+            kind, text = _DECODE_ANOMALIES[name]
+            prev = merged.get(kind)
+            merged[kind] = (text if prev is None else f"{prev[0]}; {text}", count + (prev[1] if prev else 0))
+    for kind, (text, count) in merged.items():
+        out.append(Note(kind, f"{count} {text}", count))
+    container = getattr(summary, "container", None) or {}
+    drops = {k: container.get(k) or 0 for k in ("if_drop", "os_drop", "epb_dropcount")}
+    if any(drops.values()):
+        total = sum(drops.values())
+        out.append(Note("capture_drops", f"the capture reports {total} packets it dropped itself "
+                        f"({', '.join(f'{k} {v}' for k, v in drops.items() if v)}): data ACKed but never seen is "
+                        "the capture's loss, not the network's", total))
     return out
