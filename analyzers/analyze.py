@@ -102,6 +102,7 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
                     stream: int | None = None) -> FileAnalysis:
     """Analyze an already decoded packet table (columns PACKET_INPUT at least)."""
     result = FileAnalysis(path, "ok", None, _decode_facts(summary))
+    result.notes.extend(artifacts.decode_notes(summary))
     if stream is not None:
         packets = packets.filter(pl.col("stream") == stream)
     if packets.height == 0:
