@@ -21,6 +21,11 @@ class Cause(str, Enum):
     SEND_BUFFER_LIMITED = "send_buffer_limited"
     BURST_LOSS_TIMEOUT = "burst_loss_timeout"  # detail: atm_cell_loss, queue_overflow
     SINGLE_LOSS_TIMEOUT = "single_loss_timeout"
+    # A retransmission timeout whose data segment was delivered but whose ACKs were all lost.
+    ACK_LOSS_TIMEOUT = "ack_loss_timeout"
+    # The RTO fired before the ACK of a delivered segment arrived, nothing lost (e.g. Linux 2.0's
+    # RTO behind a slow delayed ACK).
+    SPURIOUS_TIMEOUT = "spurious_timeout"
     JUMBO_SLOT_EXHAUSTION = "jumbo_slot_exhaustion"
     PMTU_BLACKHOLE = "pmtu_blackhole"
     MSS_MISMATCH = "mss_mismatch"
