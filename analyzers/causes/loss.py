@@ -76,7 +76,9 @@ def _delivered(ctx: StallContext, first) -> tuple[str, str] | None:
             return Cause.ACK_LOSS_TIMEOUT.value, "the peer acknowledged the segment before it was resent"
         return Cause.SPURIOUS_TIMEOUT.value, "the peer reported the resend as a duplicate (DSACK)"
     rtt = ctx.timing.path_rtt_ns
-    if rtt:
+    # Only the handshake's RTT is free of queueing: one read from bulk data can be many times the
+    # path's (burst_loss without its SYNs: 19 ms for 2.2 ms), making a prompt ACK look too soon.
+    if rtt and ctx.timing.source == "handshake":
         for a in after:
             if a.ack > first.seq and a.ts_ns - first.ts_ns + ctx.timing.lag_ns < rtt // 2:
                 return Cause.SPURIOUS_TIMEOUT.value, "an ACK covering it came back sooner than a round trip after the resend"
