@@ -101,7 +101,11 @@ class StallContext:
         """ACKs kept advancing through the interval with no silence as long as the threshold: the
         sender was clocked by a slow ACK stream (a queue, cwnd), not stopped."""
         times = [self.start_ns] + [a.ts_ns for a in self.acks if a.advances] + [self.end_ns]
-        return len(times) > 3 and max(b - a for a, b in zip(times, times[1:])) < self.threshold_ns
+        if len(times) <= 3 or max(b - a for a, b in zip(times, times[1:])) >= self.threshold_ns:
+            return False
+        # ...and the peer's window let it send: otherwise the window held it (SWS, a slow reader).
+        room = max((a.ack + a.window - self.snd_max_before_end for a in self.acks), default=0)
+        return room >= max(self.segment_size, 1)
 
     def in_recovery(self) -> bool:
         """Duplicate ACKs or SACK blocks came during the interval: loss repair under way."""

@@ -56,7 +56,8 @@ def rule(ctx: StallContext) -> Verdict | None:
     }
     conf = 0.9 if timer else 0.55
     if ctx.profile.get("nagle") == "off":
-        opened = _window_opened_earlier(ctx, rel)
+        no_room = ctx.usable_at_start is not None and ctx.usable_at_start < ctx.held_len
+        opened = _window_opened_earlier(ctx, rel) if no_room else None
         if rel.ack >= ctx.snd_max_before_end and opened is not None:
             # Salamon: the tail did not fit the window when written; a later ACK made room, yet it
             # went only once everything was acknowledged (Linux 2.0's tcp_ack, notes 1.5).
