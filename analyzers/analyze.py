@@ -126,6 +126,8 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
         for name in inference.FLIGHT_FIELDS:
             profiles[key][name] = flight[name]
     ip_max = state.filter(~pl.col("superframe")).group_by(["stream", "dir"]).agg(pl.col("ip_len").max())
+    for prof in profiles.values():
+        prof["max_ip_len"] = None  # stays null when every datagram of the direction was a super-frame
     for r in ip_max.iter_rows(named=True):
         profiles[(r["stream"], r["dir"])]["max_ip_len"] = r["ip_len"]
     window_known = dict(state.group_by("stream").agg(pl.col("wscale_known").all()).iter_rows())
