@@ -43,6 +43,9 @@ CAPTURE_SENDER_IP = "10.77.0.1"
 Analyzer = Callable[[Path], dict[str, Any]]
 
 
+APPLICATION_IDLE = "application_idle"
+
+
 class ScoreError(ValueError):
     """The inputs cannot be scored (unknown schema, no matching file in the analysis...)."""
 
@@ -357,18 +360,24 @@ def score_capture_truth(analysis: Mapping[str, Any], truth: Mapping[str, Any], *
                         sender_ip: str = CAPTURE_SENDER_IP, label: str | None = None) -> CaptureScore:
     """Causes reported for the data sender against `expected_causes`. A negative control (empty
     list) passes only when nothing at all is reported for the sender, `undetermined` included; a
-    positive capture passes when every expected cause is reported and no other cause is."""
+    positive capture passes when every expected cause is reported and no other cause is.
+    `application_idle` is a cause only where it is expected; elsewhere it is listed apart."""
     if truth.get("schema") != CAPTURE_TRUTH_SCHEMA:
         raise ScoreError(f"expected schema {CAPTURE_TRUTH_SCHEMA}, got {truth.get('schema')!r}")
     expected = set(truth.get("expected_causes", []))
     reported, undetermined = reported_causes(analysis, sender_ip, capture_name)
+    idle = APPLICATION_IDLE in reported
+    if APPLICATION_IDLE not in expected:
+        # Application idle time is reported apart from the causes (issue 12: "separately"): the
+        # application had nothing to send, which no negative control claims it never did.
+        reported.discard(APPLICATION_IDLE)
     negative = not expected
     hit, miss, extra = sorted(expected & reported), sorted(expected - reported), sorted(reported - expected)
     ok = not miss and not extra and (undetermined == 0 or not negative)
     return CaptureScore([{
         "capture": label or capture_name or truth.get("scenario"), "scenario": truth.get("scenario"),
         "negative_control": negative, "expected": sorted(expected), "reported": sorted(reported),
-        "hit": hit, "miss": miss, "extra": extra, "undetermined": undetermined, "ok": ok,
+        "hit": hit, "miss": miss, "extra": extra, "undetermined": undetermined, "ok": ok, "application_idle": idle,
     }])
 
 
