@@ -19,10 +19,7 @@ SCENARIOS = sorted(p.stem for p in FIXTURES.glob("*.json"))
 IDLE = "application_idle"
 
 # (scenario, vantage) -> why it fails today.
-KNOWN_MISSES = {
-    ("pmtu_icmp", "receiver"): "from the receiver, PMTU discovery by an ICMP from a hop near the sender looks like "
-                               "the MSS bug: mss_mismatch reported (confidence 0.5) on a negative control",
-}
+KNOWN_MISSES: dict[tuple[str, str], str] = {}
 # Positive captures whose run also shows another cause the truth's single label does not name (the
 # issue asks for the expected causes on positives and nothing on negatives): each listed with why.
 ALSO_SEEN = {

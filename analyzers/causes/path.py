@@ -31,6 +31,23 @@ FAR_SIDE_FIRST_DATA_NS = 1_000_000_000
 PROMPT_SHARE = 0.25
 
 
+# An IPv4 id counter that steps by 1 per packet shows packets the sender sent that never arrived.
+ID_STEP_MAX = 64
+
+
+def _ids_skipped_before_data(own: pl.DataFrame) -> int:
+    """Packets the sender numbered but the tap never saw before its first data (Linux counts IPv4
+    ids per connection). 0 when the ids do not count up (IPv6, zero or random ids)."""
+    data_at = own.filter(pl.col("payload_len") > 0)["ts_ns"].min()
+    ids = own.filter(pl.col("ts_ns") <= data_at)["ip_id"].to_list() if data_at is not None else []
+    if len(ids) < 2 or any(i is None for i in ids):
+        return 0
+    steps = [(b - a) % 65536 for a, b in zip(ids, ids[1:])]
+    if any(st == 0 or st > ID_STEP_MAX for st in steps):
+        return 0
+    return sum(st - 1 for st in steps)
+
+
 def _first_data_delay(own: pl.DataFrame) -> int | None:
     after_syn = own.filter(~pl.col("flag_syn"))
     data = own.filter(pl.col("payload_len") > 0)
@@ -62,9 +79,11 @@ def _mss_mismatch(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None):
     bulk = (p.get("max_in_flight") or 0) >= 4 * seg
     if timing is not None and timing.vantage == "receiver":
         # From the receiver a segment lost for its size is invisible: only data that came right
-        # behind the handshake shows that nothing larger was tried first.
+        # behind the handshake, with no IPv4 id skipped before it, shows nothing larger was tried.
         first = _first_data_delay(own)
         if first is None or not timing.path_rtt_ns or first > PROMPT_SHARE * timing.path_rtt_ns:
+            return None
+        if _ids_skipped_before_data(own):
             return None
     if seg < MSS_UNUSED_SHARE * usable and full >= MSS_MIN_SEGMENTS and bulk:
         far = timing is not None and timing.vantage == "receiver"
