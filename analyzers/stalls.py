@@ -111,6 +111,15 @@ class StallContext:
         """Duplicate ACKs or SACK blocks came during the interval: loss repair under way."""
         return sum(1 for a in self.acks if a.dup) >= 2
 
+    def acked_before(self, ts_ns: int) -> int:
+        """The peer's cumulative ACK as last seen before `ts_ns`."""
+        return max([self.una_at_start] + [a.ack for a in self.acks if a.ts_ns < ts_ns])
+
+    def repairs(self) -> list[Resend]:
+        """Resends of data not yet acknowledged when resent: the ones that repair a loss (a resend of
+        acknowledged data is a probe or a spurious retransmission, not a repair)."""
+        return [r for r in self.resends if r.seq + r.length > self.acked_before(r.ts_ns)]
+
     def releasing_ack(self, tolerance_ns: int) -> PeerAck | None:
         """The peer's last packet before the closing segment, if the sender reacted to it: the gap
         between them is the tap's reaction lag give or take `tolerance_ns`."""

@@ -12,7 +12,15 @@ from stallscope.simulate.ground_truth import Cause
 
 
 def rule(ctx: StallContext) -> Verdict | None:
-    if ctx.resends or not ctx.ended_by_new_data:
+    if not ctx.ended_by_new_data:
+        # The capture ends in silence: idle if everything had been acknowledged and the only
+        # resends were of acknowledged data (a probe, a spurious retransmission).
+        acked = ctx.acked_before(ctx.end_ns + 1) >= ctx.snd_max_before_end
+        if acked and not ctx.repairs():
+            return Verdict(Cause.APPLICATION_IDLE.value, None, 0.6, {
+                "all_acked": True, "resends_of_acked_data": [r.frame for r in ctx.resends[:8]]})
+        return None
+    if ctx.repairs():
         return None
     released = ctx.releasing_ack(tolerance(ctx))
     evidence = {"outstanding_before_next_data": ctx.in_flight_before_end}

@@ -24,9 +24,9 @@ ATM_MTU_LOW, ATM_MTU_HIGH = 9001, 9300
 
 
 def rule(ctx: StallContext) -> Verdict | None:
-    timeouts = [r for r in ctx.resends if r.kind == "timeout"]
+    timeouts = [r for r in ctx.repairs() if r.kind == "timeout"]
     if not timeouts:
-        return None
+        return None  # no resend of unacknowledged data after a timeout
     first = timeouts[0]
     lost = sorted({r.seq for r in ctx.resends})
     evidence = {

@@ -25,6 +25,9 @@ SUNOS_COPY = 4096  # SunOS 4.1 sosend calls the protocol every 4 KB (notes 1.1)
 # The receiver's window-update threshold of Moldeklev (1): SunOS sends an update when the window
 # slides 35 % of the buffer (4.4BSD: 50 %; the trace does not tell the two apart, the paper's is used).
 UPDATE_SHARE = 0.35
+# No socket send buffer is smaller (Linux SOCK_MIN_SNDBUF is about 4 KB, BSD's low-water mark 2 KB):
+# below it the flight plateau is a small writer's, not a full buffer's.
+MIN_SEND_BUFFER = 2048
 # Outstanding plus held at least this share of the flight plateau: the whole send buffer in use.
 BUFFER_IN_USE = 0.9
 
@@ -66,12 +69,14 @@ def rule(ctx: StallContext) -> Verdict | None:
     peer_max = ctx.profile.get("peer_receive_window_max") or 0
     total = outstanding + ctx.held_len
     plateau = ctx.profile.get("send_buffer_estimate") or 0
+    if plateau < MIN_SEND_BUFFER:
+        plateau = 0  # a writer that never had 2 KB out wrote little; its buffer was never full
     if plateau and outstanding >= BUFFER_IN_USE * plateau:
         return None  # the whole buffer was in flight: nothing was held back (the window rules' case)
     # Moldeklev (1): the sender's whole buffer was in use and still below the receiver's
     # window-update threshold, so no ACK but the timer's could come.
     # The window's scale must be known: raw windows of a scaled connection shrink the plateau too.
-    if (timer and peer_max and ctx.profile.get("window_known", True) and total >= BUFFER_IN_USE * plateau
+    if (timer and peer_max and plateau and ctx.profile.get("window_known", True) and total >= BUFFER_IN_USE * plateau
             and total < 2 * m and total < UPDATE_SHARE * peer_max):
         evidence["buffer_in_use"] = total
         return Verdict(Cause.WINDOW_UPDATE_DEADLOCK.value, None, 0.7, evidence,
