@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import io
+import re
 from collections import Counter
 from typing import Any
 
@@ -104,10 +105,18 @@ def terminal(analysis, width: int | None = None) -> str:
     return buf.getvalue()
 
 
+# An underscore emphasises only at a word's edge (CommonMark): inside burst_loss_timeout it is text.
+_EDGE_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+
+
 def _md(text: Any) -> str:
-    """Markdown table cell: HTML-escaped, pipes and backticks neutralised, one line."""
+    """Markdown table cell or heading text: HTML-escaped; backslashes, pipes, backticks, brackets,
+    emphasis (*, ~, an underscore at a word's edge) neutralised as character references; one line."""
     s = html.escape(str(text), quote=True)
-    return s.replace("|", "&#124;").replace("`", "&#96;").replace("\n", " ").replace("[", "&#91;").replace("]", "&#93;")
+    for ch, ref in (("\\", "&#92;"), ("|", "&#124;"), ("`", "&#96;"), ("[", "&#91;"), ("]", "&#93;"),
+                    ("*", "&#42;"), ("~", "&#126;")):
+        s = s.replace(ch, ref)
+    return _EDGE_UNDERSCORE.sub("&#95;", s).replace("\r", " ").replace("\n", " ")
 
 
 def markdown(analysis) -> str:
