@@ -76,7 +76,9 @@ def terminal(analysis, width: int | None = None) -> str:
     from rich.table import Table
 
     buf = io.StringIO()
-    console = Console(file=buf, width=width or 160, force_terminal=False, color_system=None, highlight=False)
+    # emoji=False: a name like ":smile:.pcap" is text, not an emoji code.
+    console = Console(file=buf, width=width or 160, force_terminal=False, color_system=None, highlight=False,
+                      emoji=False)
     table = Table(title="TCP connections", show_lines=False)
     for name in ("file", "stream", "connection", "goodput", "time lost", "top cause"):
         table.add_column(name, overflow="fold")

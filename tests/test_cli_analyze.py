@@ -231,6 +231,16 @@ def test_table_shows_a_marked_up_file_name_as_text(hostile: Path) -> None:
     # only at a word's edge, so inside a word it stays as it is.
     ("a\\|_b_ ~c~ d_e.pcap", "a&#92;&#124;&#95;b&#95; &#126;c&#126; d_e.pcap"),
 ], ids=["markup", "backslash"])
+def test_table_shows_an_emoji_code_in_a_file_name_as_text(tmp_path: Path) -> None:
+    name = ":smile:[red]r[/red].pcap"
+    (tmp_path / name).write_bytes(BURST.read_bytes())
+    r = run(name, cwd=tmp_path)
+    assert r.returncode == ExitCode.OK, r.stderr
+    rows = [ln for ln in r.stdout.splitlines() if ln.startswith("│")]
+    assert name in rows[0] and f"{name} stream 0" in r.stdout
+    assert "\N{SMILING FACE WITH OPEN MOUTH AND SMILING EYES}" not in r.stdout
+
+
 def test_markdown_escapes_a_file_name_with_markup_pipes_and_html(name: str, escaped: str, tmp_path: Path) -> None:
     (tmp_path / name).write_bytes(BURST.read_bytes())
     r = run("-f", "markdown", name, cwd=tmp_path)
