@@ -27,6 +27,8 @@ from stallscope.analyzers.vantage import Timing
 MIN_THRESHOLD_NS = 10_000_000
 # 4.4BSD and FreeBSD round an MSS above MCLBYTES down to a multiple of it (1 KB..8 KB clusters).
 BSD_CLUSTER = 1024
+# Rows after a stall read for the rest of a timeout's repair.
+RECOVERY_ROWS = 4096
 # Rows before a stall over which its sender's full segment size is read (PMTU changes it).
 RECENT_ROWS = 64
 RTT_MULTIPLE = 2
@@ -86,6 +88,7 @@ class StallContext:
     snd_max_before_end: int
     acks: list[PeerAck]
     resends: list[Resend]
+    recovery_segments: int  # distinct segments resent in the timeout's repair (0 without a timeout)
     peer_data_bytes: int  # data the peer sent during the interval (a request, say)
     last_peer_data_ts: int | None
     segment_size: int  # the full segment size in use just before the stall
@@ -207,6 +210,17 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
             resends.append(Resend(frames[i], rows["ts_ns"][i], rows["seq_rel"][i], rows["payload_len"][i],
                                   rows["retrans_kind"][i], rows["ip_len"][i]))
     ended = cand["ended_by_new_data"]
+    # A timeout's whole repair: resends until the peer acknowledged all that was out before it
+    # (go-back-N goes on past the first new data), so one episode's lost segments are counted once.
+    recovery: set[int] = {r.seq for r in resends}
+    if any(r.kind == "timeout" for r in resends):
+        point = rows["snd_max"][i0]
+        for i in range(i1 + 1, min(len(frames), i1 + RECOVERY_ROWS)):
+            if rows["dir"][i] != d:
+                if rows["flag_ack"][i] and rows["ack_rel"][i] >= point:
+                    break
+            elif rows["retransmission"][i]:
+                recovery.add(rows["seq_rel"][i])
     recent = [rows["payload_len"][i] for i in range(i0, max(-1, i0 - RECENT_ROWS), -1) if rows["dir"][i] == d]
     # Outstanding just before the closing segment: its own row's snd_una with the snd_max before it.
     if ended:
@@ -227,7 +241,7 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
         window_at_start=rows["peer_window"][i0],
         in_flight_before_end=max(0, max_before - una_end), usable_before_end=usable_end,
         snd_max_before_end=max_before,
-        acks=acks, resends=resends, peer_data_bytes=peer_bytes, last_peer_data_ts=last_peer_data,
+        acks=acks, resends=resends, recovery_segments=len(recovery) if resends else 0, peer_data_bytes=peer_bytes, last_peer_data_ts=last_peer_data,
         segment_size=_segment_size(max(recent, default=0), profile),
         timing=timing, threshold_ns=threshold_ns(timing), profile=profile,
     )

@@ -29,11 +29,13 @@ def rule(ctx: StallContext) -> Verdict | None:
         return None  # no resend of unacknowledged data after a timeout
     first = timeouts[0]
     lost = sorted({r.seq for r in ctx.resends})
+    episode = max(len(lost), ctx.recovery_segments)
     evidence = {
         "timeouts": len(timeouts),
         "first_timeout_frame": first.frame,
         "silence_before_timeout_ns": first.ts_ns - ctx.start_ns,
         "segments_resent": len(lost),
+        "segments_resent_in_repair": episode,
         "resent_frames": [r.frame for r in ctx.resends[:16]],
         "resent_lengths": sorted({r.length for r in ctx.resends}),
         "largest_resent_ip_len": max(r.ip_len for r in ctx.resends),
@@ -48,10 +50,10 @@ def rule(ctx: StallContext) -> Verdict | None:
     big = evidence["largest_resent_ip_len"] > STANDARD_IP_MTU
     if path is not None and big:
         evidence["path_finding"] = path
-        alt = Cause.BURST_LOSS_TIMEOUT.value if len(lost) > 1 else Cause.SINGLE_LOSS_TIMEOUT.value
+        alt = Cause.BURST_LOSS_TIMEOUT.value if episode > 1 else Cause.SINGLE_LOSS_TIMEOUT.value
         return Verdict(path, None, 0.8, evidence, (Alternative(alt, None, 0.2, "the loss pattern alone"),))
     atm = ATM_MTU_LOW <= link_mtu(ctx.profile) <= ATM_MTU_HIGH
-    if len(lost) > 1:
+    if episode > 1:
         detail = "atm_cell_loss" if atm else None
         return Verdict(Cause.BURST_LOSS_TIMEOUT.value, detail, 0.8, evidence,
                        (Alternative(Cause.SINGLE_LOSS_TIMEOUT.value, None, 0.2, "if the other resends were go-back-N"),))
