@@ -225,14 +225,8 @@ def test_table_shows_a_marked_up_file_name_as_text(hostile: Path) -> None:
     assert "\x1b[" not in r.stdout
 
 
-@pytest.mark.parametrize(("name", "escaped"), [
-    (HOSTILE, "&#91;bold&#93;x&#124;&lt;b&gt;&#42;y&#42;&#96;z&#96;.pcap"),
-    # A backslash before a pipe would otherwise escape the reference's '&'; an underscore emphasises
-    # only at a word's edge, so inside a word it stays as it is.
-    ("a\\|_b_ ~c~ d_e.pcap", "a&#92;&#124;&#95;b&#95; &#126;c&#126; d_e.pcap"),
-], ids=["markup", "backslash"])
 def test_table_shows_an_emoji_code_in_a_file_name_as_text(tmp_path: Path) -> None:
-    name = ":smile:[red]r[/red].pcap"
+    name = ":smile:[red]r.pcap"
     (tmp_path / name).write_bytes(BURST.read_bytes())
     r = run(name, cwd=tmp_path)
     assert r.returncode == ExitCode.OK, r.stderr
@@ -241,6 +235,12 @@ def test_table_shows_an_emoji_code_in_a_file_name_as_text(tmp_path: Path) -> Non
     assert "\N{SMILING FACE WITH OPEN MOUTH AND SMILING EYES}" not in r.stdout
 
 
+@pytest.mark.parametrize(("name", "escaped"), [
+    (HOSTILE, "&#91;bold&#93;x&#124;&lt;b&gt;&#42;y&#42;&#96;z&#96;.pcap"),
+    # A backslash before a pipe would otherwise escape the reference's '&'; an underscore emphasises
+    # only at a word's edge, so inside a word it stays as it is.
+    ("a\\|_b_ ~c~ d_e.pcap", "a&#92;&#124;&#95;b&#95; &#126;c&#126; d_e.pcap"),
+], ids=["markup", "backslash"])
 def test_markdown_escapes_a_file_name_with_markup_pipes_and_html(name: str, escaped: str, tmp_path: Path) -> None:
     (tmp_path / name).write_bytes(BURST.read_bytes())
     r = run("-f", "markdown", name, cwd=tmp_path)
