@@ -21,8 +21,10 @@ native:
 DEMO_CAPTURES := $(addprefix fixtures/,nagle_4k_jumbo.pcap nagle_4k_jumbo_nodelay.pcap atm_small_buffer.pcap atm_epd.pcap jumbo_slots.pcap slow_reader.pcap)
 
 # The main job on bundled captures (recorded by `make fixtures` between network namespaces):
-# the connection table, then one paper reproduction from the reference simulator.
+# why each connection was slow (stallscope analyze), the connection table, then one paper
+# reproduction from the reference simulator.
 demo: setup
+	stallscope analyze $(DEMO_CAPTURES)
 	stallscope flows $(DEMO_CAPTURES)
 	stallscope reproduce moldeklev-appendix-a
 

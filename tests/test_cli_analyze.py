@@ -266,3 +266,33 @@ def test_a_comma_and_quote_in_a_file_name_stay_one_csv_field(tmp_path: Path) -> 
     (tmp_path / name).write_bytes(BURST.read_bytes())
     rows = list(csv.reader(io.StringIO(run("-f", "csv", name, cwd=tmp_path).stdout)))
     assert len(rows) == 4 and all(len(r) == 12 and r[0] == name for r in rows[1:])
+
+
+# --- README and make demo -----------------------------------------------------------------------
+
+
+def test_readme_shows_analyze_first_with_an_example_that_runs_as_written() -> None:
+    readme = (REPO / "README.md").read_text()
+    commands = readme[readme.index("## Commands"):]
+    example = re.search(r"```sh\n(.*?)```", commands, re.S).group(1).strip().splitlines()
+    assert len(example) == 1 and example[0].startswith("stallscope analyze ")
+    rows = [ln for ln in commands.splitlines() if ln.startswith("| `")]
+    assert rows[0].startswith("| `stallscope analyze FILE...` |") and "docs/analysis-json.md" in rows[0]
+    r = subprocess.run(["bash", "-c", example[0]], cwd=REPO, capture_output=True, text=True, timeout=180)
+    assert r.returncode == ExitCode.OK, r.stderr
+    table = [ln for ln in r.stdout.splitlines() if ln.startswith("│")]
+    assert len(table) == 2 and "nagle_delayed_ack" in table[0] and "receiver_window_limited" in table[1]
+
+
+def test_make_demo_analyzes_the_bundled_captures_first() -> None:
+    if not shutil.which("make"):
+        pytest.skip("make is not installed")
+    r = subprocess.run(["make", "-n", "demo"], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    steps = [ln for ln in r.stdout.splitlines() if ln.startswith("stallscope ")]
+    assert steps[0].startswith("stallscope analyze ") and steps[1].startswith("stallscope flows ")
+    demo = steps[0].split()[2:]
+    assert demo == steps[1].split()[2:] and len(demo) == 6  # the same DEMO_CAPTURES as flows
+    a = run(*demo, cwd=REPO)
+    assert a.returncode == ExitCode.OK, a.stderr
+    assert len([ln for ln in a.stdout.splitlines() if ln.startswith("│")]) == len(demo)
