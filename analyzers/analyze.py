@@ -26,8 +26,9 @@ from stallscope.capture.decoder import DecodeSummary, read_packets
 from stallscope.capture.errors import CaptureDamaged, CaptureRejected
 
 SCHEMA = "stallscope.analysis/1"
-# Causes in which the sender held data it had: they stand even while ACKs kept coming.
-HOLD_CAUSES = frozenset({"nagle_delayed_ack", "nodelay_tail_held"})
+# Causes that stand even while ACKs kept coming: the sender held data it had (Nagle waits for the
+# last ACK), or had none to send (the ACKs came with the peer's requests).
+HOLD_CAUSES = frozenset({"nagle_delayed_ack", "nodelay_tail_held", "application_idle"})
 # Path findings in the order they explain a lost large segment.
 PATH_PRIORITY = ("pmtu_blackhole", "mss_mismatch", "jumbo_slot_exhaustion")
 # Columns the per-stall reader needs as Python lists.
