@@ -35,11 +35,6 @@ def clean(packets: pl.DataFrame) -> tuple[pl.DataFrame, list[Note], dict[int, li
     conn_notes: dict[int, list[Note]] = {}
     in_file = packets.sort("frame").with_columns(_behind=pl.col("ts_ns").cum_max().shift(1) - pl.col("ts_ns"))
     back = in_file.filter(pl.col("ts_ns") < pl.col("ts_ns").shift(1))
-    if back.height:
-        worst = int(in_file["_behind"].max() or 0)
-        file_notes.append(Note("timestamps_backwards", f"{back.height} packets carry a timestamp earlier than the "
-                               f"packet before them in the file (at most {worst / 1e6:.3f} ms behind the latest "
-                               "before them); the analysis orders packets by time", back.height, _examples(back)))
     keyed = packets.sort(["stream", "ts_ns", "frame"]).with_columns(
         flags_key=pl.col("flag_syn").cast(pl.UInt8) * 1 + pl.col("flag_fin").cast(pl.UInt8) * 2
         + pl.col("flag_rst").cast(pl.UInt8) * 4 + pl.col("flag_ack").cast(pl.UInt8) * 8)
@@ -56,6 +51,14 @@ def clean(packets: pl.DataFrame) -> tuple[pl.DataFrame, list[Note], dict[int, li
                 "capture points merged or a mirror port; the copies are ignored", g.height, _examples(g)))
     cleaned = keyed.filter(~pl.col("_dup")).drop("_dup", "flags_key")
     cleaned = _oversize_superframes(cleaned)
+    if back.height:
+        worst = int(in_file["_behind"].max() or 0)
+        cleaned, stepped = _order(cleaned)
+        how = ("the file's order fits TCP better than the timestamps' (a clock step): it is kept, and each later "
+               "timestamp is moved forward by the step" if stepped else "the analysis orders packets by time")
+        file_notes.append(Note("timestamps_backwards", f"{back.height} packets carry a timestamp earlier than the "
+                               f"packet before them in the file (at most {worst / 1e6:.3f} ms behind the latest "
+                               f"before them); {how}", back.height, _examples(back)))
     sup = cleaned.filter(pl.col("superframe"))
     for s, g in sup.group_by("stream", maintain_order=True):
         conn_notes.setdefault(int(s[0]), []).append(Note(
@@ -74,6 +77,29 @@ def clean(packets: pl.DataFrame) -> tuple[pl.DataFrame, list[Note], dict[int, li
     if SEQ_RAW in cleaned.columns:
         cleaned = cleaned.drop(SEQ_RAW)
     return cleaned, file_notes, conn_notes
+
+
+def _inconsistency(packets: pl.DataFrame) -> int:
+    """What a wrong packet order produces: data seen again (retransmissions) and ACKs of data not
+    yet seen. The right order of a capture has the fewest."""
+    from stallscope.analyzers.sender_state import sender_state
+
+    st = sender_state(packets)
+    return int(st["retransmission"].sum()) + int(st["acked_unseen"].sum())
+
+
+def _order(packets: pl.DataFrame) -> tuple[pl.DataFrame, bool]:
+    """Timestamps go backwards in the file: either packets were written out of order (a multi-queue
+    tap, merged files: time order is right) or the capture's clock stepped back (an NTP step: the
+    file order is right and the times after the step are off by it). The order with fewer
+    retransmissions and ACKs of unseen data wins; time order on a tie. In file order, every
+    backward step is added to all later timestamps, so they run forward again."""
+    in_file = packets.sort("frame")
+    step = (pl.col("ts_ns").shift(1) - pl.col("ts_ns")).clip(lower_bound=0).fill_null(0)
+    repaired = in_file.with_columns(ts_ns=pl.col("ts_ns") + step.cum_sum())
+    if _inconsistency(repaired) < _inconsistency(packets):
+        return repaired, True
+    return packets, False
 
 
 def _oversize_superframes(packets: pl.DataFrame) -> pl.DataFrame:
