@@ -17,9 +17,11 @@ import polars as pl
 
 from stallscope.analyzers.findings import Note
 
-# Two copies of one frame: same direction, sequence, ACK, IP id, length and flags this close in time.
+# Two copies of one frame: same direction, sequence, ACK, IP id, TCP timestamp, length, flags,
+# window and SACK blocks this close in time.
 DUPLICATE_WINDOW_NS = 1_000_000
-_IDENTITY = ["stream", "dir", "seq_rel", "ack_rel", "ip_id", "payload_len", "flags_key", "win_scaled"]
+_IDENTITY = ["stream", "dir", "seq_rel", "ack_rel", "ip_id", "opt_ts_val", "payload_len", "flags_key", "win_scaled",
+             "sack_key"]
 # Optional column (the wire's sequence number) read for the wrap note when the packet table has it.
 SEQ_RAW = "seq_raw"
 _WRAP = 1 << 32
@@ -37,19 +39,22 @@ def clean(packets: pl.DataFrame) -> tuple[pl.DataFrame, list[Note], dict[int, li
     back = in_file.filter(pl.col("ts_ns") < pl.col("ts_ns").shift(1))
     keyed = packets.sort(["stream", "ts_ns", "frame"]).with_columns(
         flags_key=pl.col("flag_syn").cast(pl.UInt8) * 1 + pl.col("flag_fin").cast(pl.UInt8) * 2
-        + pl.col("flag_rst").cast(pl.UInt8) * 4 + pl.col("flag_ack").cast(pl.UInt8) * 8)
+        + pl.col("flag_rst").cast(pl.UInt8) * 4 + pl.col("flag_ack").cast(pl.UInt8) * 8,
+        sack_key=pl.col("sack_left").list.sum().fill_null(0) * 1_000_003 + pl.col("sack_right").list.sum().fill_null(0))
     prev_ts = pl.col("ts_ns").shift(1).over(_IDENTITY)
-    # An IPv4 id repeats across a real retransmission only by chance; IPv6 has none, so there a copy
-    # must also be within the window of its twin.
-    dup = pl.col("ip_id").is_not_null() & (pl.col("ts_ns") - prev_ts <= DUPLICATE_WINDOW_NS)
+    # An IPv4 id repeats across a real retransmission only by chance, and a retransmission carries
+    # a new TSval unless it leaves within the same clock tick. IPv6 without timestamps has neither:
+    # there a resend within 1 ms of the original (a sub-millisecond RTT, repaired at once) is taken
+    # for a copy, rather than every copy of a merged capture for a retransmission.
+    dup = pl.col("ts_ns") - prev_ts <= DUPLICATE_WINDOW_NS
     keyed = keyed.with_columns(_dup=dup.fill_null(False))
     dups = keyed.filter(pl.col("_dup"))
     if dups.height:
         for s, g in dups.group_by("stream", maintain_order=True):
             conn_notes.setdefault(int(s[0]), []).append(Note(
-                "duplicate_frames", f"{g.height} frames appear twice (same IP id and header within 1 ms): two "
+                "duplicate_frames", f"{g.height} frames appear twice (same headers within 1 ms): two "
                 "capture points merged or a mirror port; the copies are ignored", g.height, _examples(g)))
-    cleaned = keyed.filter(~pl.col("_dup")).drop("_dup", "flags_key")
+    cleaned = keyed.filter(~pl.col("_dup")).drop("_dup", "flags_key", "sack_key")
     cleaned = _oversize_superframes(cleaned)
     if back.height:
         worst = int(in_file["_behind"].max() or 0)
