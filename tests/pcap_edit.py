@@ -239,7 +239,8 @@ def duplicated(cap: Capture, delay_ns: int = 300_000) -> Capture:
     for r in cap.records:
         out.append((cap.ts(r), 0, r))
         d = r.data
-        d = d[:ETH_LEN + 8] + bytes([d[ETH_LEN + 8] - 1]) + d[ETH_LEN + 9:]
+        ttl = ETH_LEN + (7 if d[12:14] == b"\x86\xdd" else 8)  # IPv6 hop limit, IPv4 TTL
+        d = d[:ttl] + bytes([d[ttl] - 1]) + d[ttl + 1:]
         out.append((cap.ts(r) + delay_ns, 1, cap.at(r.with_data(d), cap.ts(r) + delay_ns)))
     out.sort(key=lambda x: (x[0], x[1]))
     return cap.replace_records([r for _, _, r in out])
