@@ -114,7 +114,6 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
     packets, file_notes, conn_notes = artifacts.clean(packets)
     result.notes.extend(file_notes)
     state = sender_state(packets)
-    result.state = state
     for s_, notes in artifacts.unseen_notes(state).items():
         conn_notes.setdefault(s_, []).extend(notes)
     timings = vantage.timings(state)
@@ -152,27 +151,8 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
             conn.notes.append(Note("one_direction", "only one direction of this connection is in the capture: "
                                    "no ACKs, so no stall can be attributed"))
         for d in (0, 1):
-            prof = profiles.get((s, d))
-            if prof is None:
-                continue
-            peer_prof = profiles.get((s, 1 - d), {})
-            delays = peer_acks.ack_delays(state, s, 1 - d, timings.get((s, d)))
-            prof["peer_delayed_ack"] = peer_acks.delayed_ack_profile(delays, None)
-            own_delays = peer_acks.ack_delays(state, s, d, timings.get((s, 1 - d)))
-            prof["own_delayed_ack"] = peer_acks.delayed_ack_profile(own_delays, None)
-            prof["window_known"] = bool(window_known.get(s, False))
-            prof["stack"] = inference.stack_guess({**prof}, prof["own_delayed_ack"])
-            own_rows = part.filter(pl.col("dir") == d)
-            found = path_rules.findings(own_rows, prof, timings.get((s, d))) if prof["data_packets"] or prof["packets"] else []
-            sb = windows.send_buffer_finding(own_rows, prof, timings.get((s, d)),
-                                                                    peer_prof.get("data_packets", 0)) if prof["data_packets"] else None
-            if c["directions_seen"] < 2:
-                found, sb = [], None  # no ACKs: flights grow without bound and windows are unseen
-            for cause, conf, ev in found + ([sb] if sb else []):
-                conn.findings.append(ConnectionFinding(d, _direction(c, d), cause, None, conf, ev))
-            causes = [f.cause for f in conn.findings if f.dir == d]
-            prof["path_cause"] = next((p for p in PATH_PRIORITY if p in causes), None)
-            del peer_prof
+            if (s, d) in profiles:
+                _complete_profile(conn, c, d, part, profiles, timings, bool(window_known.get(s, False)))
         if s in cand_streams:
             rows = part.select(_CONTEXT_COLUMNS).to_dict(as_series=False)
             for cand in cands.filter(pl.col("stream") == s).iter_rows(named=True):
@@ -184,23 +164,53 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
                 if stall is not None:
                     conn.stalls.append(stall)
         for d in (0, 1):
-            prof = profiles.get((s, d))
-            if prof is None:
-                continue
-            own_stalls = [x for x in conn.stalls if x.dir == d]
-            lost: dict[str, int] = {}
-            for x in own_stalls:
-                lost[x.cause] = lost.get(x.cause, 0) + x.time_lost_ns
-            limits = timeline.limit_shares(part, d, prof, own_stalls)
-            span = (prof_span := _span(part, d))
-            goodput = prof["bytes"] * 8e9 / span if span and prof["bytes"] else None
-            sent = max(prof["bytes"] or 0, (prof["sequence_span"] or 0) - 2)
-            role = "data sender" if sent and sent >= _peer_bytes(profiles, s, d) else "acknowledger"
-            conn.directions.append(DirectionAnalysis(d, _direction(c, d), role, prof, limits, dict(sorted(lost.items())),
-                                                     goodput))
-            del prof_span
+            if (s, d) in profiles:
+                conn.directions.append(_direction_summary(conn, c, d, part, profiles))
         result.connections.append(conn)
     return result
+
+
+def _complete_profile(conn: ConnectionAnalysis, c: dict[str, Any], d: int, part: pl.DataFrame,
+                      profiles: dict, timings: dict, window_known: bool) -> None:
+    """Adds to one direction's profile what needs the peer (its ACK timer), the stack guess, and
+    the connection findings about the path; the stall rules read all of it."""
+    s = c["stream"]
+    prof, peer_prof = profiles[(s, d)], profiles.get((s, 1 - d), {})
+    delays = peer_acks.ack_delays(part, s, 1 - d, timings.get((s, d)))
+    prof["peer_delayed_ack"] = peer_acks.delayed_ack_profile(delays, None)
+    own_delays = peer_acks.ack_delays(part, s, d, timings.get((s, 1 - d)))
+    prof["own_delayed_ack"] = peer_acks.delayed_ack_profile(own_delays, None)
+    prof["window_known"] = window_known
+    prof["stack"] = inference.stack_guess(prof, prof["own_delayed_ack"])
+    found = []
+    # No ACKs (one direction captured): flights grow without bound and windows are unseen.
+    if c["directions_seen"] == 2:
+        own_rows = part.filter(pl.col("dir") == d)
+        found = path_rules.findings(own_rows, prof, timings.get((s, d)))
+        if prof["data_packets"]:
+            sb = windows.send_buffer_finding(own_rows, prof, timings.get((s, d)), peer_prof.get("data_packets", 0))
+            found += [sb] if sb else []
+    for cause, conf, ev in found:
+        conn.findings.append(ConnectionFinding(d, _direction(c, d), cause, None, conf, ev))
+    causes = [f.cause for f in conn.findings if f.dir == d]
+    prof["path_cause"] = next((p for p in PATH_PRIORITY if p in causes), None)
+
+
+def _direction_summary(conn: ConnectionAnalysis, c: dict[str, Any], d: int, part: pl.DataFrame,
+                       profiles: dict) -> DirectionAnalysis:
+    """Goodput, time lost by cause, limits and role of one direction, once its stalls are known."""
+    s = c["stream"]
+    prof = profiles[(s, d)]
+    own_stalls = [x for x in conn.stalls if x.dir == d]
+    lost: dict[str, int] = {}
+    for x in own_stalls:
+        lost[x.cause] = lost.get(x.cause, 0) + x.time_lost_ns
+    limits = timeline.limit_shares(part, d, prof, own_stalls)
+    span = _span(part, d)
+    goodput = prof["bytes"] * 8e9 / span if span and prof["bytes"] else None
+    sent = max(prof["bytes"] or 0, (prof["sequence_span"] or 0) - 2)
+    role = "data sender" if sent and sent >= _peer_bytes(profiles, s, d) else "acknowledger"
+    return DirectionAnalysis(d, _direction(c, d), role, prof, limits, dict(sorted(lost.items())), goodput)
 
 
 def _peer_bytes(profiles, s, d) -> int:
