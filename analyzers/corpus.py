@@ -32,6 +32,7 @@ from typing import Any
 
 MANIFEST_SCHEMA = "stallscope.corpus/1"
 PERSONALITIES = ("sunos41", "bsd44", "freebsd4", "tru64", "linux20", "linux")
+MB = 1024 * 1024
 KB = 1024
 # A T1 serial line: the `custom` preset (no framing) at 1.544 Mbit/s, 20 ms one way.
 SERIAL = {"link": "custom", "rate_bps": 1_544_000, "delay_ns": 20_000_000}
@@ -115,6 +116,20 @@ def plan() -> list[TraceSpec]:
         for slots in (2, 4, 8):
             out.append(_bulk("jumbo", f"{p}-{slots}slots", personality=p, link="gige", mtu=9000, bytes=512 * KB,
                              sndbuf=65536, rcvbuf=65536, impairments={"jumbo_slots": slots}))
+    # GigaTCP's slot exhaustion: a pool the driver refills slowly (jumbo_replenish_ns), so a burst
+    # of jumbo frames finds it dry while small frames pass (simulate/reproductions/gigatcp.py).
+    for p in ("freebsd4", "linux"):
+        for slots, refill_ms in ((64, 5), (128, 10)):
+            out.append(_bulk("jumbo", f"{p}-{slots}slots-refill{refill_ms}ms", personality=p, link="gige", mtu=8940,
+                             bytes=2 * MB, sndbuf=MB, rcvbuf=MB, write=65536, read=65536,
+                             impairments={"jumbo_slots": slots, "jumbo_hold_until_acked": False,
+                                          "jumbo_replenish_ns": refill_ms * 1_000_000}))
+    # Salamon: Linux 2.0 with TCP_NODELAY holds a tail that did not fit the window until all is
+    # acknowledged; a message one window long triggers it, a shorter one does not.
+    for message, receiver in ((32768, "linux20"), (24576, "linux20"), (32768, "linux")):
+        out.append(_bulk("nodelay", f"linux20-msg{message}-{receiver}", personality="linux20",
+                         receiver_personality=receiver, link="fastethernet", sndbuf=32768, rcvbuf=32768,
+                         write=message, read=message, bytes=message * 40, nagle="OFF", reply=4))
     # A hop with a smaller MTU that answers with ICMP or silently drops (black hole).
     for p in PERSONALITIES:
         for mode in ("icmp", "blackhole"):
