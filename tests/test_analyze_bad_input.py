@@ -350,3 +350,38 @@ def test_hand_typed_smtp_shows_nagle_holding_keystrokes_behind_a_delayed_ack() -
     e = nagle[0].evidence
     assert (e["held_segment_frame"], e["held_segment_len"], e["outstanding_bytes"], e["releasing_ack_frame"]) == (14, 2, 1, 13)
     assert e["releasing_ack_delay_ns"] > 200_000_000
+
+
+# --- every fixture, both vantages, every artifact: no false cause -------------------------------
+
+ARTIFACTS = {
+    "no_syn": pe.drop_syns,
+    "superframes": lambda c: pe.superframes(c, 8)[0],
+    "duplicated": pe.duplicated,
+    "isn_wrap": lambda c: pe.isn_wrap(c)[0],
+    "clock_step": pe.clock_step,
+    "snaplen": pe.snaplen_cut,
+}
+# The receiver-side captures double the time (about 45 s each half on 2 cores): slow.
+ALL_CAPTURES = [pytest.param(p.name, marks=[pytest.mark.slow] if ".receiver." in p.name else [])
+                for p in sorted(FIXTURES.glob("*.pcap"))]
+# A super-frame that fits both the jumbo limit and the MSS offered cannot be told by its size. After
+# PMTU discovery lowered pmtu_icmp's MSS to 1448, six merged segments (8688 bytes) pass for one
+# pre-ICMP 9000-MTU segment, so a real 1448-byte segment then looks short: nagle_delayed_ack.
+KNOWN = {("pmtu_icmp.pcap", "superframes"): "TSO super-frames of the lowered MSS read as full-size segments "
+                                            "after PMTU discovery: a false nagle_delayed_ack"}
+
+
+@pytest.mark.parametrize("artifact", sorted(ARTIFACTS))
+@pytest.mark.parametrize("capture_name", ALL_CAPTURES)
+def test_no_artifact_gives_any_fixture_a_cause_it_does_not_have(capture_name: str, artifact: str,
+                                                                  tmp_path: Path, request) -> None:
+    """A cause may be lost to an artifact (mss_mismatch cannot be read through super-frames), never
+    gained."""
+    if (capture_name, artifact) in KNOWN:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=KNOWN[(capture_name, artifact)]))
+    path = FIXTURES / capture_name
+    base = analyze_one(path)
+    f = analyze(ARTIFACTS[artifact](pe.read(path)), tmp_path / capture_name)
+    extra = causes(f) - causes(base) - HARMLESS
+    assert not extra, f"{capture_name} with {artifact}: {sorted(extra)}"
