@@ -210,6 +210,17 @@ def test_every_cause_note_kind_and_detail_is_documented() -> None:
     assert missing == [], missing
 
 
+@pytest.mark.parametrize("name", ["nagle_4k_jumbo.pcap", "burst_loss.receiver.pcap", "pmtu_icmp.pcap"])
+def test_every_profile_field_an_analysis_gives_is_documented(name: str) -> None:
+    """The profile is where the analysis grows: a new field fails here (and in the schema, whose
+    objects are closed) until it is described on the page."""
+    doc = document(FIXTURES / name)
+    given = {k for c in doc["files"][0]["connections"] for d in c["directions"] for k in d["profile"]}
+    missing = sorted(given - _documented() - set(schema()["$defs"]["profile"]["properties"]))
+    assert missing == [], f"profile fields not in docs/analysis-json.md and the schema: {missing}"
+    assert given <= _documented(), sorted(given - _documented())
+
+
 def test_every_per_packet_column_is_documented() -> None:
     f = analyze_one(FIXTURES / "clean_bulk.pcap")
     doc = DOC.read_text()
