@@ -35,6 +35,17 @@ _BY_REASON: dict[str, tuple[Cause, str | None]] = {
 }
 _STRUCTURAL = {Cause.PMTU_BLACKHOLE, Cause.MSS_MISMATCH, Cause.JUMBO_SLOT_EXHAUSTION}
 
+# A uid's host: every host numbers its segments from its own uid_base (run_bulk: 0 and 1 << 40,
+# naglemark: n << 32), so the bits above 32 tell whose segment a drop was.
+HOST_UID_SHIFT = 32
+
+
+def _no_data_lost(acks_lost: int) -> tuple[Cause, str | None]:
+    """A timeout none of whose segments was dropped: the data arrived. With ACKs of the peer lost
+    since the previous answer, the ACKs never came back (ack_loss_timeout); with nothing lost at
+    all, the RTO fired before an ACK that was on its way (spurious_timeout)."""
+    return (Cause.ACK_LOSS_TIMEOUT, None) if acks_lost else (Cause.SPURIOUS_TIMEOUT, None)
+
 
 def default_classification(uids: list[int]) -> tuple[Cause, str | None]:
     """What the host assumes with no drop log: one segment -> single loss, several -> burst."""
@@ -50,6 +61,8 @@ class DropLogClassifier:
         self.log = log
         # Per flow: how far into the log drops were already attributed to an earlier timeout.
         self._seen: dict[tuple[str, int, str, int], int] = {}
+        # How far into the log the peers' pure ACKs were already counted for a timeout.
+        self._acks_seen = 0
         self.answers: list[dict[str, Any]] = []
 
     def episode(self, uids: list[int]) -> list[Drop]:
@@ -65,9 +78,23 @@ class DropLogClassifier:
         out.update({id(d): d for d in fresh})
         return sorted(out.values(), key=lambda d: (d.at_ns, d.uid))
 
+    def acks_lost(self, uids: list[int]) -> int:
+        """Pure ACKs (no payload) of other hosts dropped since the previous count."""
+        drops = self.log.drops
+        start, self._acks_seen = self._acks_seen, len(drops)
+        if not uids:
+            return 0
+        host = uids[0] >> HOST_UID_SHIFT
+        return sum(1 for d in drops[start:] if d.payload_len == 0 and d.uid >> HOST_UID_SHIFT != host)
+
     def __call__(self, uids: list[int]) -> tuple[Cause, str | None]:
+        named = [u for u in uids if u in self.log.by_uid]
+        acks_lost = self.acks_lost(uids)
         drops = self.episode(uids)
-        if not drops:
+        if uids and not named:
+            # None of the resent segments was dropped: the data was delivered.
+            answer = _no_data_lost(acks_lost)
+        elif not drops:
             answer = default_classification(uids)
         else:
             reasons = Counter(d.reason for d in drops)
@@ -83,7 +110,7 @@ class DropLogClassifier:
         self.answers.append({
             "uids": list(uids), "cause": answer[0].value, "detail": answer[1],
             "drops": dict(sorted(Counter(d.reason for d in drops).items())),
-            "packets_lost": len({(d.flow, d.seq) for d in drops}),
+            "packets_lost": len({(d.flow, d.seq) for d in drops}), "acks_lost": acks_lost,
         })
         return answer
 

@@ -157,6 +157,13 @@ def may_send_short(variant: NagleVariant, state: NagleState, ctx: SendContext) -
         return ctx.idle or (ctx.snd_max - ctx.snd_una) > ctx.maxseg
 
     more = v in _MORE_FAMILY and _more_flag(state, ctx)
+    if more and v is NagleVariant.BORMAN and ctx.idle:
+        # Borman's rule is the Nagle decision made once per write, the ordinary Nagle test
+        # otherwise (Mogul §5.5): it never delays a short segment with nothing unacknowledged.
+        # MORE's reason to wait ("as soon as an acknowledgment arrives ... send() will provide
+        # additional data", §5.4) needs an ACK to come: on an idle connection none will, and the
+        # segment would sit until the persist timer (issue 17).
+        more = False
     if more and not (v in _DLDET_FAMILY and _dldet_release(state)):
         # MORE (Mogul §5.4): sosend will add data once an ACK frees space; never send short now.
         return False

@@ -419,8 +419,19 @@ def result_from_raw(cfg: Any, raw: dict[str, Any], impairments: dict[str, Any] |
         bytes=received, completed=completed, stalls=sorted(gt.stalls, key=lambda s: (s.start_ns, s.end_ns)),
         packets=len(records), retransmits=snd["retransmits"], timeouts=snd["timeouts"], events=raw["events"],
         ground_truth=gt, records=records, path_inputs=path_inputs_of(cfg, impairments, raw),
-        aborted=snd["aborted_at"] is not None, aborted_at_ns=snd["aborted_at"],
+        aborted=snd["aborted_at"] is not None, aborted_at_ns=snd["aborted_at"], drops=drops_of(raw),
     )
+
+
+def drops_of(raw: dict[str, Any]) -> list[Any]:
+    """The native drop tuples as links/drops.py Drop records (flow from the sending host's index)."""
+    from .links.drops import Drop
+    from .run_bulk import RECEIVER_ADDR, RECEIVER_PORT, SENDER_ADDR, SENDER_PORT
+
+    flows = {0: (SENDER_ADDR, SENDER_PORT, RECEIVER_ADDR, RECEIVER_PORT),
+             1: (RECEIVER_ADDR, RECEIVER_PORT, SENDER_ADDR, SENDER_PORT)}
+    return [Drop(at, uid, reason, place, flows[src], seq, plen, ilen)
+            for at, uid, reason, place, src, seq, plen, ilen in raw["drops"]]
 
 
 def choose(engine: str, cfg: Any, impairments: dict[str, Any] | None) -> bool:

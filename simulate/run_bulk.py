@@ -93,6 +93,9 @@ class BulkResult:
     # The sender gave up after its maximum number of retransmissions and reset the connection.
     aborted: bool = False
     aborted_at_ns: int | None = None
+    # Every packet the path threw away (links/drops.py Drop), in log order: what the truth's loss
+    # causes are checked against.
+    drops: list[Any] = field(repr=False, default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         truth = self.ground_truth.to_json()
@@ -188,7 +191,7 @@ def run_bulk(cfg: BulkConfig, pcap: Path | None = None, *, impairments: dict[str
     receiver = Host(
         sim, "receiver", RECEIVER_ADDR, RECEIVER_PORT, recv_p, mtu=host_mtu, sndbuf=cfg.sndbuf,
         rcvbuf=cfg.rcvbuf, mss=cfg.mss, nagle=NagleVariant.parse(cfg.receiver_nagle) if cfg.receiver_nagle else None,
-        receiver_inference=cfg.receiver_inference, cost=cost, ground_truth=None,
+        receiver_inference=cfg.receiver_inference, cost=cost, ground_truth=gt, loss_classifier=classify,
         stall_threshold_ns=threshold, tick_phase_ns=sim.rng.randrange(NS_PER_S), uid_base=1 << 40, sack=cfg.sack,
     )
     receiver.on_rx_drop = drop_log.callback("receiver-rx-fifo")
@@ -252,6 +255,8 @@ def run_bulk(cfg: BulkConfig, pcap: Path | None = None, *, impairments: dict[str
     # At equal times an arrival comes before what the sender sent at that instant (its ACK of a
     # SYN-ACK, the data an ACK released): a capture shows cause before effect.
     records = sorted(in_tap.records + out_tap.records, key=lambda r: r[0])
+    # Both hosts record (the replying host's stalls too): one order whatever the engine.
+    gt.stalls.sort(key=stall_order)
     gt.summary = {
         "goodput_mbit_s": round(goodput, 4), "duration_ns": duration, "completed": completed,
         "maxseg": sender.maxseg, "sndbuf": sender.sndbuf, "rcvbuf": receiver.rcvbuf,
@@ -264,11 +269,16 @@ def run_bulk(cfg: BulkConfig, pcap: Path | None = None, *, impairments: dict[str
         bytes=reader.received, completed=completed, stalls=sorted(gt.stalls, key=lambda s: (s.start_ns, s.end_ns)),
         packets=len(records), retransmits=sender.retransmits, timeouts=sender.timeouts, events=sim.events_run,
         ground_truth=gt, records=records, path_inputs=(fwd_in, rev_in),
-        aborted=sender.aborted_at is not None, aborted_at_ns=sender.aborted_at,
+        aborted=sender.aborted_at is not None, aborted_at_ns=sender.aborted_at, drops=list(drop_log.drops),
     )
     if pcap is not None:
         write_outputs(result, Path(pcap), path)
     return result
+
+
+def stall_order(s: Stall) -> tuple[int, int, str]:
+    """Ground truth's stall order: by end (when the stall was recorded), start, direction."""
+    return (s.end_ns, s.start_ns, s.direction)
 
 
 def _mark_predictable(sender: Host, receiver: Host) -> None:

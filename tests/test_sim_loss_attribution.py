@@ -55,9 +55,25 @@ def test_other_flows_do_not_leak_in_and_unknown_uids_fall_back():
     log = log_with((1, 1, 0, "queue_overflow"))
     log.record(2, seg(2, 0, src="c", dst="d"), "queue_overflow", "link")
     assert make_loss_classifier(log)([1]) == (Cause.SINGLE_LOSS_TIMEOUT, None)
+    # None of the timed-out segments dropped, nothing lost at all: the RTO was spurious (issue 17).
     empty = make_loss_classifier(DropLog())
-    assert empty([5]) == (Cause.SINGLE_LOSS_TIMEOUT, None)
-    assert empty([5, 6]) == (Cause.BURST_LOSS_TIMEOUT, "queue_overflow")
+    assert empty([5]) == (Cause.SPURIOUS_TIMEOUT, None)
+    assert empty([5, 6]) == (Cause.SPURIOUS_TIMEOUT, None)
+
+
+def test_a_timeout_whose_data_arrived_but_whose_acks_were_lost_is_an_ack_loss():
+    log = DropLog()
+    ack = Segment("b", "a", 2, 1, 0, 0, ACK, 100, payload_len=0, uid=(1 << 40) + 7)
+    log.record(1, ack, "random_loss", "rev-loss")
+    classify = make_loss_classifier(log)
+    assert classify([5, 6]) == (Cause.ACK_LOSS_TIMEOUT, None)
+    assert classify.last_evidence["acks_lost"] == 1
+    # The lost ACK explained one timeout; the next with nothing new lost is spurious.
+    assert classify([7]) == (Cause.SPURIOUS_TIMEOUT, None)
+    # A dropped data segment among the timed-out ones stays a loss, whatever ACKs were lost.
+    log.record(2, ack, "random_loss", "rev-loss")
+    log.record(3, seg(8, 0), "queue_overflow", "link")
+    assert classify([8]) == (Cause.SINGLE_LOSS_TIMEOUT, None)
 
 
 def test_a_timeout_on_one_flow_leaves_the_other_flows_drops_for_its_own_timeout():

@@ -177,14 +177,10 @@ class Host:
         self._r_cb: Callable[[int, int], None] | None = None
         self._r_busy = False
         # Ground truth.
-        # Default class of a Nagle stall not entered through a timer ACK (Moldeklev 3.1, Mogul 3).
-        if p.copy_rule is CopyRule.SUNOS_CHUNK:
-            detail = "copy_rule"
-        elif p.delack in (DelAckPolicy.FREEBSD, DelAckPolicy.LINUX_ATO):
-            detail = "of_sfs"  # a receiver that ACKs every second segment leaves an odd one
-        else:
-            detail = "buffer_tearing"
-        self.stalls = StallTracker(ground_truth, stall_threshold_ns, f"{name} ->", detail, loss_classifier)
+        # The Nagle detail comes from the hold (stalls.py _nagle_detail); the personality only says
+        # whether its socket layer copies a write in fixed chunks (Moldeklev 2.1).
+        self.stalls = StallTracker(ground_truth, stall_threshold_ns, f"{name} ->",
+                                   p.copy_rule is CopyRule.SUNOS_CHUNK, loss_classifier)
         self.stalls.sticky_bytes = 2 * self.sndbuf
         # Counters.
         self.segments_sent = 0
@@ -472,9 +468,11 @@ class Host:
                 if hold is not None:
                     # cwnd in the evidence only when it, not the peer's window, left no room.
                     cwnd = {"cwnd": self.cc.cwnd} if hold == HOLD_WINDOW and self.cc.cwnd < self.snd_wnd else {}
+                    self.stalls.maxseg = self.maxseg
                     self.stalls.hold(hold, context, b_sent=self.snd_max - self.snd_una, s_byte=self.sb_cc,
                                      held=length, snd_wnd=self.snd_wnd,
-                                     writing=self._w_resid > 0 or self._w_blocked, **cwnd)
+                                     writing=self._w_resid > 0 or self._w_blocked, **cwnd,
+                                     blocked=self._w_blocked)
                 break
             if reason is None and not fin and p.family is not Family.BSD:
                 length = 0  # Linux sends a pure ACK; BSD's ACK carries whatever len allowed (notes 1.3)

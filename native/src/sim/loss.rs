@@ -33,14 +33,38 @@ pub fn default_classification(uids: &[u64]) -> (Cause, Option<&'static str>) {
     }
 }
 
+/// A uid's host: every host numbers its segments from its own uid_base (HOST_UID_SHIFT in Python).
+pub const HOST_UID_SHIFT: u32 = 32;
+
+/// A timeout none of whose segments was dropped (Python `_no_data_lost`): lost ACKs of the peer
+/// since the previous answer make it an ack_loss_timeout, nothing lost a spurious_timeout.
+fn no_data_lost(acks_lost: usize) -> (Cause, Option<&'static str>) {
+    if acks_lost > 0 {
+        (Cause::AckLossTimeout, None)
+    } else {
+        (Cause::SpuriousTimeout, None)
+    }
+}
+
 /// DropLogClassifier's memory: per flow (sending host), how far into the log drops were already
-/// attributed to an earlier timeout.
+/// attributed to an earlier timeout, and how far the peers' pure ACKs were counted.
 #[derive(Debug, Default, Clone)]
 pub struct LossClassifier {
     seen: Vec<usize>,
+    acks_seen: usize,
 }
 
 impl LossClassifier {
+    /// Pure ACKs of other hosts dropped since the previous count (Python `acks_lost`).
+    fn acks_lost(&mut self, drops: &[Drop], uids: &[u64]) -> usize {
+        let start = std::mem::replace(&mut self.acks_seen, drops.len());
+        let Some(&first) = uids.first() else {
+            return 0;
+        };
+        let host = first >> HOST_UID_SHIFT;
+        drops[start.min(drops.len())..].iter().filter(|d| d.payload_len == 0 && d.uid >> HOST_UID_SHIFT != host).count()
+    }
+
     pub fn classify(&mut self, drops: &[Drop], uids: &[u64]) -> (Cause, Option<&'static str>) {
         // by_uid keeps the latest drop of a uid (a dict overwritten in log order).
         let mut named: Vec<usize> = Vec::new();
@@ -48,6 +72,11 @@ impl LossClassifier {
             if let Some(i) = drops.iter().rposition(|d| d.uid == u) {
                 named.push(i);
             }
+        }
+        let acks_lost = self.acks_lost(drops, uids);
+        if !uids.is_empty() && named.is_empty() {
+            // None of the resent segments was dropped: the data was delivered.
+            return no_data_lost(acks_lost);
         }
         let mut flows: Vec<HostIndex> = named.iter().map(|&i| drops[i].flow_src).collect();
         flows.sort_unstable();
@@ -118,8 +147,14 @@ mod tests {
     }
 
     #[test]
-    fn no_drops_falls_back_to_the_default() {
+    fn a_timeout_with_nothing_dropped_is_spurious_and_with_acks_lost_an_ack_loss() {
         let mut c = LossClassifier::default();
-        assert_eq!(c.classify(&[], &[1, 2]), (Cause::BurstLossTimeout, Some("queue_overflow")));
+        assert_eq!(c.classify(&[], &[1, 2]), (Cause::SpuriousTimeout, None));
+        let mut ack = drop((1 << 40) + 3, 500, "random_loss");
+        ack.payload_len = 0;
+        let drops = vec![ack];
+        assert_eq!(c.classify(&drops, &[4]), (Cause::AckLossTimeout, None));
+        // That ACK was counted once: the next timeout with nothing lost is spurious.
+        assert_eq!(c.classify(&drops, &[5]), (Cause::SpuriousTimeout, None));
     }
 }

@@ -204,7 +204,9 @@ pub fn may_send_short(variant: NagleVariant, state: &mut NagleState, ctx: &SendC
         NagleVariant::UnackedMss => return ctx.idle || (ctx.snd_max - ctx.snd_una) > ctx.maxseg,
         _ => {}
     }
-    let more = v.more_family() && more_flag(state, ctx);
+    // Borman's rule falls back on the ordinary Nagle test, which never delays a short segment with
+    // nothing unacknowledged: MORE waits for an ACK that an idle connection will not get (issue 17).
+    let more = v.more_family() && more_flag(state, ctx) && !(v == NagleVariant::Borman && ctx.idle);
     if more && !(v.dldet_family() && dldet_release(state)) {
         return false;
     }

@@ -217,8 +217,7 @@ impl Net {
         to
     }
 
-    /// Python's loss_classifier (the sender's; the Python receiver gets no drop log and uses
-    /// `loss::default_classification`).
+    /// Python's loss_classifier, shared by both hosts of a bulk run as run_bulk shares it.
     pub fn classify_loss(&mut self, uids: &[u64]) -> (Cause, Option<&'static str>) {
         self.loss.classify(&self.drops, uids)
     }

@@ -245,7 +245,7 @@ pub fn run_bulk(cfg: &BulkRun, rng: PyRandom, draws: Draws) -> Result<BulkOutcom
         nagle: nagle_of(&cfg.receiver_nagle)?,
         receiver_inference: cfg.receiver_inference,
         cost: cfg.cost,
-        record_stalls: false,
+        record_stalls: true,
         stall_threshold_ns: threshold,
         tick_phase_ns: draws.receiver_tick_phase,
         uid_base: 1 << 40,
@@ -269,7 +269,10 @@ pub fn run_bulk(cfg: &BulkRun, rng: PyRandom, draws: Draws) -> Result<BulkOutcom
     };
     let [out, inn] = std::mem::take(&mut net.taps);
     let records = merge_by_time(out, inn);
-    let stalls = std::mem::take(&mut hosts[0].stalls);
+    // Both hosts record (the replying host's stalls too), in run_bulk's stall_order.
+    let mut stalls = std::mem::take(&mut hosts[0].stalls);
+    stalls.append(&mut hosts[1].stalls);
+    stalls.sort_by(|a, b| (a.end_ns, a.start_ns, &a.direction).cmp(&(b.end_ns, b.start_ns, &b.direction)));
     let link_sent = [(net.links[0].sent_packets, net.links[0].sent_bytes), (net.links[1].sent_packets, net.links[1].sent_bytes)];
     Ok(BulkOutcome {
         started_at: net.started_at,

@@ -210,15 +210,10 @@ impl Host {
         assert!(sndbuf > 0 && rcvbuf > 0, "{name}: socket buffers must be positive (sndbuf={sndbuf}, rcvbuf={rcvbuf})");
         let variant = cfg.nagle.unwrap_or(p.nagle);
         let infer = cfg.receiver_inference.unwrap_or(p.small_sender_inference);
-        // Default class of a Nagle stall not entered through a timer ACK (Moldeklev 3.1, Mogul 3).
-        let detail = if p.copy_rule == CopyRule::SunosChunk {
-            "copy_rule"
-        } else if matches!(p.delack, DelAckPolicy::FreeBsd | DelAckPolicy::LinuxAto) {
-            "of_sfs"
-        } else {
-            "buffer_tearing"
-        };
-        let mut tracker = StallTracker::new(cfg.record_stalls, cfg.stall_threshold_ns, format!("{name} ->"), detail);
+        // The Nagle detail comes from the hold (stalls.rs nagle_detail); the personality only says
+        // whether its socket layer copies a write in fixed chunks (Moldeklev 2.1).
+        let chunked = p.copy_rule == CopyRule::SunosChunk;
+        let mut tracker = StallTracker::new(cfg.record_stalls, cfg.stall_threshold_ns, format!("{name} ->"), chunked);
         tracker.sticky_bytes = 2 * sndbuf;
         let iss = cfg.iss;
         let mut h = Host {
@@ -713,6 +708,8 @@ impl Host {
                         snd_wnd: self.snd_wnd,
                         writing: self.w_resid > 0 || self.w_blocked,
                         cwnd: if hold == HoldReason::Window && self.cc.cwnd < self.snd_wnd { Some(self.cc.cwnd) } else { None },
+                        blocked: self.w_blocked,
+                        maxseg: self.maxseg,
                     };
                     self.tracker.hold(hold, context, ev);
                 }

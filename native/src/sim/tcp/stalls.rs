@@ -69,7 +69,8 @@ pub enum HoldEvidence {
     Copy { b_sent: i64, s_byte: i64 },
     /// tcp_output's hold: b_sent, s_byte, held, snd_wnd, writing, and cwnd when it (not the
     /// peer's window) left no room for a window hold.
-    Output { b_sent: i64, s_byte: i64, held: i64, snd_wnd: i64, writing: bool, cwnd: Option<i64> },
+    /// `maxseg` is the sender's segment size when it held (Python `_Hold.maxseg`), not evidence.
+    Output { b_sent: i64, s_byte: i64, held: i64, snd_wnd: i64, writing: bool, cwnd: Option<i64>, blocked: bool, maxseg: i64 },
 }
 
 impl HoldEvidence {
@@ -80,13 +81,25 @@ impl HoldEvidence {
         }
     }
 
+    fn blocked(&self) -> bool {
+        matches!(*self, HoldEvidence::Output { blocked: true, .. })
+    }
+
+    /// evidence.get("b_sent", 1) == 0
+    fn nothing_unacked(&self) -> bool {
+        match *self {
+            HoldEvidence::Output { b_sent, .. } | HoldEvidence::Copy { b_sent, .. } => b_sent == 0,
+            HoldEvidence::None => false,
+        }
+    }
+
     fn to_dict(self) -> Vec<(&'static str, Evidence)> {
         match self {
             HoldEvidence::None => Vec::with_capacity(1),
             HoldEvidence::Copy { b_sent, s_byte } => {
                 vec![("b_sent", Evidence::Int(b_sent)), ("s_byte", Evidence::Int(s_byte))]
             }
-            HoldEvidence::Output { b_sent, s_byte, held, snd_wnd, writing, cwnd } => {
+            HoldEvidence::Output { b_sent, s_byte, held, snd_wnd, writing, cwnd, blocked, .. } => {
                 let mut ev = vec![
                     ("b_sent", Evidence::Int(b_sent)),
                     ("s_byte", Evidence::Int(s_byte)),
@@ -97,6 +110,7 @@ impl HoldEvidence {
                 if let Some(cwnd) = cwnd {
                     ev.push(("cwnd", Evidence::Int(cwnd)));
                 }
+                ev.push(("blocked", Evidence::Bool(blocked)));
                 ev
             }
         }
@@ -113,12 +127,20 @@ struct Hold {
     evidence: HoldEvidence,
 }
 
+impl Hold {
+    /// A Nagle hold with no data unacknowledged (Python `_held_alone`).
+    fn alone(&self) -> bool {
+        self.reason == HoldReason::Nagle && self.evidence.nothing_unacked()
+    }
+}
+
 pub struct StallTracker {
     /// Python's `gt is not None`: only the sender records stalls.
     pub record: bool,
     pub threshold_ns: Ns,
     pub direction: String,
-    pub nagle_detail_default: &'static str,
+    /// The socket layer copies a write in fixed chunks (SunOS's copy rule).
+    pub chunked_copy: bool,
     pub last_progress: Option<Ns>,
     holds: Vec<Hold>,
     timeout_uids: Option<Vec<u64>>,
@@ -133,12 +155,12 @@ pub struct StallTracker {
 }
 
 impl StallTracker {
-    pub fn new(record: bool, threshold_ns: Ns, direction: String, nagle_detail_default: &'static str) -> StallTracker {
+    pub fn new(record: bool, threshold_ns: Ns, direction: String, chunked_copy: bool) -> StallTracker {
         StallTracker {
             record,
             threshold_ns,
             direction,
-            nagle_detail_default,
+            chunked_copy,
             last_progress: None,
             holds: Vec::with_capacity(8),
             timeout_uids: None,
@@ -162,12 +184,19 @@ impl StallTracker {
         if reason == HoldReason::Nagle && recent && evidence.writing() {
             context = Ctx::TimerAck;
         }
+        let hold = Hold { reason, context, evidence };
         if let Some(last) = self.holds.last() {
-            if last.reason == reason && last.context == context {
+            // A hold is a new one when what it holds changed kind: nothing unacknowledged, or the
+            // write finished copying (its short segment is now the write's final one).
+            if last.reason == reason
+                && last.context == context
+                && last.alone() == hold.alone()
+                && last.evidence.writing() == evidence.writing()
+            {
                 return;
             }
         }
-        self.holds.push(Hold { reason, context, evidence });
+        self.holds.push(hold);
     }
 
     pub fn timer_ack(&mut self) {
@@ -250,8 +279,21 @@ impl StallTracker {
             let first: Vec<i64> = uids.iter().take(32).map(|&u| u as i64).collect();
             return (cause, detail, vec![("timeout_uids", Evidence::Ints(first)), ("segments", Evidence::Int(uids.len() as i64))]);
         }
-        let Some(last) = self.holds.last().copied() else {
+        let Some(final_hold) = self.holds.last().copied() else {
             return (Cause::ApplicationIdle, None, Vec::with_capacity(1));
+        };
+        // A short segment held with nothing unacknowledged waits for no ACK: the hold before it
+        // explains the gap (Python: `explaining`).
+        // When the gap ends so (the ACK came and the segment stayed: cork, MORE), no Nagle hold
+        // of the gap explains it either.
+        let ends_alone = final_hold.alone();
+        let explains = |h: &&Hold| if ends_alone { h.reason != HoldReason::Nagle } else { !h.alone() };
+        let Some(last) = self.holds.iter().rev().find(explains).copied() else {
+            let ev = final_hold.evidence.to_dict();
+            if matches!(final_hold.evidence, HoldEvidence::Output { writing: true, .. }) {
+                return (Cause::SendBufferLimited, None, ev);
+            }
+            return (Cause::ApplicationIdle, None, ev);
         };
         let ev = last.evidence.to_dict();
         match last.reason {
@@ -259,7 +301,7 @@ impl StallTracker {
                 if trigger == Trigger::TimerAck && self.update_unreachable {
                     return (Cause::WindowUpdateDeadlock, None, ev);
                 }
-                (Cause::NagleDelayedAck, Some(self.nagle_detail()), ev)
+                (Cause::NagleDelayedAck, Some(self.nagle_detail(&last)), ev)
             }
             HoldReason::BufferFull | HoldReason::Window => {
                 let cwnd_bound = matches!(last.evidence, HoldEvidence::Output { cwnd: Some(_), .. });
@@ -280,17 +322,33 @@ impl StallTracker {
         }
     }
 
-    fn nagle_detail(&mut self) -> &'static str {
+    /// The mechanism that left the short segment (Python `_nagle_detail`): a timer ACK's phase,
+    /// a write still being copied (tearing, or a chunked copy rule while the writer is not
+    /// blocked), the write's short final segment behind full segments only (OF+SFS), else its
+    /// final piece behind a shorter piece of it (the chunked copy rule's, or tearing).
+    fn nagle_detail(&mut self, last: &Hold) -> &'static str {
         // A deadlock keeps the class of the stall that entered it (Moldeklev 3.1).
         if let Some(d) = self.last_nagle_detail {
             if self.bytes_since_stall <= self.sticky_bytes {
                 return d;
             }
         }
-        let detail = if self.holds.iter().any(|h| h.reason == HoldReason::Nagle && h.context == Ctx::TimerAck) {
+        // `explaining` (holds without the lone Nagle holds) has a timer-ACK Nagle hold iff holds has.
+        // Only reached when the gap did not end alone: `explaining` is holds without lone holds.
+        let detail = if self.holds.iter().any(|h| !h.alone() && h.reason == HoldReason::Nagle && h.context == Ctx::TimerAck) {
             "timer_phase"
+        } else if matches!(last.evidence, HoldEvidence::Output { writing: true, .. }) {
+            if self.chunked_copy && !last.evidence.blocked() {
+                "copy_rule"
+            } else {
+                "buffer_tearing"
+            }
+        } else if matches!(last.evidence, HoldEvidence::Output { b_sent, maxseg, .. } if maxseg > 0 && b_sent > 0 && b_sent % maxseg == 0) {
+            "of_sfs" // the write's short final segment behind full segments only
+        } else if self.chunked_copy {
+            "copy_rule" // behind a shorter piece of the same write
         } else {
-            self.nagle_detail_default
+            "buffer_tearing"
         };
         self.last_nagle_detail = Some(detail);
         detail
@@ -308,14 +366,14 @@ mod tests {
     }
 
     fn tracker() -> StallTracker {
-        let mut t = StallTracker::new(true, 10 * MS, "a -> b".to_string(), "buffer_tearing");
+        let mut t = StallTracker::new(true, 10 * MS, "a -> b".to_string(), false);
         t.sticky_bytes = 8192;
         t.start(0);
         t
     }
 
     fn output(held: i64) -> HoldEvidence {
-        HoldEvidence::Output { b_sent: 1000, s_byte: 1000 + held, held, snd_wnd: 4096, writing: true, cwnd: None }
+        HoldEvidence::Output { b_sent: 1000, s_byte: 1000 + held, held, snd_wnd: 4096, writing: true, cwnd: None, blocked: false, maxseg: 1460 }
     }
 
     #[test]
@@ -339,7 +397,7 @@ mod tests {
     fn a_window_hold_with_cwnd_in_its_evidence_is_named_a_congestion_window_wait() {
         let mut t = tracker();
         let mut out = Vec::new();
-        let slow_start = HoldEvidence::Output { b_sent: 1460, s_byte: 8192, held: 0, snd_wnd: 8192, writing: true, cwnd: Some(1460) };
+        let slow_start = HoldEvidence::Output { b_sent: 1460, s_byte: 8192, held: 0, snd_wnd: 8192, writing: true, cwnd: Some(1460), blocked: false, maxseg: 1460 };
         t.hold(HoldReason::Window, Ctx::Copy, slow_start);
         t.timer_ack();
         t.progress(&mut no_loss, &mut out, 200 * MS, Trigger::Ack, 1460);
@@ -369,7 +427,7 @@ mod tests {
         t.progress(&mut no_loss, &mut out, 400 * MS, Trigger::Ack, 100);
         assert_eq!((out[1].cause, out[1].detail), (Cause::NagleDelayedAck, Some("timer_phase")));
         // The next Nagle stall within sticky_bytes keeps that class.
-        let tail = HoldEvidence::Output { b_sent: 0, s_byte: 100, held: 100, snd_wnd: 4096, writing: false, cwnd: None };
+        let tail = HoldEvidence::Output { b_sent: 1000, s_byte: 100, held: 100, snd_wnd: 4096, writing: false, cwnd: None, blocked: false, maxseg: 1460 };
         t.hold(HoldReason::Nagle, Ctx::Ack, tail);
         t.progress(&mut no_loss, &mut out, 600 * MS, Trigger::Ack, 100);
         assert_eq!(out[2].detail, Some("timer_phase"));
@@ -407,7 +465,7 @@ mod tests {
 
     #[test]
     fn a_tracker_without_ground_truth_records_nothing() {
-        let mut t = StallTracker::new(false, 10 * MS, String::new(), "of_sfs");
+        let mut t = StallTracker::new(false, 10 * MS, String::new(), false);
         let mut out = Vec::new();
         t.start(0);
         t.hold(HoldReason::Window, Ctx::Ack, output(0));
