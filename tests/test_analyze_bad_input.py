@@ -153,7 +153,7 @@ def test_no_syn_notes_it_and_names_no_false_cause(name: str, tmp_path: Path) -> 
     assert_no_false_cause(f, name)
     if name == "nagle_4k_jumbo":
         # Nagle's evidence needs no window: the 23 delayed responses are still found.
-        assert cause_counts(f)[(1, "nagle_delayed_ack", "buffer_tearing")] == 23
+        assert sum(n for (d, c, _), n in cause_counts(f).items() if (d, c) == (1, "nagle_delayed_ack")) == 23
 
 
 @pytest.mark.parametrize("drop", ["both", "synack"])
