@@ -120,6 +120,7 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
     # Nagle's evidence is read as the tap saw it (at the sender that is exact, elsewhere it can only
     # err towards "on"); flights are read as the sender knew them.
     profiles = inference.direction_profiles(state)
+    raw_state = state
     state = vantage.sender_view(state, timings)
     result.state = state
     for key, flight in inference.direction_profiles(state).items():
@@ -153,6 +154,12 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
         for d in (0, 1):
             if (s, d) in profiles:
                 _complete_profile(conn, c, d, part, profiles, timings, bool(window_known.get(s, False)))
+        result.connections.append(conn)
+    # Nagle's evidence needs each direction's full segment size, which needs its path findings.
+    inference.nagle_evidence(raw_state, profiles)
+    for c, conn in zip(conns, result.connections):
+        s = c["stream"]
+        part = by_stream[(s,)]
         if s in cand_streams:
             rows = part.select(_CONTEXT_COLUMNS).to_dict(as_series=False)
             for cand in cands.filter(pl.col("stream") == s).iter_rows(named=True):
@@ -166,7 +173,6 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
         for d in (0, 1):
             if (s, d) in profiles:
                 conn.directions.append(_direction_summary(conn, c, d, part, profiles))
-        result.connections.append(conn)
     return result
 
 

@@ -23,6 +23,42 @@ NAGLE_OFF_MIN = 3
 NAGLE_OFF_SHARE = 0.1
 
 
+# 4.4BSD and FreeBSD round an MSS above MCLBYTES down to a multiple of it (1 KB..8 KB clusters).
+BSD_CLUSTER = 1024
+TIMESTAMP_OPTION = 12
+# Segments of the largest size, mostly without PSH, that show the MSS in use when below the offer.
+MSS_EVIDENCE_SEGMENTS = 20
+WRITE_SIZED_SHARE = 0.5
+
+
+def full_segment_size(profile: dict[str, Any], recent: int | None = None) -> int:
+    """What Nagle calls a full segment for this sender: the MSS both sides offered (less the
+    timestamp option), unless the sender's own segments say it uses less: BSD's rounding of the MSS
+    down to mbuf clusters (9140 -> 8192), a path finding (the offer is unusable), or retransmissions
+    re-cut (PMTU discovery lowered it: then the size sent most, or `recent`, the largest recent one).
+    Without an offer (no SYN seen): the largest segment sent."""
+    largest = int(profile.get("max_segment") or 0)
+    if recent is not None and largest:
+        recent = min(recent, largest)  # max_segment leaves out TSO/GRO super-frames
+    if profile.get("resegmented"):
+        now = recent if recent else int(profile.get("common_segment") or 0)
+        if now and now < largest:
+            return now
+    if profile.get("path_cause") is not None:
+        return max(recent or 0, largest)
+    offered = [v for v in (profile.get("mss_offered_by_peer"), profile.get("mss_advertised")) if v]
+    negotiated = min(offered) - (TIMESTAMP_OPTION if profile.get("timestamps") else 0) if offered else 0
+    if largest and largest % BSD_CLUSTER == 0 and 0 <= negotiated - largest < 2 * BSD_CLUSTER:
+        return largest
+    at_max = profile.get("segments_at_max") or 0
+    if largest < negotiated and at_max >= MSS_EVIDENCE_SEGMENTS and (
+            profile.get("pushed_at_max") or 0) < WRITE_SIZED_SHARE * at_max:
+        # Many segments of one size below the offer, most without PSH: not each a write, so the
+        # MSS sized them (a route or path MTU the SYN did not show), not the application.
+        return largest
+    return max(recent or 0, largest, negotiated)
+
+
 def direction_profiles(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, Any]]:
     """Profile per (stream, dir) of every direction that sent anything."""
     data = state.filter(pl.col("payload_len") > 0)
@@ -67,6 +103,8 @@ def direction_profiles(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, A
         short_behind_short=(pl.col("_short") & (pl.col("_short_end") > pl.col("snd_una"))).sum(),
         short_behind_any=(pl.col("_short") & (pl.col("_prev_flight") > 0)).sum(),
         psh_segments=(pl.col("flag_psh") & (pl.col("payload_len") > 0)).sum(),
+        at_max=(pl.col("payload_len") == pl.col("max_segment")).sum(),
+        psh_at_max=((pl.col("payload_len") == pl.col("max_segment")) & pl.col("flag_psh")).sum(),
         first_data_ns=pl.col("ts_ns").filter(pl.col("payload_len") > 0).min(),
         last_data_ns=pl.col("ts_ns").filter(pl.col("payload_len") > 0).max(),
         first_ns=pl.col("ts_ns").min(),
@@ -83,6 +121,7 @@ def direction_profiles(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, A
     recut = firsts.filter((pl.col("_n") > 1) & (pl.col("_min") < pl.col("_first"))).group_by(["stream", "dir"]).agg(
         pl.len().alias("resegmented"))
     agg = agg.join(recut, on=["stream", "dir"], how="left")
+    agg = agg.join(common.rename({"_full": "common_segment"}), on=["stream", "dir"], how="left")
     sizes = (
         st.filter(pl.col("_short")).group_by(["stream", "dir", "payload_len"]).len()
         .sort(["stream", "dir", "len", "payload_len"], descending=[False, False, True, False])
@@ -129,8 +168,38 @@ def _profile(r: dict[str, Any], peer: dict[str, Any]) -> dict[str, Any]:
         "short_segments": r["short_new"],
         "syn_seen": bool(r["syn_seen"]),
         "resegmented": r["resegmented"] or 0,
+        "common_segment": r["common_segment"],
+        "segments_at_max": r["at_max"],
+        "pushed_at_max": r["psh_at_max"],
     }
     return p
+
+
+def nagle_evidence(state: pl.DataFrame, profiles: dict[tuple[int, int], dict[str, Any]]) -> None:
+    """Nagle on or off per direction, against the full segment size of `full_segment_size` (run
+    once the profiles know their path causes): a segment shorter than it, sent while an earlier
+    short one was unacknowledged, breaks both the classic and Minshall's rule."""
+    if not profiles:
+        return
+    full = pl.DataFrame({"stream": [k[0] for k in profiles], "dir": [k[1] for k in profiles],
+                         "_full": [full_segment_size(p) for p in profiles.values()]},
+                        schema={"stream": pl.UInt32, "dir": pl.UInt8, "_full": pl.Int64})
+    short = (pl.col("payload_len") > 0) & (pl.col("payload_len") < pl.col("_full")) & ~pl.col("superframe")
+    st = state.join(full, on=["stream", "dir"], how="left").with_columns(_short=short & pl.col("new_data"))
+    st = st.with_columns(
+        _short_end=pl.when(pl.col("_short")).then(pl.col("seq_end")).forward_fill().shift(1).over(["stream", "dir"]),
+        _prev_flight=(pl.col("snd_max").shift(1).over(["stream", "dir"]) - pl.col("snd_una")).clip(lower_bound=0),
+    )
+    agg = st.group_by(["stream", "dir"]).agg(
+        short_new=pl.col("_short").sum(),
+        short_behind_short=(pl.col("_short") & (pl.col("_short_end") > pl.col("snd_una"))).sum(),
+        short_behind_any=(pl.col("_short") & (pl.col("_prev_flight") > 0)).sum(),
+    )
+    for r in agg.iter_rows(named=True):
+        p = profiles.get((r["stream"], r["dir"]))
+        if p is not None:
+            p["nagle"], p["nagle_evidence"] = _nagle(r)
+            p["short_segments"] = r["short_new"]
 
 
 def _nagle(r: dict[str, Any]) -> tuple[str, str]:

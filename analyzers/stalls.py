@@ -22,11 +22,10 @@ from typing import Any
 
 import polars as pl
 
+from stallscope.analyzers.inference import full_segment_size
 from stallscope.analyzers.vantage import Timing
 
 MIN_THRESHOLD_NS = 10_000_000
-# 4.4BSD and FreeBSD round an MSS above MCLBYTES down to a multiple of it (1 KB..8 KB clusters).
-BSD_CLUSTER = 1024
 # Rows after a stall read for the rest of a timeout's repair.
 RECOVERY_ROWS = 4096
 # Rows before a stall over which its sender's full segment size is read (PMTU changes it).
@@ -134,21 +133,9 @@ class StallContext:
 
 
 def _segment_size(recent: int, profile: dict[str, Any]) -> int:
-    """The full segment size in force: the largest recent segment, unless this sender never sent
-    a segment as large as the MSS both sides offered (SunOS's 4 KB copies under a 9 KB ATM MSS),
-    in which case the offered MSS is what Nagle calls full."""
-    largest = int(profile.get("max_segment") or 0)
-    if largest:
-        recent = min(recent, largest)  # max_segment leaves out TSO/GRO super-frames; recent rows do not
-    if recent and recent < largest and profile.get("resegmented"):
-        return recent  # the MSS fell (PMTU discovery re-cut segments): what is sent now is full
-    if profile.get("path_cause") is not None:
-        return max(recent, largest)  # the offered MSS is known not to be the one in use
-    offered = [v for v in (profile.get("mss_offered_by_peer"), profile.get("mss_advertised")) if v]
-    negotiated = min(offered) - (12 if profile.get("timestamps") else 0) if offered else 0
-    if largest and largest % BSD_CLUSTER == 0 and 0 <= negotiated - largest < 2 * BSD_CLUSTER:
-        return largest  # BSD tcp_mss rounded the MSS down to mbuf clusters (notes 1.2): full size
-    return max(recent, largest, negotiated)
+    """The full segment size in force near a stall (inference.full_segment_size with the largest
+    recent segment: PMTU discovery may have lowered the MSS since the connection's largest)."""
+    return full_segment_size(profile, recent)
 
 
 def candidates(state: pl.DataFrame, timings: dict[tuple[int, int], Timing]) -> pl.DataFrame:

@@ -13,6 +13,7 @@ from typing import Any
 import polars as pl
 
 from stallscope.analyzers.causes.loss import ATM_MTU_LOW, STANDARD_IP_MTU, link_mtu
+from stallscope.analyzers.inference import WRITE_SIZED_SHARE
 from stallscope.analyzers.vantage import Timing
 from stallscope.simulate.ground_truth import Cause
 
@@ -75,8 +76,12 @@ def _mss_mismatch(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None):
         return None
     usable = min(offered) - (TIMESTAMP_OPTION if p.get("timestamps") else 0)
     full = own.filter(pl.col("payload_len") == seg).height
-    # Only a bulk sender shows its MSS: it had several full segments out at once.
+    # Only a bulk sender shows its MSS: it had several full segments out at once, and they were
+    # not each a write of their own (PSH on most: the application's writes sized them, NODELAY).
     bulk = (p.get("max_in_flight") or 0) >= 4 * seg
+    pushed = own.filter((pl.col("payload_len") == seg) & pl.col("flag_psh")).height
+    if full and pushed > WRITE_SIZED_SHARE * full:
+        return None
     if timing is not None and timing.vantage == "receiver":
         # From the receiver a segment lost for its size is invisible: only data that came right
         # behind the handshake, with no IPv4 id skipped before it, shows nothing larger was tried.
