@@ -187,6 +187,7 @@ def _complete_profile(conn: ConnectionAnalysis, c: dict[str, Any], d: int, part:
     own_delays = peer_acks.ack_delays(part, s, d, timings.get((s, 1 - d)))
     prof["own_delayed_ack"] = peer_acks.delayed_ack_profile(own_delays, None)
     prof["window_known"] = window_known
+    prof["peer_data_packets"] = peer_prof.get("data_packets", 0)
     prof["stack"] = inference.stack_guess(prof, prof["own_delayed_ack"])
     found = []
     # No ACKs (one direction captured): flights grow without bound and windows are unseen.

@@ -28,6 +28,8 @@ UPDATE_SHARE = 0.35
 # No socket send buffer is smaller (Linux SOCK_MIN_SNDBUF is about 4 KB, BSD's low-water mark 2 KB):
 # below it the flight plateau is a small writer's, not a full buffer's.
 MIN_SEND_BUFFER = 2048
+# A peer that sent no more data packets than this is not asking for responses: a one-way transfer.
+BULK_PEER_PACKETS = 2
 # Outstanding plus held at least this share of the flight plateau: the whole send buffer in use.
 BUFFER_IN_USE = 0.9
 
@@ -76,7 +78,10 @@ def rule(ctx: StallContext) -> Verdict | None:
     # Moldeklev (1): the sender's whole buffer was in use and still below the receiver's
     # window-update threshold, so no ACK but the timer's could come.
     # The window's scale must be known: raw windows of a scaled connection shrink the plateau too.
-    if (timer and peer_max and plateau and ctx.profile.get("window_known", True) and total >= BUFFER_IN_USE * plateau
+    # ...for a bulk writer with more queued behind (the peer sends no requests): a message that is
+    # complete once the tail goes waits for nothing else.
+    bulk = (ctx.profile.get("peer_data_packets") or 0) <= BULK_PEER_PACKETS
+    if (timer and bulk and peer_max and plateau and ctx.profile.get("window_known", True) and total >= BUFFER_IN_USE * plateau
             and total < 2 * m and total < UPDATE_SHARE * peer_max):
         evidence["buffer_in_use"] = total
         return Verdict(Cause.WINDOW_UPDATE_DEADLOCK.value, None, 0.7, evidence,
