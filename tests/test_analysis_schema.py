@@ -212,8 +212,8 @@ def test_every_cause_note_kind_and_detail_is_documented() -> None:
 
 @pytest.mark.parametrize("name", ["nagle_4k_jumbo.pcap", "burst_loss.receiver.pcap", "pmtu_icmp.pcap"])
 def test_every_profile_field_an_analysis_gives_is_documented(name: str) -> None:
-    """The profile is where the analysis grows: a new field fails here (and in the schema, whose
-    objects are closed) until it is described on the page."""
+    """The profile is where the analysis grows (the schema leaves it open): a new field fails here
+    until it is described on the page."""
     doc = document(FIXTURES / name)
     given = {k for c in doc["files"][0]["connections"] for d in c["directions"] for k in d["profile"]}
     missing = sorted(given - _documented() - set(schema()["$defs"]["profile"]["properties"]))
