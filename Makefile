@@ -29,12 +29,15 @@ demo: setup
 	stallscope reproduce moldeklev-appendix-a
 
 # Run pytest as an executable (not `python -m pytest`) so the repo root is not on sys.path.
+# Two workers (pytest-xdist) for everything but the live captures, which run alone afterwards:
+# their user-space link emulator must not share its core with the analyzer's tests.
 test: setup
 	cargo test --quiet --manifest-path native/Cargo.toml
-	$(PYTEST) -q
+	$(PYTEST) -q -n 2 -m "not root"
+	$(PYTEST) -q -m root
 
 test-fast: setup
-	$(PYTEST) -q -m "not slow"
+	$(PYTEST) -q -n 2 -m "not slow and not root"
 
 bench: setup
 	python3 bench/run.py
