@@ -63,8 +63,17 @@ def _evidence_line(s) -> str:
         delay = e.get("releasing_ack_delay_ns")
         parts.append(f"released by ACK frame {e['releasing_ack_frame']}"
                      + (f" delayed {delay / 1e6:.1f} ms" if delay is not None else ""))
+    if "window_before_release" in e and "held_segment_len" not in e:
+        parts.append(f"peer window {e['window_before_release']} B ({e['usable_window_before_release']} B usable) "
+                     f"-> {e['window_after_release']} B, {e['outstanding_bytes']} B outstanding")
     if "first_timeout_frame" in e:
         parts.append(f"timeout resend frame {e['first_timeout_frame']}, {e['segments_resent']} segments resent")
+    if "turnaround" in e:
+        parts.append(f"waited for the peer's data (frame {e['peer_data_frame']})")
+    elif "resumed_frame" in e:
+        parts.append(f"the writer resumed at frame {e['resumed_frame']}")
+    elif "idle_after_acked_ns" in e:
+        parts.append(f"idle {_ms(e['idle_after_acked_ns'])} with everything acknowledged")
     if "reason" in e:
         parts.append(e["reason"])
     return "; ".join(parts)
@@ -93,6 +102,10 @@ def terminal(analysis, width: int | None = None) -> str:
             if not c.stalls and not c.findings and not c.notes:
                 continue
             console.print(f"\n[bold]{escape(f.path)} stream {c.stream}[/bold]: {escape(c.initiator)} -> {escape(c.responder)}")
+            for d in c.directions:
+                if d.role == "data sender" and d.limits:
+                    shares = ", ".join(f"{k} {v:.0%}" for k, v in sorted(d.limits.items(), key=lambda kv: -kv[1]) if v >= 0.01)
+                    console.print(f"  limits ({escape(d.direction)}): {escape(shares)}")
             for fnd in c.findings:
                 console.print(f"  finding {escape(fnd.cause)} ({escape(fnd.direction)}): {escape(str(fnd.evidence.get('why', '')))}")
             for cause, detail, n, lost, stalls in stall_groups(c):
