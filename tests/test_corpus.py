@@ -82,12 +82,14 @@ def test_small_corpus_files_and_manifest(small_corpus):
         assert entry["pcap_bytes"] <= 3_000_000
         with open(out / entry["pcap"], "rb") as f:
             assert sum(1 for _ in dpkt.pcap.Reader(f)) == entry["packets"] > 0
-    # naglemark traces are recorded at the server: its stalls are the server's direction.
+    # naglemark traces are recorded at the server; both directions have ground truth (issue 17):
+    # the server's responses and the client's requests.
     nm = [e for e in manifest["traces"] if e["kind"] == "naglemark"]
     assert nm
     for entry in nm:
         truth = json.loads((out / entry["truth"]).read_text())
-        assert all(s["direction"].startswith("10.0.0.2:8000 -> ") for s in truth["stalls"])
+        sides = {s["direction"].split(" -> ")[0].rsplit(":", 1)[0] for s in truth["stalls"]}
+        assert sides <= {"10.0.0.2", "10.0.0.1"}
 
 
 def _echo_analyzer(pcap: Path) -> dict:
@@ -127,7 +129,9 @@ def test_naglemark_capture_records_the_same_trial():
     assert cap.result.samples == plain.samples  # the taps only record
     delayed = sum(1 for s in cap.result.samples if s.elapsed_ns > nm.cutoff_ns(s.length, rate))
     assert delayed > 0
-    stalls = cap.ground_truth.stalls
+    # The server's stalls (the client's requests have ground truth too: idle between responses).
+    stalls = [s for s in cap.ground_truth.stalls if s.direction.startswith("10.0.0.2:")]
+    assert {s.cause.value for s in cap.ground_truth.stalls} - {s.cause.value for s in stalls} <= {"application_idle"}
     # Every delayed response waited on a stall; a stall can also slow a response less than the
     # score's cutoff (3 x (transfer + 10 ms)).
     assert len(stalls) >= delayed and {s.cause.value for s in stalls} == {"nagle_delayed_ack"}
@@ -154,7 +158,8 @@ def test_simulate_naglemark_pcap_writes_capture_and_truth(tmp_path):
 
     delayed = sum(1 for r in json.loads(without.output)["responses"]
                   if r["elapsed_ns"] > cutoff_ns(r["length"], 100_000_000))
-    assert truth["summary"]["delayed"] == delayed == len(truth["stalls"]) > 0
+    server = [st for st in truth["stalls"] if st["direction"].startswith("10.0.0.2:")]
+    assert truth["summary"]["delayed"] == delayed == len(server) > 0
     with open(pcap, "rb") as f:
         assert sum(1 for _ in dpkt.pcap.Reader(f)) == truth["summary"]["packets"]
 

@@ -55,6 +55,8 @@ class RecordingNetwork(HostPairNetwork):
             sim, f"client{n}", CLIENT_ADDR, FIRST_CLIENT_PORT + n, p, mtu=mtu,
             nagle=NagleVariant.NAGLE, receiver_inference=self.receiver_inference,
             tick_phase_ns=self.client_phase, uid_base=2 * n << 32,
+            # Both directions get ground truth (issue 17): the client's requests stall too.
+            ground_truth=self.gt, loss_classifier=self.classify, stall_threshold_ns=self.stall_threshold_ns,
         )
         server = _GlobalTickHost(
             sim, f"server{n}", SERVER_ADDR, SERVER_PORT, lan_server_personality(p), mtu=mtu, sndbuf=self.sockbuf,
