@@ -201,6 +201,13 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
     # (go-back-N goes on past the first new data), so one episode's lost segments are counted once.
     recovery: set[int] = {r.seq for r in resends}
     if any(r.kind == "timeout" for r in resends):
+        # ...and the losses repaired without a timeout since the previous one: one episode
+        # (several losses in a window, only the last of which fast retransmit could not repair).
+        for i in range(i0, max(-1, i0 - RECOVERY_ROWS), -1):
+            if rows["dir"][i] == d and rows["retransmission"][i]:
+                if rows["retrans_kind"][i] == "timeout":
+                    break
+                recovery.add(rows["seq_rel"][i])
         point = rows["snd_max"][i0]
         for i in range(i1 + 1, min(len(frames), i1 + RECOVERY_ROWS)):
             if rows["dir"][i] != d:
