@@ -91,6 +91,7 @@ class StallContext:
     peer_data_bytes: int  # data the peer sent during the interval (a request, say)
     last_peer_data_ts: int | None
     segment_size: int  # the full segment size in use just before the stall
+    flight_seen: int  # the largest flight of this sender in the rows before the stall (congestion window grown)
     timing: Timing
     threshold_ns: int
     profile: dict[str, Any] = field(default_factory=dict)
@@ -237,5 +238,7 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
         snd_max_before_end=max_before,
         acks=acks, resends=resends, recovery_segments=len(recovery) if resends else 0, peer_data_bytes=peer_bytes, last_peer_data_ts=last_peer_data,
         segment_size=_segment_size(max(recent, default=0), profile),
+        flight_seen=max((rows["in_flight"][i] for i in range(max(0, i0 - RECOVERY_ROWS), i0 + 1) if rows["dir"][i] == d),
+                        default=0),
         timing=timing, threshold_ns=threshold_ns(timing), profile=profile,
     )

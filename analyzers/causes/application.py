@@ -5,7 +5,7 @@ turnaround). Reported as `application_idle`, apart from the stalls with a transp
 
 from __future__ import annotations
 
-from stallscope.analyzers.causes.common import mss, tolerance
+from stallscope.analyzers.causes.common import before, mss, tolerance
 from stallscope.analyzers.findings import Verdict
 from stallscope.analyzers.stalls import StallContext
 from stallscope.simulate.ground_truth import Cause
@@ -39,8 +39,16 @@ def rule(ctx: StallContext) -> Verdict | None:
             return Verdict(Cause.APPLICATION_IDLE.value, None, 0.7, evidence)
         return None
     acked_at = next((a for a in ctx.acks if a.ack >= ctx.snd_max_before_end), None)
-    # The data went out on its own: not right after an ACK that advanced or opened the window.
-    if released is None or not (released.advances or _opened(ctx, released)):
+    # The data went out on its own: not right after an ACK that advanced or opened the window, or
+    # right after one it did not need: a completed write's short tail was all that was out, and a
+    # connection that never timed out has a congestion window of two segments or more.
+    m = mss(ctx)
+    unneeded = False
+    if released is not None and ctx.first_psh and ctx.held_len >= m and not ctx.profile.get("timeouts"):
+        ack_before, window = before(ctx, released)
+        room = window is not None and ack_before + window - ctx.snd_max_before_end >= ctx.held_len
+        unneeded = room and ctx.snd_max_before_end - ack_before < m and ctx.flight_seen >= 2 * m
+    if released is None or unneeded or not (released.advances or _opened(ctx, released)):
         if acked_at is not None:
             evidence.update({"all_acked_frame": acked_at.frame, "idle_after_acked_ns": ctx.end_ns - acked_at.ts_ns})
         elif ctx.in_flight_at_start == 0:
