@@ -233,9 +233,29 @@ def test_full_corpus_is_scored(full_scored):
     assert gt["totals"]["true"] == sum(sum(e["stalls"].values()) for e in manifest["traces"])
 
 
+# What the analyzer scores today on the full corpus (docs/scoring.md has the figures), less a
+# margin: a change that loses more than that on any cause fails here.
+FLOORS = {  # cause: (precision, recall)
+    "application_idle": (0.95, 0.95), "burst_loss_timeout": (0.8, 0.93), "jumbo_slot_exhaustion": (0.9, 0.9),
+    "nagle_delayed_ack": (0.95, 0.8), "sender_sws": (0.92, 0.9), "single_loss_timeout": (0.87, 0.85),
+    "window_update_deadlock": (0.88, 0.88), "send_buffer_limited": (0.68, 0.66), "pmtu_blackhole": (0.5, 0.85),
+}
+
+
 @pytest.mark.slow
-@pytest.mark.xfail(reason="issue 12's target for the analyzer (its developer drops this mark once it holds; "
-                          "figures in docs/scoring.md)", strict=False)
+def test_full_corpus_precision_and_recall_hold_their_floors(full_scored):
+    _, report = full_scored
+    gt = report.to_json()["ground_truth"]
+    causes = gt["causes"]
+    below = {c: (causes[c]["precision"], causes[c]["recall"]) for c, (p, r) in FLOORS.items()
+             if causes[c]["precision"] < p or causes[c]["recall"] < r}
+    assert below == {}
+    assert gt["totals"]["precision"] >= 0.93 and gt["totals"]["recall"] >= 0.9
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(reason="issue 12's target: every cause >= 0.9; not met (docs/scoring.md lists which and why)",
+                   strict=False)
 def test_full_corpus_precision_and_recall_per_cause(full_scored):
     _, report = full_scored
     causes = report.to_json()["ground_truth"]["causes"]
