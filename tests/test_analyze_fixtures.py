@@ -23,8 +23,8 @@ KNOWN_MISSES: dict[tuple[str, str], str] = {}
 # Positive captures whose run also shows another cause the truth's single label does not name (the
 # issue asks for the expected causes on positives and nothing on negatives): each listed with why.
 ALSO_SEEN = {
-    "atm_small_buffer": {"single_loss_timeout", "receiver_window_limited"},  # some timeouts resend one PDU
-    "atm_ppd": {"single_loss_timeout"},
+    # Once, 158720 bytes outstanding filled the receiver's whole 158720-byte window (frames 167-169).
+    "atm_small_buffer": {"receiver_window_limited"},
 }
 
 
