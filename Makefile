@@ -3,7 +3,7 @@
 PYTEST ?= pytest
 STAMP := .setup.stamp
 
-.PHONY: setup native demo test test-fast bench fixtures fuzz clean
+.PHONY: setup native demo test test-slow test-fast bench fixtures fuzz clean
 
 $(STAMP): pyproject.toml scripts/install-deps.sh $(shell find native/src -name '*.rs' 2>/dev/null) native/Cargo.toml
 	bash scripts/install-deps.sh
@@ -30,11 +30,17 @@ demo: setup
 
 # Run pytest as an executable (not `python -m pytest`) so the repo root is not on sys.path.
 # Two workers (pytest-xdist) for everything but the live captures, which run alone afterwards:
-# their user-space link emulator must not share its core with the analyzer's tests.
+# their user-space link emulator must not share its core with the analyzer's tests. Tests marked
+# `slow` (full-size paper tables, the two simulator engines' differential, the full scoring corpus,
+# every byte cut of the large captures) run with `make test-slow`: together they take ~7 min here.
 test: setup
 	cargo test --quiet --manifest-path native/Cargo.toml
-	$(PYTEST) -q -n 2 -m "not root"
-	$(PYTEST) -q -m root
+	$(PYTEST) -q -n 2 -m "not slow and not root"
+	$(PYTEST) -q -m "root and not slow"
+
+test-slow: setup
+	$(PYTEST) -q -n 2 -m "slow and not root"
+	$(PYTEST) -q -m "slow and root"
 
 test-fast: setup
 	$(PYTEST) -q -n 2 -m "not slow and not root"
