@@ -157,6 +157,9 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
         result.connections.append(conn)
     # Nagle's evidence needs each direction's full segment size, which needs its path findings.
     inference.nagle_evidence(raw_state, profiles)
+    for prof in profiles.values():
+        if "own_delayed_ack" in prof:
+            prof["stack"] = inference.stack_guess(prof, prof["own_delayed_ack"])
     for c, conn in zip(conns, result.connections):
         s = c["stream"]
         part = by_stream[(s,)]
@@ -188,7 +191,6 @@ def _complete_profile(conn: ConnectionAnalysis, c: dict[str, Any], d: int, part:
     prof["own_delayed_ack"] = peer_acks.delayed_ack_profile(own_delays, None)
     prof["window_known"] = window_known
     prof["peer_data_packets"] = peer_prof.get("data_packets", 0)
-    prof["stack"] = inference.stack_guess(prof, prof["own_delayed_ack"])
     found = []
     # No ACKs (one direction captured): flights grow without bound and windows are unseen.
     if c["directions_seen"] == 2:

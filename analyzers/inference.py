@@ -65,20 +65,10 @@ def direction_profiles(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, A
     seg = data.filter(~pl.col("superframe"))
     largest = seg.group_by(["stream", "dir"]).agg(pl.col("payload_len").max().alias("max_segment"))
     st = state.join(largest, on=["stream", "dir"], how="left")
-    # Short against the size the direction sends most (its full segment): the largest size alone
-    # misleads once PMTU discovery lowers the MSS or Linux probes a larger one.
+    # The size the direction sends most: its full segment once PMTU discovery has lowered the MSS.
     common = seg.group_by(["stream", "dir", "payload_len"]).len().sort(
         ["stream", "dir", "len", "payload_len"], descending=[False, False, True, True]).group_by(
-        ["stream", "dir"], maintain_order=True).agg(pl.col("payload_len").first().alias("_full"))
-    st = st.join(common, on=["stream", "dir"], how="left")
-    short = (pl.col("payload_len") > 0) & (pl.col("payload_len") < pl.col("_full")) & ~pl.col("superframe")
-    # End of the last short segment sent before this one (same direction).
-    st = st.with_columns(
-        _short_end=pl.when(short & pl.col("new_data")).then(pl.col("seq_end")).forward_fill().shift(1)
-        .over(["stream", "dir"]),
-        _short=short & pl.col("new_data"),
-        _prev_flight=(pl.col("snd_max").shift(1).over(["stream", "dir"]) - pl.col("snd_una")).clip(lower_bound=0),
-    )
+        ["stream", "dir"], maintain_order=True).agg(pl.col("payload_len").first().alias("common_segment"))
     agg = st.group_by(["stream", "dir"]).agg(
         packets=pl.len(),
         data_packets=(pl.col("payload_len") > 0).sum(),
@@ -99,9 +89,6 @@ def direction_profiles(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, A
         timestamps=pl.col("opt_ts_val").is_not_null().any(),
         ttl_max=pl.lit(None, pl.Int64),
         max_window=pl.col("win_scaled").max(),
-        short_new=pl.col("_short").sum(),
-        short_behind_short=(pl.col("_short") & (pl.col("_short_end") > pl.col("snd_una"))).sum(),
-        short_behind_any=(pl.col("_short") & (pl.col("_prev_flight") > 0)).sum(),
         psh_segments=(pl.col("flag_psh") & (pl.col("payload_len") > 0)).sum(),
         at_max=(pl.col("payload_len") == pl.col("max_segment")).sum(),
         psh_at_max=((pl.col("payload_len") == pl.col("max_segment")) & pl.col("flag_psh")).sum(),
@@ -121,13 +108,7 @@ def direction_profiles(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, A
     recut = firsts.filter((pl.col("_n") > 1) & (pl.col("_min") < pl.col("_first"))).group_by(["stream", "dir"]).agg(
         pl.len().alias("resegmented"))
     agg = agg.join(recut, on=["stream", "dir"], how="left")
-    agg = agg.join(common.rename({"_full": "common_segment"}), on=["stream", "dir"], how="left")
-    sizes = (
-        st.filter(pl.col("_short")).group_by(["stream", "dir", "payload_len"]).len()
-        .sort(["stream", "dir", "len", "payload_len"], descending=[False, False, True, False])
-        .group_by(["stream", "dir"], maintain_order=True).agg(pl.col("payload_len").head(5).alias("common_short"))
-    )
-    agg = agg.join(sizes, on=["stream", "dir"], how="left")
+    agg = agg.join(common, on=["stream", "dir"], how="left")
     out: dict[tuple[int, int], dict[str, Any]] = {}
     rows = {(r["stream"], r["dir"]): r for r in agg.iter_rows(named=True)}
     for (stream, d), r in rows.items():
@@ -137,7 +118,6 @@ def direction_profiles(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, A
 
 
 def _profile(r: dict[str, Any], peer: dict[str, Any]) -> dict[str, Any]:
-    nagle, nagle_why = _nagle(r)
     offered = peer.get("syn_mss")
     p = {
         "packets": r["packets"],
@@ -162,10 +142,11 @@ def _profile(r: dict[str, Any], peer: dict[str, Any]) -> dict[str, Any]:
         "max_in_flight": r["flight_max"],
         "peer_receive_window_max": peer.get("max_window"),
         "push_segments": r["psh_segments"],
-        "common_short_segments": list(r["common_short"] or []),
-        "nagle": nagle,
-        "nagle_evidence": nagle_why,
-        "short_segments": r["short_new"],
+        # Filled in by nagle_evidence, once the full segment size is known.
+        "common_short_segments": [],
+        "nagle": "unknown",
+        "nagle_evidence": "",
+        "short_segments": 0,
         "syn_seen": bool(r["syn_seen"]),
         "resegmented": r["resegmented"] or 0,
         "common_segment": r["common_segment"],
@@ -195,11 +176,17 @@ def nagle_evidence(state: pl.DataFrame, profiles: dict[tuple[int, int], dict[str
         short_behind_short=(pl.col("_short") & (pl.col("_short_end") > pl.col("snd_una"))).sum(),
         short_behind_any=(pl.col("_short") & (pl.col("_prev_flight") > 0)).sum(),
     )
-    for r in agg.iter_rows(named=True):
+    sizes = (
+        st.filter(pl.col("_short")).group_by(["stream", "dir", "payload_len"]).len()
+        .sort(["stream", "dir", "len", "payload_len"], descending=[False, False, True, False])
+        .group_by(["stream", "dir"], maintain_order=True).agg(pl.col("payload_len").head(5).alias("common_short"))
+    )
+    for r in agg.join(sizes, on=["stream", "dir"], how="left").iter_rows(named=True):
         p = profiles.get((r["stream"], r["dir"]))
         if p is not None:
             p["nagle"], p["nagle_evidence"] = _nagle(r)
             p["short_segments"] = r["short_new"]
+            p["common_short_segments"] = list(r["common_short"] or [])
 
 
 def _nagle(r: dict[str, Any]) -> tuple[str, str]:
