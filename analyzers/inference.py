@@ -74,7 +74,7 @@ def direction_profiles(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, A
         data_packets=(pl.col("payload_len") > 0).sum(),
         new_bytes=pl.when(pl.col("new_data")).then(pl.col("seq_end") - pl.col("seq_rel")).otherwise(0).sum(),
         seq_span=pl.col("seq_end").max() - pl.col("seq_rel").min(),
-        retrans_packets=pl.col("retransmission").sum(),
+        retrans_packets=pl.col("retransmission").sum() + pl.col("control_retransmission").sum(),
         retrans_bytes=pl.when(pl.col("retransmission")).then(pl.col("payload_len")).otherwise(0).sum(),
         timeouts=(pl.col("retrans_kind") == "timeout").sum(),
         fast_retrans=(pl.col("retrans_kind") == "fast").sum(),

@@ -44,6 +44,7 @@ STATE_COLUMNS: dict[str, str] = {
     "usable_window": "snd_una + peer_window - snd_max: room the peer's window still gives",
     "new_data": "this packet carries sequence numbers never sent before in the capture",
     "retransmission": "this packet carries only sequence numbers sent before",
+    "control_retransmission": "a SYN or FIN without data sent again (counted with retransmissions, as tshark does)",
     "retrans_kind": "timeout, fast (duplicate ACKs or SACK before it), or other; null if not a retransmission",
     "silence_ns": "time since the previous packet of this direction",
     "dup_ack": "a duplicate ACK for the other direction's data (no payload, same ACK and window, data outstanding)",
@@ -117,6 +118,8 @@ def sender_state(packets: pl.DataFrame) -> pl.DataFrame:
     pk = pk.with_columns(
         new_data=has_payload & (pl.col("_prev_max").is_null() | (pl.col("seq_end") > pl.col("_prev_max"))),
         retransmission=has_payload & pl.col("_prev_max").is_not_null() & (pl.col("seq_end") <= pl.col("_prev_max")),
+        control_retransmission=~has_payload & (pl.col("flag_syn") | pl.col("flag_fin")) & pl.col("_prev_max").is_not_null()
+        & (pl.col("seq_end") <= pl.col("_prev_max")),
         snd_una=pl.col("snd_una").fill_null(pl.col("seq_rel").first().over(["stream", "dir"])),
     )
     pk = pk.with_columns(
