@@ -141,14 +141,16 @@ def _ack_roles(pk: pl.DataFrame) -> pl.DataFrame:
     prev_ack = pl.col("_ack").shift(1).over(["stream", "dir"])
     prev_win = pl.col("win_scaled").shift(1).over(["stream", "dir"])
     # Data of the other direction outstanding when this ACK was sent (its snd_max above this ACK),
-    # or data of it arrived since this side's previous ACK (a resend of data already acknowledged
-    # is answered by a duplicate ACK too, as tshark counts it).
+    # or data (or a FIN) of it arrived since this side's previous ACK (a resend of what was already
+    # acknowledged is answered by a duplicate ACK too, as tshark counts it).
     outstanding = pl.col("_peer_max") > pl.col("ack_rel")
-    peer_data = [pl.when((pl.col("dir") == 1 - d) & (pl.col("payload_len") > 0)).then(1).otherwise(0).cum_sum()
+    carries = (pl.col("payload_len") > 0) | pl.col("flag_fin")
+    peer_data = [pl.when((pl.col("dir") == 1 - d) & carries).then(1).otherwise(0).cum_sum()
                  .over("stream") for d in (0, 1)]
     pk = pk.with_columns(_pd=pl.when(pl.col("dir") == 0).then(peer_data[0]).otherwise(peer_data[1]))
     arrived = pl.col("_pd") > pl.col("_pd").shift(1).over(["stream", "dir"])
-    outstanding = outstanding | arrived.fill_null(False)
+    # A DSACK block reports a duplicate the peer sent: that ACK answers it, whatever is outstanding.
+    outstanding = outstanding | arrived.fill_null(False) | pl.col("_dsack")
     pk = pk.with_columns(
         dup_ack=(pure & (pl.col("ack_rel") == prev_ack) & (pl.col("win_scaled") == prev_win) & outstanding).fill_null(False),
         acks_new=(pl.col("_ack") > pl.col("_ack").shift(1).cum_max().over(["stream", "dir"])).fill_null(
