@@ -8,7 +8,6 @@ from __future__ import annotations
 import html
 import io
 import re
-from collections import Counter
 from typing import Any
 
 SHOW_STALLS = 8
@@ -152,6 +151,3 @@ def markdown(analysis) -> str:
                 out.append(f"| {_md(fnd.cause)} | connection finding | - | - | {_md(fnd.evidence.get('why', ''))} |")
     return "\n".join(out) + "\n"
 
-
-def cause_counts(analysis) -> Counter:
-    return Counter(s.cause for s in analysis.stalls)

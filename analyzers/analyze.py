@@ -186,9 +186,9 @@ def _complete_profile(conn: ConnectionAnalysis, c: dict[str, Any], d: int, part:
     s = c["stream"]
     prof, peer_prof = profiles[(s, d)], profiles.get((s, 1 - d), {})
     delays = peer_acks.ack_delays(part, s, 1 - d, timings.get((s, d)))
-    prof["peer_delayed_ack"] = peer_acks.delayed_ack_profile(delays, None)
+    prof["peer_delayed_ack"] = peer_acks.delayed_ack_profile(delays, peer_acks.every_second_share(part, 1 - d))
     own_delays = peer_acks.ack_delays(part, s, d, timings.get((s, 1 - d)))
-    prof["own_delayed_ack"] = peer_acks.delayed_ack_profile(own_delays, None)
+    prof["own_delayed_ack"] = peer_acks.delayed_ack_profile(own_delays, peer_acks.every_second_share(part, d))
     prof["window_known"] = window_known
     prof["peer_data_packets"] = peer_prof.get("data_packets", 0)
     found = []

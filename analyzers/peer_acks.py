@@ -25,6 +25,15 @@ ONE_SHOT_MIN_NS = 35_000_000
 BSD_TICK_NS = 200_000_000  # tcp_fasttimo
 
 
+def every_second_share(state: pl.DataFrame, acker_dir: int) -> float | None:
+    """Share of the acker's ACKs that covered two or more data packets at once (a receiver that
+    ACKs every second full segment shows about one half or more; a delaying one, few)."""
+    covering = state.filter((pl.col("dir") == acker_dir) & pl.col("ack_segments").is_not_null())["ack_segments"]
+    if covering.len() == 0:
+        return None
+    return float((covering >= 2).mean())
+
+
 def ack_delays(state: pl.DataFrame, stream: int, acker_dir: int, timing: Timing | None) -> pl.Series:
     """Per advancing ACK sent by `acker_dir`: its delay at the receiver, ns (never negative)."""
     rest_of_rtt = timing.rest_of_rtt() if timing is not None else 0

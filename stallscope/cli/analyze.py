@@ -37,8 +37,6 @@ StreamOpt = Annotated[Optional[int], typer.Option("--stream", help="Analyze only
                                                   min=0)]
 PacketsOpt = Annotated[Optional[Path], typer.Option("--packets", help="Write the per-packet sender-state table "
                                                     "(Parquet) to this file.")]
-# Stalls listed per connection on a terminal before "... and N more".
-SHOW_STALLS = 8
 
 
 def _say(message: str) -> None:
