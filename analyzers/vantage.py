@@ -129,30 +129,6 @@ def sender_view(state: pl.DataFrame, timings: dict[tuple[int, int], Timing]) -> 
     arrived less ACKs sent) misses what is in the network. Taking the peer's ACKs and window as of
     one lag earlier than each of the sender's packets gives the flight the sender had.
     """
-    lags = pl.DataFrame(
-        {"stream": [k[0] for k in timings], "dir": [k[1] for k in timings], "_lag": [t.lag_ns for t in timings.values()]},
-        schema={"stream": pl.UInt32, "dir": pl.UInt8, "_lag": pl.Int64},
-    )
-    key = pl.col("stream").cast(pl.Int64) * 2
-    acks = (
-        state.filter(pl.col("flag_ack") & ~pl.col("flag_rst"))
-        .select((key + 1 - pl.col("dir").cast(pl.Int64)).alias("_key"), pl.col("ts_ns").alias("_ats"),
-                pl.col("ack_rel").cum_max().over(["stream", "dir"]).alias("_una"), pl.col("win_scaled").alias("_wnd"))
-        .sort(["_key", "_ats"])
-    )
-    rows = (
-        state.with_row_index("_row").join(lags, on=["stream", "dir"], how="left")
-        .with_columns(_key=key + pl.col("dir").cast(pl.Int64), _at=pl.col("ts_ns") - pl.col("_lag").fill_null(0) // 2)
-    )
-    seen = rows.sort(["_key", "_at"]).join_asof(acks, left_on="_at", right_on="_ats", by="_key", strategy="backward",
-                                                check_sortedness=False).sort("_row")
-    una = pl.max_horizontal(pl.col("_una").fill_null(pl.col("snd_una")), pl.lit(0)).clip(upper_bound=pl.col("snd_max"))
-    una = pl.when(pl.col("_una").is_null()).then(pl.col("snd_una")).otherwise(una)
-    wnd = pl.col("_wnd").fill_null(pl.col("peer_window"))
-    out = seen.with_columns(snd_una=una, peer_window=wnd).with_columns(
-        in_flight=(pl.col("snd_max") - pl.col("snd_una")).clip(lower_bound=0))
-    out = out.with_columns(
-        pipe=(pl.col("in_flight") - pl.col("sacked")).clip(lower_bound=0),
-        usable_window=pl.col("snd_una") + pl.col("peer_window") - pl.col("snd_max"),
-    )
-    return out.select(state.columns)
+    from stallscope.analyzers.sender_state import sender_view_columns
+
+    return sender_view_columns(state, {k: t.lag_ns for k, t in timings.items()})

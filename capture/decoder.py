@@ -87,6 +87,12 @@ def _frame(columns: list[tuple]) -> pl.DataFrame:
     return df
 
 
+def frame_from_columns(columns: list[tuple]) -> pl.DataFrame:
+    """Columns in the native core's Arrow shape (the decoder's, or the analyzer passes') as a
+    DataFrame, without copying."""
+    return _frame(columns)
+
+
 def _check_columns(columns: Sequence[str] | None) -> list[str] | None:
     if columns is None:
         return None

@@ -3,6 +3,7 @@
 #![deny(unsafe_code)]
 
 pub mod accounting;
+pub mod analysis;
 pub mod byte_order;
 pub mod columns;
 pub mod container_stats;
@@ -18,6 +19,8 @@ pub mod packet;
 pub mod pcap;
 pub mod pcapng;
 #[cfg(feature = "python")]
+pub mod py_analysis;
+#[cfg(feature = "python")]
 pub mod py_bindings;
 #[cfg(feature = "python")]
 pub mod py_flows;
@@ -32,6 +35,7 @@ pub mod tcp;
 #[cfg(feature = "python")]
 #[pyo3::pymodule]
 fn _native(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {
+    py_analysis::register(m)?;
     py_bindings::register(m)?;
     py_flows::register(m)?;
     py_sim::register(m)?;

@@ -22,6 +22,12 @@ pub struct NativeBuffer {
     data: Vec<u8>,
 }
 
+impl NativeBuffer {
+    pub fn new(data: Vec<u8>) -> Self {
+        NativeBuffer { data }
+    }
+}
+
 #[pymethods]
 impl NativeBuffer {
     fn __len__(&self) -> usize {
