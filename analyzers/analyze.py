@@ -19,7 +19,7 @@ from stallscope.analyzers.causes import RULES, windows
 from stallscope.analyzers.causes import path as path_rules
 from stallscope.analyzers.findings import (UNDETERMINED, Alternative, ConnectionAnalysis, ConnectionFinding,
                                            DirectionAnalysis, Note, StallFinding, Verdict)
-from stallscope.analyzers.sender_state import PACKET_INPUT, sender_state
+from stallscope.analyzers.sender_state import PACKET_INPUT, STATE_COLUMNS, by_stream_time, sender_state
 from stallscope.analyzers.causes.common import timer_driven, tolerance
 from stallscope.analyzers.stalls import RTT_MULTIPLE, StallContext, build_context, candidates
 from stallscope.capture.decoder import DecodeSummary, read_packets
@@ -37,6 +37,11 @@ _CONTEXT_COLUMNS = ["frame", "ts_ns", "dir", "payload_len", "flag_ack", "flag_ps
                     "snd_una", "snd_max", "seq_end", "peer_window", "in_flight", "usable_window"]
 
 
+# Per-connection facts the packet table repeats on every row: read once per (stream, dir) and
+# kept out of the per-packet passes (gathering text columns costs more than the passes).
+ENDPOINT_COLUMNS = ["src_addr", "dst_addr", "src_port", "dst_port"]
+
+
 @dataclass
 class FileAnalysis:
     path: str
@@ -45,7 +50,18 @@ class FileAnalysis:
     decode: dict[str, Any]
     notes: list[Note] = field(default_factory=list)
     connections: list[ConnectionAnalysis] = field(default_factory=list)
-    state: pl.DataFrame | None = None
+    # The per-packet table without its endpoint columns, and those per (stream, dir).
+    core_state: pl.DataFrame | None = None
+    endpoints: pl.DataFrame | None = None
+
+    @property
+    def state(self) -> pl.DataFrame | None:
+        """The per-packet sender-state table (docs/analysis-json.md), endpoints included."""
+        if self.core_state is None or self.endpoints is None:
+            return self.core_state
+        order = list(STATE_COLUMNS) + [c for c in PACKET_INPUT if c not in STATE_COLUMNS]
+        return by_stream_time(self.core_state).join(self.endpoints, on=["stream", "dir"], how="left", maintain_order="left").select(
+            [c for c in order if c in self.core_state.columns or c in ENDPOINT_COLUMNS])
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -109,9 +125,9 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
     if packets.height == 0:
         result.notes.append(Note("no_tcp", "the capture holds no TCP packets" if stream is None
                                  else f"no TCP stream {stream} in the capture"))
-        result.state = None
         return result
-    packets, file_notes, conn_notes = artifacts.clean(packets)
+    result.endpoints = packets.group_by(["stream", "dir"]).agg(pl.col(c).first() for c in ENDPOINT_COLUMNS)
+    packets, file_notes, conn_notes = artifacts.clean(packets.drop(ENDPOINT_COLUMNS, strict=False))
     result.notes.extend(file_notes)
     state = sender_state(packets)
     for s_, notes in artifacts.unseen_notes(state).items():
@@ -122,7 +138,7 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
     profiles = inference.direction_profiles(state)
     raw_state = state
     state = vantage.sender_view(state, timings)
-    result.state = state
+    result.core_state = state
     for key, flight in inference.direction_profiles(state).items():
         for name in inference.FLIGHT_FIELDS:
             profiles[key][name] = flight[name]
@@ -135,7 +151,7 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
     cands = candidates(state, timings)
     cand_streams = set(cands["stream"].to_list())
     by_stream = state.partition_by("stream", as_dict=True, maintain_order=True)
-    conns = _connection_rows(state)
+    conns = _connection_rows(state, result.endpoints)
     for c in conns:
         s = c["stream"]
         part = by_stream[(s,)]
@@ -242,18 +258,20 @@ def _endpoint(addr: str, port: int) -> str:
     return f"[{addr}]:{port}" if ":" in addr else f"{addr}:{port}"
 
 
-def _connection_rows(state: pl.DataFrame) -> list[dict[str, Any]]:
+def _connection_rows(state: pl.DataFrame, endpoints: pl.DataFrame) -> list[dict[str, Any]]:
     first = state.group_by("stream", maintain_order=True).agg(
-        pl.col("src_addr").first(), pl.col("src_port").first(), pl.col("dst_addr").first(),
-        pl.col("dst_port").first(), pl.col("dir").first().alias("first_dir"),
+        pl.col("dir").first().alias("first_dir"),
         (pl.col("flag_syn") & ~pl.col("flag_ack") & (pl.col("dir") == 0)).any().alias("start_captured"),
         pl.col("frame").min().alias("first_frame"), pl.col("frame").max().alias("last_frame"),
         (pl.col("ts_ns").max() - pl.col("ts_ns").min()).alias("duration_ns"),
         pl.col("dir").n_unique().alias("directions_seen"),
     ).sort("stream")
+    # Direction 0 is sent by the initiator: its source is the initiator whichever packet is read.
+    ends = {(r["stream"], r["dir"]): r for r in endpoints.iter_rows(named=True)}
     out = []
     for r in first.iter_rows(named=True):
-        a, b = _endpoint(r["src_addr"], r["src_port"]), _endpoint(r["dst_addr"], r["dst_port"])
+        e = ends.get((r["stream"], r["first_dir"]))
+        a, b = _endpoint(e["src_addr"], e["src_port"]), _endpoint(e["dst_addr"], e["dst_port"])
         if r["first_dir"] == 1:
             a, b = b, a
         out.append({**r, "initiator": a, "responder": b})

@@ -13,15 +13,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import polars as pl
 
+from stallscope import _native
 from stallscope.analyzers.findings import Note
+from stallscope.analyzers.sender_state import by_stream_time, sender_state
+from stallscope.capture.decoder import frame_from_columns
 
 # Two copies of one frame: same direction, sequence, ACK, IP id, TCP timestamp, length, flags,
-# window and SACK blocks this close in time.
+# window and SACK blocks this close in time (native/src/analysis/duplicates.rs).
 DUPLICATE_WINDOW_NS = 1_000_000
-_IDENTITY = ["stream", "dir", "seq_rel", "ack_rel", "ip_id", "opt_ts_val", "payload_len", "flags_key", "win_scaled",
-             "sack_key"]
 # Optional column (the wire's sequence number) read for the wrap note when the packet table has it.
 SEQ_RAW = "seq_raw"
 _WRAP = 1 << 32
@@ -35,26 +37,24 @@ def clean(packets: pl.DataFrame) -> tuple[pl.DataFrame, list[Note], dict[int, li
     """(packets without duplicated frames, file notes, notes per stream)."""
     file_notes: list[Note] = []
     conn_notes: dict[int, list[Note]] = {}
-    in_file = packets.sort("frame").with_columns(_behind=pl.col("ts_ns").cum_max().shift(1) - pl.col("ts_ns"))
+    # The decoder yields rows in file order; only the time column is read for backward steps.
+    times = packets.select("frame", "ts_ns")
+    if not times["frame"].is_sorted():
+        times = times.sort("frame")
+    in_file = times.with_columns(_behind=pl.col("ts_ns").cum_max().shift(1) - pl.col("ts_ns"))
     back = in_file.filter(pl.col("ts_ns") < pl.col("ts_ns").shift(1))
-    keyed = packets.sort(["stream", "ts_ns", "frame"]).with_columns(
-        flags_key=pl.col("flag_syn").cast(pl.UInt8) * 1 + pl.col("flag_fin").cast(pl.UInt8) * 2
-        + pl.col("flag_rst").cast(pl.UInt8) * 4 + pl.col("flag_ack").cast(pl.UInt8) * 8,
-        sack_key=pl.col("sack_left").list.sum().fill_null(0) * 1_000_003 + pl.col("sack_right").list.sum().fill_null(0))
-    prev_ts = pl.col("ts_ns").shift(1).over(_IDENTITY)
-    # An IPv4 id repeats across a real retransmission only by chance, and a retransmission carries
-    # a new TSval unless it leaves within the same clock tick. IPv6 without timestamps has neither:
-    # there a resend within 1 ms of the original (a sub-millisecond RTT, repaired at once) is taken
-    # for a copy, rather than every copy of a merged capture for a retransmission.
-    dup = pl.col("ts_ns") - prev_ts <= DUPLICATE_WINDOW_NS
-    keyed = keyed.with_columns(_dup=dup.fill_null(False))
-    dups = keyed.filter(pl.col("_dup"))
+    # Rows stay in file order (each connection's in time order) unless the times go backwards.
+    keyed = packets
+    dup = _duplicates(keyed)
+    dups = keyed.filter(dup)
     if dups.height:
         for s, g in dups.group_by("stream", maintain_order=True):
             conn_notes.setdefault(int(s[0]), []).append(Note(
                 "duplicate_frames", f"{g.height} frames appear twice (same headers within 1 ms): two "
                 "capture points merged or a mirror port; the copies are ignored", g.height, _examples(g)))
-    cleaned = keyed.filter(~pl.col("_dup")).drop("_dup", "flags_key", "sack_key")
+        cleaned = keyed.filter(~dup)
+    else:
+        cleaned = keyed
     cleaned = _oversize_superframes(cleaned)
     if back.height:
         worst = int(in_file["_behind"].max() or 0)
@@ -79,16 +79,33 @@ def clean(packets: pl.DataFrame) -> tuple[pl.DataFrame, list[Note], dict[int, li
         conn_notes.setdefault(s, []).append(note)
     for s, notes in _wrap_notes(cleaned).items():
         conn_notes.setdefault(s, []).extend(notes)
-    if SEQ_RAW in cleaned.columns:
-        cleaned = cleaned.drop(SEQ_RAW)
+    cleaned = cleaned.drop(SEQ_RAW, strict=False)
     return cleaned, file_notes, conn_notes
+
+
+def _duplicates(keyed: pl.DataFrame) -> pl.Series:
+    """Rows that copy an earlier row within DUPLICATE_WINDOW_NS.
+    An IPv4 id repeats across a real retransmission only by chance, and a retransmission carries a
+    new TSval unless it leaves within the same clock tick. IPv6 without timestamps has neither:
+    there a resend within 1 ms of the original (a sub-millisecond RTT, repaired at once) is taken
+    for a copy, rather than every copy of a merged capture for a retransmission."""
+    cols = keyed.select(
+        pl.col("stream").cast(pl.UInt32), pl.col("dir").cast(pl.UInt8), "seq_rel", "ack_rel", "ts_ns", "win_scaled",
+        pl.col("frame").cast(pl.UInt64),
+        pl.col("ip_id").cast(pl.Int64).fill_null(-1), pl.col("opt_ts_val").cast(pl.Int64).fill_null(-1),
+        pl.col("payload_len").cast(pl.UInt32),
+        flags=(pl.col("flag_syn").cast(pl.UInt8) + pl.col("flag_fin").cast(pl.UInt8) * 2
+               + pl.col("flag_rst").cast(pl.UInt8) * 4 + pl.col("flag_ack").cast(pl.UInt8) * 8),
+        sack_key=(pl.col("sack_left").list.sum().fill_null(0) * 1_000_003
+                  + pl.col("sack_right").list.sum().fill_null(0)).cast(pl.Int64),
+    )
+    arrays = {c: np.ascontiguousarray(cols[c].to_numpy()) for c in cols.columns}
+    return frame_from_columns([_native.analysis_duplicates(arrays, DUPLICATE_WINDOW_NS)]).to_series()
 
 
 def _inconsistency(packets: pl.DataFrame) -> int:
     """What a wrong packet order produces: data seen again (retransmissions) and ACKs of data not
     yet seen. The right order of a capture has the fewest."""
-    from stallscope.analyzers.sender_state import sender_state
-
     st = sender_state(packets)
     return int(st["retransmission"].sum()) + int(st["acked_unseen"].sum())
 
@@ -104,7 +121,7 @@ def _order(packets: pl.DataFrame) -> tuple[pl.DataFrame, bool]:
     repaired = in_file.with_columns(ts_ns=pl.col("ts_ns") + step.cum_sum())
     if _inconsistency(repaired) < _inconsistency(packets):
         return repaired, True
-    return packets, False
+    return by_stream_time(packets), False
 
 
 def _oversize_superframes(packets: pl.DataFrame) -> pl.DataFrame:
@@ -141,9 +158,10 @@ def _wrap_notes(packets: pl.DataFrame) -> dict[int, list[Note]]:
     relative numbers, so nothing changes; the note says where raw numbers jump back to 0."""
     if SEQ_RAW not in packets.columns:
         return {}
-    isn = ((pl.col(SEQ_RAW).cast(pl.Int64) - pl.col("seq_rel")) % _WRAP).first().over(["stream", "dir"])
-    wrapped = packets.sort(["stream", "ts_ns", "frame"]).filter(
-        (isn + pl.col("seq_rel") + pl.col("payload_len").cast(pl.Int64)) >= _WRAP)
+    # seq_raw - seq_rel is the direction's ISN (mod 2^32) on every one of its packets.
+    isn = (pl.col(SEQ_RAW).cast(pl.Int64) - pl.col("seq_rel")) % _WRAP
+    wrapped = packets.filter((isn + pl.col("seq_rel") + pl.col("payload_len").cast(pl.Int64)) >= _WRAP).sort(
+        ["stream", "ts_ns", "frame"])
     out: dict[int, list[Note]] = {}
     for (s, d), g in wrapped.group_by(["stream", "dir"], maintain_order=True):
         out.setdefault(int(s), []).append(Note(

@@ -73,21 +73,34 @@ def _inputs(pk: pl.DataFrame) -> dict[str, np.ndarray]:
     dsack_len = pl.when(dsack).then(pl.col("sack_right").list.first() - pl.col("sack_left").list.first()).otherwise(0)
     flags = ["flag_syn", "flag_fin", "flag_rst", "flag_ack"]
     cols = pk.select(
-        pl.col("stream").cast(pl.UInt32), pl.col("dir").cast(pl.UInt8), "ts_ns", "seq_rel", "ack_rel",
+        pl.col("stream").cast(pl.UInt32), pl.col("dir").cast(pl.UInt8), "ts_ns", pl.col("frame").cast(pl.UInt64),
+        "seq_rel", "ack_rel",
         *[pl.col(f).cast(pl.UInt8) for f in flags], pl.col("payload_len").cast(pl.UInt32), "win_scaled",
         sacked=(sack_total - dsack_len).clip(lower_bound=0).cast(pl.Int64), dsack=dsack.fill_null(False).cast(pl.UInt8),
     )
     return {c: np.ascontiguousarray(cols[c].to_numpy()) for c in cols.columns}
 
 
+def by_stream_time(packets: pl.DataFrame) -> pl.DataFrame:
+    """Rows ordered by stream, time and frame (the documented order of the per-packet table). A
+    capture in time order needs only a linear pass (native/src/analysis/order.rs), and a table
+    already in this order is returned as it is."""
+    keys = packets.select(pl.col("stream").cast(pl.UInt32), "ts_ns", pl.col("frame").cast(pl.UInt64))
+    order = _native.analysis_order(*(np.ascontiguousarray(keys[c].to_numpy()) for c in keys.columns))
+    if order is None:
+        return packets
+    return packets[pl.Series(np.frombuffer(order, dtype=np.uint64))]
+
+
 def sender_state(packets: pl.DataFrame) -> pl.DataFrame:
-    """The per-packet state table (columns `STATE_COLUMNS`), rows ordered by stream, time, frame."""
-    pk = packets.sort(["stream", "ts_ns", "frame"])
+    """The per-packet state table (columns `STATE_COLUMNS`), in the input's row order (the native
+    pass walks each connection in time order whatever the order of the rows)."""
+    pk = packets
     state = frame_from_columns(_native.analysis_sender_state(_inputs(pk)))
     state = state.with_columns(
         retrans_kind=pl.col("retrans_kind").replace_strict(_KINDS, default=None, return_dtype=pl.String))
     pk = pk.drop([c for c in state.columns if c in pk.columns]).hstack(state)
-    return pk.select(list(STATE_COLUMNS) + [c for c in PACKET_INPUT if c not in STATE_COLUMNS])
+    return pk.select(list(STATE_COLUMNS) + [c for c in PACKET_INPUT if c not in STATE_COLUMNS and c in pk.columns])
 
 
 def sender_view_columns(state: pl.DataFrame, lags: dict[tuple[int, int], int]) -> pl.DataFrame:

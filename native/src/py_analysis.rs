@@ -8,9 +8,11 @@ use pyo3::buffer::{Element, PyBuffer};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+use crate::analysis::duplicates::{duplicate_rows, Identity};
+use crate::analysis::order::stream_time_order;
 use crate::analysis::sender_state::sender_state;
 use crate::analysis::sender_view::sender_view;
-use crate::analysis::PacketView;
+use crate::analysis::{PacketView, NULL};
 use crate::py_bindings::NativeBuffer;
 
 type ColumnOut = (
@@ -65,57 +67,47 @@ fn bools(name: &str, v: &[bool]) -> ColumnOut {
     )
 }
 
-fn le<T: Copy, const N: usize>(v: &[T], f: impl Fn(T) -> [u8; N]) -> Vec<u8> {
-    v.iter().flat_map(|&x| f(x)).collect()
-}
-
-fn i64s(name: &str, v: &[i64]) -> ColumnOut {
+fn i64s(name: &str, v: Vec<i64>) -> ColumnOut {
     (
         name.into(),
         "i64",
         v.len(),
         0,
         None,
-        NativeBuffer::new(le(v, i64::to_le_bytes)),
+        NativeBuffer::from_i64(v),
         None,
         None,
     )
 }
 
-fn opt<T: Copy + Default>(v: &[Option<T>]) -> (usize, Option<NativeBuffer>, Vec<T>) {
-    let nulls = v.iter().filter(|x| x.is_none()).count();
+/// An i64 column whose `NULL` rows are null.
+fn opt_i64s(name: &str, v: Vec<i64>) -> ColumnOut {
+    let nulls = v.iter().filter(|&&x| x == NULL).count();
     let validity =
-        (nulls > 0).then(|| NativeBuffer::new(bits(v.iter().map(Option::is_some), v.len())));
-    (
-        nulls,
-        validity,
-        v.iter().map(|x| x.unwrap_or_default()).collect(),
-    )
-}
-
-fn opt_i64s(name: &str, v: &[Option<i64>]) -> ColumnOut {
-    let (nulls, validity, values) = opt(v);
+        (nulls > 0).then(|| NativeBuffer::new(bits(v.iter().map(|&x| x != NULL), v.len())));
     (
         name.into(),
         "i64",
         v.len(),
         nulls,
         validity,
-        NativeBuffer::new(le(&values, i64::to_le_bytes)),
+        NativeBuffer::from_i64(v),
         None,
         None,
     )
 }
 
-fn opt_u32s(name: &str, v: &[Option<u32>]) -> ColumnOut {
-    let (nulls, validity, values) = opt(v);
+/// A u32 column whose zero rows are null.
+fn nonzero_u32s(name: &str, v: Vec<u32>) -> ColumnOut {
+    let nulls = v.iter().filter(|&&x| x == 0).count();
+    let validity = (nulls > 0).then(|| NativeBuffer::new(bits(v.iter().map(|&x| x != 0), v.len())));
     (
         name.into(),
         "u32",
         v.len(),
         nulls,
         validity,
-        NativeBuffer::new(le(&values, u32::to_le_bytes)),
+        NativeBuffer::from_u32(v),
         None,
         None,
     )
@@ -125,6 +117,7 @@ struct Inputs {
     stream: Vec<u32>,
     dir: Vec<u8>,
     ts_ns: Vec<i64>,
+    frame: Vec<u64>,
     seq_rel: Vec<i64>,
     ack_rel: Vec<i64>,
     syn: Vec<bool>,
@@ -154,6 +147,7 @@ impl Inputs {
         let inputs = Inputs {
             dir: array(py, get("dir")?, "dir", n)?,
             ts_ns: array(py, get("ts_ns")?, "ts_ns", n)?,
+            frame: array(py, get("frame")?, "frame", n)?,
             seq_rel: array(py, get("seq_rel")?, "seq_rel", n)?,
             ack_rel: array(py, get("ack_rel")?, "ack_rel", n)?,
             syn: flag("flag_syn")?,
@@ -166,17 +160,6 @@ impl Inputs {
             dsack: flag("dsack")?,
             stream,
         };
-        if inputs.stream.windows(2).any(|w| w[0] > w[1])
-            || inputs
-                .ts_ns
-                .windows(2)
-                .zip(inputs.stream.windows(2))
-                .any(|(t, s)| s[0] == s[1] && t[0] > t[1])
-        {
-            return Err(PyValueError::new_err(
-                "rows must be sorted by stream, then time",
-            ));
-        }
         Ok(inputs)
     }
 
@@ -185,6 +168,7 @@ impl Inputs {
             stream: &self.stream,
             dir: &self.dir,
             ts_ns: &self.ts_ns,
+            frame: &self.frame,
             seq_rel: &self.seq_rel,
             ack_rel: &self.ack_rel,
             syn: &self.syn,
@@ -199,7 +183,8 @@ impl Inputs {
     }
 }
 
-/// The sender-state columns of a packet table sorted by (stream, ts_ns, frame). `cols` maps the
+/// The sender-state columns of a packet table, in its row order (any: each stream is walked in
+/// time order). `cols` maps the
 /// packet-table names (plus `sacked` and `dsack`) to arrays; `retrans_kind` is coded 0 none,
 /// 1 timeout, 2 fast, 3 other.
 #[pyfunction]
@@ -209,44 +194,45 @@ fn analysis_sender_state(
 ) -> PyResult<Vec<ColumnOut>> {
     let inputs = Inputs::read(py, &cols)?;
     let s = py.allow_threads(|| sender_state(&inputs.view()));
+    let n = s.dup_run.len();
     Ok(vec![
-        i64s("seq_end", &s.seq_end),
-        i64s("snd_una", &s.snd_una),
-        i64s("snd_max", &s.snd_max),
-        i64s("in_flight", &s.in_flight),
-        i64s("sacked", &s.sacked),
-        i64s("pipe", &s.pipe),
-        opt_i64s("peer_window", &s.peer_window),
-        opt_i64s("usable_window", &s.usable_window),
+        i64s("seq_end", s.seq_end),
+        i64s("snd_una", s.snd_una),
+        i64s("snd_max", s.snd_max),
+        i64s("in_flight", s.in_flight),
+        i64s("sacked", s.sacked),
+        i64s("pipe", s.pipe),
+        opt_i64s("peer_window", s.peer_window),
+        opt_i64s("usable_window", s.usable_window),
         bools("new_data", &s.new_data),
         bools("retransmission", &s.retransmission),
         bools("control_retransmission", &s.control_retransmission),
         (
             "retrans_kind".into(),
             "u8",
-            s.retrans_kind.len(),
+            n,
             0,
             None,
-            NativeBuffer::new(s.retrans_kind.clone()),
+            NativeBuffer::new(s.retrans_kind),
             None,
             None,
         ),
-        opt_i64s("silence_ns", &s.silence_ns),
+        opt_i64s("silence_ns", s.silence_ns),
         bools("dup_ack", &s.dup_ack),
         (
             "dup_run".into(),
             "u32",
-            s.dup_run.len(),
+            n,
             0,
             None,
-            NativeBuffer::new(le(&s.dup_run, u32::to_le_bytes)),
+            NativeBuffer::from_u32(s.dup_run),
             None,
             None,
         ),
         bools("acks_new", &s.acks_new),
-        opt_i64s("rtt_ns", &s.rtt_ns),
-        opt_i64s("ack_delay_ns", &s.ack_delay_ns),
-        opt_u32s("ack_segments", &s.ack_segments),
+        opt_i64s("rtt_ns", s.rtt_ns),
+        opt_i64s("ack_delay_ns", s.ack_delay_ns),
+        nonzero_u32s("ack_segments", s.ack_segments),
         bools("acked_unseen", &s.acked_unseen),
     ])
 }
@@ -271,10 +257,10 @@ fn analysis_sender_view(
     let sacked: Vec<i64> = array(py, get("sacked")?, "sacked", n)?;
     let window: Vec<i64> = array(py, get("peer_window")?, "peer_window", n)?;
     let valid: Vec<u8> = array(py, get("peer_window_valid")?, "peer_window_valid", n)?;
-    let peer_window: Vec<Option<i64>> = window
+    let peer_window: Vec<i64> = window
         .iter()
         .zip(&valid)
-        .map(|(&w, &v)| (v != 0).then_some(w))
+        .map(|(&w, &v)| if v != 0 { w } else { NULL })
         .collect();
     let lags: HashMap<(u32, u8), i64> = lags.into_iter().map(|(s, d, l)| ((s, d), l)).collect();
     let v = py.allow_threads(|| {
@@ -288,15 +274,83 @@ fn analysis_sender_view(
         )
     });
     Ok(vec![
-        i64s("snd_una", &v.snd_una),
-        opt_i64s("peer_window", &v.peer_window),
-        i64s("in_flight", &v.in_flight),
-        i64s("pipe", &v.pipe),
-        opt_i64s("usable_window", &v.usable_window),
+        i64s("snd_una", v.snd_una),
+        opt_i64s("peer_window", v.peer_window),
+        i64s("in_flight", v.in_flight),
+        i64s("pipe", v.pipe),
+        opt_i64s("usable_window", v.usable_window),
     ])
 }
 
+/// The permutation (u64 row numbers) that orders rows by stream, time and frame; None if they
+/// already are.
+#[pyfunction]
+fn analysis_order(
+    py: Python<'_>,
+    stream: Bound<'_, PyAny>,
+    ts_ns: Bound<'_, PyAny>,
+    frame: Bound<'_, PyAny>,
+) -> PyResult<Option<NativeBuffer>> {
+    let stream: Vec<u32> = array(py, &stream, "stream", None)?;
+    let n = Some(stream.len());
+    let ts: Vec<i64> = array(py, &ts_ns, "ts_ns", n)?;
+    let frame: Vec<u64> = array(py, &frame, "frame", n)?;
+    let order = py.allow_threads(|| stream_time_order(&stream, &ts, &frame));
+    Ok(order.map(NativeBuffer::from_u64))
+}
+
+/// Rows that repeat an earlier row of their connection's identity within `window_ns` (any row
+/// order; the answer keeps it).
+/// `cols`: stream, dir, seq_rel, ack_rel, ip_id and opt_ts_val (i64, -1 when absent),
+/// payload_len, flags (u8), win_scaled, sack_key, ts_ns, frame.
+#[pyfunction]
+fn analysis_duplicates(
+    py: Python<'_>,
+    cols: HashMap<String, Bound<'_, PyAny>>,
+    window_ns: i64,
+) -> PyResult<ColumnOut> {
+    let get = |name: &str| {
+        cols.get(name)
+            .ok_or_else(|| PyValueError::new_err(format!("missing column {name}")))
+    };
+    let stream: Vec<u32> = array(py, get("stream")?, "stream", None)?;
+    let n = Some(stream.len());
+    let dir: Vec<u8> = array(py, get("dir")?, "dir", n)?;
+    let seq: Vec<i64> = array(py, get("seq_rel")?, "seq_rel", n)?;
+    let ack: Vec<i64> = array(py, get("ack_rel")?, "ack_rel", n)?;
+    let ip_id: Vec<i64> = array(py, get("ip_id")?, "ip_id", n)?;
+    let ts_val: Vec<i64> = array(py, get("opt_ts_val")?, "opt_ts_val", n)?;
+    let len: Vec<u32> = array(py, get("payload_len")?, "payload_len", n)?;
+    let flags: Vec<u8> = array(py, get("flags")?, "flags", n)?;
+    let window: Vec<i64> = array(py, get("win_scaled")?, "win_scaled", n)?;
+    let sack: Vec<i64> = array(py, get("sack_key")?, "sack_key", n)?;
+    let ts: Vec<i64> = array(py, get("ts_ns")?, "ts_ns", n)?;
+    let frame: Vec<u64> = array(py, get("frame")?, "frame", n)?;
+    let identity = |i: usize| Identity {
+        stream: stream[i],
+        dir: dir[i],
+        seq: seq[i],
+        ack: ack[i],
+        ip_id: u16::try_from(ip_id[i]).ok(),
+        ts_val: u32::try_from(ts_val[i]).ok(),
+        len: len[i],
+        flags: flags[i],
+        window: window[i],
+        sack: sack[i],
+    };
+    let dup = py.allow_threads(|| {
+        let rows: Vec<usize> = match stream_time_order(&stream, &ts, &frame) {
+            None => (0..stream.len()).collect(),
+            Some(idx) => idx.into_iter().map(|i| i as usize).collect(),
+        };
+        duplicate_rows(&rows, identity, &ts, window_ns)
+    });
+    Ok(bools("duplicate", &dup))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(analysis_order, m)?)?;
+    m.add_function(wrap_pyfunction!(analysis_duplicates, m)?)?;
     m.add_function(wrap_pyfunction!(analysis_sender_state, m)?)?;
     m.add_function(wrap_pyfunction!(analysis_sender_view, m)?)?;
     Ok(())

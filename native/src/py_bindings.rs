@@ -16,22 +16,54 @@ use crate::reader::{CaptureFormat, CaptureReader};
 
 pyo3::create_exception!(_native, NativeReadError, PyException, "A capture could not be read: args are (kind, offset, message, rejected).");
 
-/// An immutable byte buffer owned by Rust, readable through the buffer protocol.
+/// An immutable buffer owned by Rust, readable through the buffer protocol as bytes. Typed
+/// storage lets a column of numbers cross without being copied into bytes first (Arrow and
+/// Polars read little-endian buffers: the crate is built for little-endian targets only).
 #[pyclass(frozen, module = "stallscope._native")]
 pub struct NativeBuffer {
-    data: Vec<u8>,
+    data: Storage,
 }
+
+enum Storage {
+    Bytes(Vec<u8>),
+    I64(Vec<i64>),
+    U32(Vec<u32>),
+    U64(Vec<u64>),
+}
+
+const _: () = assert!(cfg!(target_endian = "little"), "Arrow buffers are little-endian");
 
 impl NativeBuffer {
     pub fn new(data: Vec<u8>) -> Self {
-        NativeBuffer { data }
+        NativeBuffer { data: Storage::Bytes(data) }
+    }
+
+    pub fn from_i64(data: Vec<i64>) -> Self {
+        NativeBuffer { data: Storage::I64(data) }
+    }
+
+    pub fn from_u32(data: Vec<u32>) -> Self {
+        NativeBuffer { data: Storage::U32(data) }
+    }
+
+    pub fn from_u64(data: Vec<u64>) -> Self {
+        NativeBuffer { data: Storage::U64(data) }
+    }
+
+    fn raw(&self) -> (*const u8, usize) {
+        match &self.data {
+            Storage::Bytes(v) => (v.as_ptr(), v.len()),
+            Storage::I64(v) => (v.as_ptr() as *const u8, std::mem::size_of_val(v.as_slice())),
+            Storage::U32(v) => (v.as_ptr() as *const u8, std::mem::size_of_val(v.as_slice())),
+            Storage::U64(v) => (v.as_ptr() as *const u8, std::mem::size_of_val(v.as_slice())),
+        }
     }
 }
 
 #[pymethods]
 impl NativeBuffer {
     fn __len__(&self) -> usize {
-        self.data.len()
+        self.raw().1
     }
 
     // The one unsafe block of the crate: the buffer protocol hands CPython a pointer into
@@ -43,12 +75,12 @@ impl NativeBuffer {
         view: *mut pyo3::ffi::Py_buffer,
         flags: std::os::raw::c_int,
     ) -> PyResult<()> {
-        let data = &slf.get().data;
+        let (ptr, len) = slf.get().raw();
         let rc = pyo3::ffi::PyBuffer_FillInfo(
             view,
             slf.as_ptr(),
-            data.as_ptr() as *mut std::os::raw::c_void,
-            data.len() as pyo3::ffi::Py_ssize_t,
+            ptr as *mut std::os::raw::c_void,
+            len as pyo3::ffi::Py_ssize_t,
             1,
             flags,
         );
@@ -93,10 +125,10 @@ fn column_out(name: &str, b: ColumnBuilder) -> ColumnOut {
         kind.name(),
         b.len,
         b.null_count,
-        b.validity.map(|data| NativeBuffer { data }),
-        NativeBuffer { data: b.values },
-        has_offsets.then_some(NativeBuffer { data: b.offsets }),
-        (kind == Kind::ListI64).then_some(NativeBuffer { data: b.child }),
+        b.validity.map(NativeBuffer::new),
+        NativeBuffer::new(b.values),
+        has_offsets.then_some(NativeBuffer::new(b.offsets)),
+        (kind == Kind::ListI64).then_some(NativeBuffer::new(b.child)),
     )
 }
 

@@ -4,7 +4,7 @@
 //! their kind, and RTT samples under Karn's rule. Meanings of the outputs: `STATE_COLUMNS` in
 //! analyzers/sender_state.py.
 
-use super::PacketView;
+use super::{PacketView, NULL};
 
 /// A retransmission with at least this many duplicate ACKs (or SACKed bytes) before it is fast
 /// (RFC 5681 3.2 says three; Linux RACK and early retransmit fire on fewer).
@@ -26,20 +26,21 @@ pub struct SenderState {
     pub in_flight: Vec<i64>,
     pub sacked: Vec<i64>,
     pub pipe: Vec<i64>,
-    pub peer_window: Vec<Option<i64>>,
-    pub usable_window: Vec<Option<i64>>,
+    pub peer_window: Vec<i64>,
+    pub usable_window: Vec<i64>,
     pub new_data: Vec<bool>,
     pub retransmission: Vec<bool>,
     pub control_retransmission: Vec<bool>,
     pub retrans_kind: Vec<u8>,
-    pub silence_ns: Vec<Option<i64>>,
+    pub silence_ns: Vec<i64>,
     pub dup_ack: Vec<bool>,
     pub dup_run: Vec<u32>,
     pub acks_new: Vec<bool>,
     pub acked_unseen: Vec<bool>,
-    pub rtt_ns: Vec<Option<i64>>,
-    pub ack_delay_ns: Vec<Option<i64>>,
-    pub ack_segments: Vec<Option<u32>>,
+    pub rtt_ns: Vec<i64>,
+    pub ack_delay_ns: Vec<i64>,
+    /// 0: not the first ACK to cover any data packet (null).
+    pub ack_segments: Vec<u32>,
 }
 
 impl SenderState {
@@ -51,20 +52,20 @@ impl SenderState {
             in_flight: vec![0; n],
             sacked: vec![0; n],
             pipe: vec![0; n],
-            peer_window: vec![None; n],
-            usable_window: vec![None; n],
+            peer_window: vec![NULL; n],
+            usable_window: vec![NULL; n],
             new_data: vec![false; n],
             retransmission: vec![false; n],
             control_retransmission: vec![false; n],
             retrans_kind: vec![0; n],
-            silence_ns: vec![None; n],
+            silence_ns: vec![NULL; n],
             dup_ack: vec![false; n],
             dup_run: vec![0; n],
             acks_new: vec![false; n],
             acked_unseen: vec![false; n],
-            rtt_ns: vec![None; n],
-            ack_delay_ns: vec![None; n],
-            ack_segments: vec![None; n],
+            rtt_ns: vec![NULL; n],
+            ack_delay_ns: vec![NULL; n],
+            ack_segments: vec![0; n],
         }
     }
 }
@@ -96,16 +97,18 @@ struct Side {
 
 pub fn sender_state(p: &PacketView) -> SenderState {
     let mut out = SenderState::with_len(p.len());
-    for range in p.streams() {
-        walk_stream(p, range.clone(), &mut out);
-        rtt_samples(p, range, &mut out);
+    let (rows, ranges) = p.stream_rows();
+    for range in ranges {
+        walk_stream(p, &rows[range.clone()], &mut out);
+        rtt_samples(p, &rows[range], &mut out);
     }
     out
 }
 
-fn walk_stream(p: &PacketView, rows: std::ops::Range<usize>, out: &mut SenderState) {
+/// `rows`: one stream's rows in time order.
+fn walk_stream(p: &PacketView, rows: &[usize], out: &mut SenderState) {
     let mut side = [Side::default(); 2];
-    for i in rows {
+    for &i in rows {
         let d = (p.dir[i] & 1) as usize;
         let (own, peer) = if d == 0 {
             (side[0], side[1])
@@ -128,14 +131,14 @@ fn walk_stream(p: &PacketView, rows: std::ops::Range<usize>, out: &mut SenderSta
         out.sacked[i] = sacked;
         out.in_flight[i] = in_flight;
         out.pipe[i] = (in_flight - sacked).max(0);
-        out.peer_window[i] = peer.last_win;
-        out.usable_window[i] = peer.last_win.map(|w| snd_una + w - snd_max);
+        out.peer_window[i] = peer.last_win.unwrap_or(NULL);
+        out.usable_window[i] = peer.last_win.map_or(NULL, |w| snd_una + w - snd_max);
         let resent = prev_max.is_some_and(|m| seq_end <= m);
         out.new_data[i] = payload && prev_max.is_none_or(|m| seq_end > m);
         out.retransmission[i] = payload && resent;
         out.control_retransmission[i] = !payload && (p.syn[i] || p.fin[i]) && resent;
         let silence = own.prev_ts.map(|t| p.ts_ns[i] - t);
-        out.silence_ns[i] = silence;
+        out.silence_ns[i] = silence.unwrap_or(NULL);
 
         // A duplicate ACK: a pure ACK repeating the previous one's number and window while the
         // other side's data was outstanding, or arrived since (a resend of acknowledged data is
@@ -189,19 +192,22 @@ fn walk_stream(p: &PacketView, rows: std::ops::Range<usize>, out: &mut SenderSta
 /// RTT per new-data packet: time to the first peer ACK that advanced past it (Karn: none if that
 /// direction retransmitted in between); on that ACK, its delay since the newest data it covers and
 /// how many data packets it was the first to cover.
-fn rtt_samples(p: &PacketView, rows: std::ops::Range<usize>, out: &mut SenderState) {
+fn rtt_samples(p: &PacketView, rows: &[usize], out: &mut SenderState) {
     for d in 0..2u8 {
         let data: Vec<usize> = rows
-            .clone()
+            .iter()
+            .copied()
             .filter(|&i| p.dir[i] == d && out.new_data[i])
             .collect();
-        // Advancing ACKs carry strictly rising numbers, so row order is ACK-number order.
+        // Advancing ACKs carry strictly rising numbers, so time order is ACK-number order.
         let acks: Vec<usize> = rows
-            .clone()
+            .iter()
+            .copied()
             .filter(|&i| p.dir[i] != d && out.acks_new[i])
             .collect();
         let resends: Vec<i64> = rows
-            .clone()
+            .iter()
+            .copied()
             .filter(|&i| p.dir[i] == d && out.retransmission[i])
             .map(|i| p.ts_ns[i])
             .collect();
@@ -219,14 +225,14 @@ fn rtt_samples(p: &PacketView, rows: std::ops::Range<usize>, out: &mut SenderSta
             if resends.get(r).is_some_and(|&t| t <= ack_ts) {
                 continue;
             }
-            out.rtt_ns[i] = Some(ack_ts - ts);
+            out.rtt_ns[i] = ack_ts - ts;
             newest[k] = Some(newest[k].map_or(ts, |n| n.max(ts)));
             count[k] += 1;
         }
         for (k, &a) in acks.iter().enumerate() {
             if let Some(n) = newest[k] {
-                out.ack_delay_ns[a] = Some(p.ts_ns[a] - n);
-                out.ack_segments[a] = Some(count[k]);
+                out.ack_delay_ns[a] = p.ts_ns[a] - n;
+                out.ack_segments[a] = count[k];
             }
         }
     }
@@ -240,6 +246,7 @@ mod tests {
         stream: Vec<u32>,
         dir: Vec<u8>,
         ts: Vec<i64>,
+        frame: Vec<u64>,
         seq: Vec<i64>,
         ack: Vec<i64>,
         syn: Vec<bool>,
@@ -258,6 +265,7 @@ mod tests {
                 stream: vec![],
                 dir: vec![],
                 ts: vec![],
+                frame: vec![],
                 seq: vec![],
                 ack: vec![],
                 syn: vec![],
@@ -274,6 +282,7 @@ mod tests {
             self.stream.push(0);
             self.dir.push(dir);
             self.ts.push(ts_ms * 1_000_000);
+            self.frame.push(self.frame.len() as u64 + 1);
             self.seq.push(seq);
             self.ack.push(ack);
             self.syn.push(false);
@@ -291,6 +300,7 @@ mod tests {
                 stream: &self.stream,
                 dir: &self.dir,
                 ts_ns: &self.ts,
+                frame: &self.frame,
                 seq_rel: &self.seq,
                 ack_rel: &self.ack,
                 syn: &self.syn,
@@ -326,12 +336,12 @@ mod tests {
         assert_eq!(s.dup_run[4], 1);
         assert!(s.retransmission[5] && !s.new_data[5]);
         assert_eq!(s.retrans_kind[5], KIND_FAST);
-        assert_eq!(s.rtt_ns[0], Some(10_000_000));
+        assert_eq!(s.rtt_ns[0], 10_000_000);
         // Karn: the second segment was resent before the ACK covering it.
-        assert_eq!(s.rtt_ns[1], None);
-        assert_eq!(s.rtt_ns[2], None);
-        assert_eq!(s.ack_segments[3], Some(1));
-        assert_eq!(s.ack_delay_ns[3], Some(10_000_000));
+        assert_eq!(s.rtt_ns[1], NULL);
+        assert_eq!(s.rtt_ns[2], NULL);
+        assert_eq!(s.ack_segments[3], 1);
+        assert_eq!(s.ack_delay_ns[3], 10_000_000);
         assert!(s.acks_new[6] && !s.acks_new[4]);
     }
 
@@ -343,10 +353,10 @@ mod tests {
             .push(1, 310, 1, 501, 0);
         let s = sender_state(&r.view());
         assert_eq!(s.retrans_kind[1], KIND_TIMEOUT);
-        assert_eq!(s.silence_ns[1], Some(300_000_000));
+        assert_eq!(s.silence_ns[1], 300_000_000);
         assert!(s.acked_unseen[2]);
-        assert_eq!(s.peer_window[0], None);
-        assert_eq!(s.usable_window[0], None);
-        assert_eq!(s.usable_window[2], Some(1 + 65535 - 1));
+        assert_eq!(s.peer_window[0], NULL);
+        assert_eq!(s.usable_window[0], NULL);
+        assert_eq!(s.usable_window[2], 1 + 65535 - 1);
     }
 }

@@ -1,0 +1,103 @@
+//! Frames captured twice (two capture points merged, a mirror port): the same packet headers seen
+//! again within a short window. Rows in stream/time order; a row is a copy when the previous row
+//! with the same identity (direction, sequence and ACK numbers, IP id, TCP timestamp, length,
+//! flags, window, SACK blocks) came at most `window_ns` before it.
+
+use std::collections::HashMap;
+
+/// One row's identity; `None` for a field the packet lacks (no IPv4 id, no timestamp option).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Identity {
+    pub stream: u32,
+    pub dir: u8,
+    pub seq: i64,
+    pub ack: i64,
+    pub ip_id: Option<u16>,
+    pub ts_val: Option<u32>,
+    pub len: u32,
+    pub flags: u8,
+    pub window: i64,
+    pub sack: i64,
+}
+
+impl Identity {
+    /// A 64-bit digest of the identity (multiply-xorshift mixing): the map below is keyed by it.
+    fn digest(&self) -> u64 {
+        let words = [
+            ((self.stream as u64) << 8) | self.dir as u64,
+            self.seq as u64,
+            self.ack as u64,
+            ((self.ip_id.map_or(0x1_0000, u64::from)) << 32) | self.ts_val.map_or(0, u64::from),
+            ((self.len as u64) << 8) | self.flags as u64 | ((self.ts_val.is_some() as u64) << 63),
+            self.window as u64,
+            self.sack as u64,
+        ];
+        words.iter().fold(0x9e37_79b9_7f4a_7c15u64, |h, &w| {
+            let x = (h ^ w).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            x ^ (x >> 31)
+        })
+    }
+}
+
+/// Rows between two sweeps of entries that left the window.
+const SWEEP_ROWS: usize = 4096;
+
+/// `identity(i)`: row i's identity; `rows`: the rows in stream, then time order (a copy is found
+/// only among its own connection's rows).
+pub fn duplicate_rows(
+    rows: &[usize],
+    identity: impl Fn(usize) -> Identity,
+    ts_ns: &[i64],
+    window_ns: i64,
+) -> Vec<bool> {
+    // The latest row per digest, swept of rows older than the window so that the map stays a few
+    // hundred entries (in cache). The default hasher over the digest resists crafted captures; two
+    // identities with one digest only share a slot (the later replaces the earlier), so a copy can
+    // at worst be missed, never invented.
+    let mut latest: HashMap<u64, (i64, Identity)> = HashMap::new();
+    let mut out = vec![false; rows.len()];
+    let mut stream = None;
+    for (k, &i) in rows.iter().enumerate() {
+        let id = identity(i);
+        let ts = ts_ns[i];
+        if stream != Some(id.stream) {
+            latest.clear();
+            stream = Some(id.stream);
+        } else if k % SWEEP_ROWS == 0 {
+            latest.retain(|_, (t, _)| *t >= ts - window_ns);
+        }
+        if let Some((t, prev)) = latest.insert(id.digest(), (ts, id)) {
+            out[i] = prev == id && ts - t <= window_ns;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(seq: i64) -> Identity {
+        Identity {
+            stream: 0,
+            dir: 0,
+            seq,
+            ack: 1,
+            ip_id: Some(7),
+            ts_val: None,
+            len: 100,
+            flags: 8,
+            window: 10,
+            sack: 0,
+        }
+    }
+
+    #[test]
+    fn a_copy_within_the_window_only() {
+        let ids = [id(1), id(1), id(101), id(1)];
+        assert_eq!(
+            duplicate_rows(&[0, 1, 2, 3], |i| ids[i], &[0, 500, 600, 5_000], 1_000),
+            vec![false, true, false, false]
+        );
+    }
+}
