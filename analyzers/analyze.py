@@ -139,9 +139,8 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
     raw_state = state
     state = vantage.sender_view(state, timings)
     result.core_state = state
-    for key, flight in inference.direction_profiles(state).items():
-        for name in inference.FLIGHT_FIELDS:
-            profiles[key][name] = flight[name]
+    for key, flight in inference.flight_fields(state).items():
+        profiles[key].update(flight)
     ip_max = state.filter(~pl.col("superframe")).group_by(["stream", "dir"]).agg(pl.col("ip_len").max())
     for prof in profiles.values():
         prof["max_ip_len"] = None  # stays null when every datagram of the direction was a super-frame

@@ -59,16 +59,25 @@ def full_segment_size(profile: dict[str, Any], recent: int | None = None) -> int
     return max(recent or 0, largest, negotiated)
 
 
+# Columns the profile reads: selected first, so that no filter copies the whole state table.
+_PROFILE_COLUMNS = ["stream", "dir", "ts_ns", "payload_len", "superframe", "new_data", "seq_end", "seq_rel",
+                    "retransmission", "control_retransmission", "retrans_kind", "dup_ack", "win_scaled", "flag_syn",
+                    "flag_rst", "flag_psh", "opt_mss", "opt_wscale", "opt_sack_perm", "opt_ts_val", "in_flight",
+                    "usable_window"]
+# A direction's largest segment that crossed a wire as one (its max_segment).
+_MAX_SEGMENT = pl.col("payload_len").filter((pl.col("payload_len") > 0) & ~pl.col("superframe")).max()
+
+
 def direction_profiles(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, Any]]:
     """Profile per (stream, dir) of every direction that sent anything."""
-    data = state.filter(pl.col("payload_len") > 0)
+    st = state.select(_PROFILE_COLUMNS)
+    data = st.filter(pl.col("payload_len") > 0)
     seg = data.filter(~pl.col("superframe"))
-    largest = seg.group_by(["stream", "dir"]).agg(pl.col("payload_len").max().alias("max_segment"))
-    st = state.join(largest, on=["stream", "dir"], how="left")
     # The size the direction sends most: its full segment once PMTU discovery has lowered the MSS.
     common = seg.group_by(["stream", "dir", "payload_len"]).len().sort(
         ["stream", "dir", "len", "payload_len"], descending=[False, False, True, True]).group_by(
         ["stream", "dir"], maintain_order=True).agg(pl.col("payload_len").first().alias("common_segment"))
+    max_segment = _MAX_SEGMENT
     agg = st.group_by(["stream", "dir"]).agg(
         packets=pl.len(),
         data_packets=(pl.col("payload_len") > 0).sum(),
@@ -80,7 +89,7 @@ def direction_profiles(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, A
         fast_retrans=(pl.col("retrans_kind") == "fast").sum(),
         dup_acks=pl.col("dup_ack").sum(),
         zero_windows=((pl.col("win_scaled") == 0) & ~pl.col("flag_syn") & ~pl.col("flag_rst")).sum(),
-        max_segment=pl.col("max_segment").first(),
+        max_segment=max_segment,
         superframes=pl.col("superframe").sum(),
         syn_mss=pl.col("opt_mss").filter(pl.col("flag_syn")).first(),
         syn_wscale=pl.col("opt_wscale").filter(pl.col("flag_syn")).first(),
@@ -90,20 +99,19 @@ def direction_profiles(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, A
         ttl_max=pl.lit(None, pl.Int64),
         max_window=pl.col("win_scaled").max(),
         psh_segments=(pl.col("flag_psh") & (pl.col("payload_len") > 0)).sum(),
-        at_max=(pl.col("payload_len") == pl.col("max_segment")).sum(),
-        psh_at_max=((pl.col("payload_len") == pl.col("max_segment")) & pl.col("flag_psh")).sum(),
+        at_max=(pl.col("payload_len") == max_segment).sum(),
+        psh_at_max=((pl.col("payload_len") == max_segment) & pl.col("flag_psh")).sum(),
         first_data_ns=pl.col("ts_ns").filter(pl.col("payload_len") > 0).min(),
         last_data_ns=pl.col("ts_ns").filter(pl.col("payload_len") > 0).max(),
         first_ns=pl.col("ts_ns").min(),
         last_ns=pl.col("ts_ns").max(),
-        # In flight while the peer's window still had a full segment of room: the send-buffer plateau.
-        flight_free=pl.col("in_flight").filter(pl.col("new_data") & (pl.col("usable_window") >= pl.col("max_segment"))).max(),
-        flight_max=pl.col("in_flight").filter(pl.col("new_data")).max(),
+        **_FLIGHT,
         flight_p90=pl.col("in_flight").filter(pl.col("new_data")).quantile(0.9),
     )
     # Retransmissions smaller than the first send at the same sequence number: the sender cut its
     # segments (PMTU discovery, MTU probing), so its full size fell during the connection.
-    firsts = data.group_by(["stream", "dir", "seq_rel"]).agg(pl.col("payload_len").first().alias("_first"),
+    resent = data.filter(pl.col("retransmission")).select("stream", "dir", "seq_rel").unique()
+    firsts = data.join(resent, on=["stream", "dir", "seq_rel"], how="semi").group_by(["stream", "dir", "seq_rel"]).agg(pl.col("payload_len").first().alias("_first"),
                                                               pl.col("payload_len").min().alias("_min"), pl.len().alias("_n"))
     recut = firsts.filter((pl.col("_n") > 1) & (pl.col("_min") < pl.col("_first"))).group_by(["stream", "dir"]).agg(
         pl.len().alias("resegmented"))
@@ -115,6 +123,22 @@ def direction_profiles(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, A
         peer = rows.get((stream, 1 - d), {})
         out[(stream, d)] = _profile(r, peer)
     return out
+
+
+# In flight while the peer's window still had a full segment of room: the send-buffer plateau.
+_FLIGHT = {
+    "flight_free": pl.col("in_flight").filter(pl.col("new_data") & (pl.col("usable_window") >= _MAX_SEGMENT)).max(),
+    "flight_max": pl.col("in_flight").filter(pl.col("new_data")).max(),
+}
+
+
+def flight_fields(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, Any]]:
+    """FLIGHT_FIELDS per (stream, dir): what `direction_profiles` reads from the flight, alone (the
+    analysis re-reads them from the flight as the sender knew it)."""
+    agg = state.select("stream", "dir", "payload_len", "superframe", "new_data", "in_flight", "usable_window").group_by(
+        ["stream", "dir"]).agg(**_FLIGHT)
+    return {(r["stream"], r["dir"]): {"send_buffer_estimate": r["flight_free"], "max_in_flight": r["flight_max"]}
+            for r in agg.iter_rows(named=True)}
 
 
 def _profile(r: dict[str, Any], peer: dict[str, Any]) -> dict[str, Any]:
