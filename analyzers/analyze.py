@@ -31,6 +31,11 @@ SCHEMA = "stallscope.analysis/1"
 HOLD_CAUSES = frozenset({"nagle_delayed_ack", "nodelay_tail_held", "application_idle"})
 # Path findings in the order they explain a lost large segment.
 PATH_PRIORITY = ("pmtu_blackhole", "mss_mismatch", "jumbo_slot_exhaustion")
+# Columns the per-connection rules read (path, send buffer, peer ACKs, timeline, stall context).
+_PART_COLUMNS = ["stream", "dir", "frame", "ts_ns", "payload_len", "flag_psh", "flag_syn", "flag_ack", "ip_id", "ip_len",
+                 "new_data", "retrans_kind", "retransmission", "seq_end", "seq_rel", "snd_una", "snd_max", "in_flight",
+                 "usable_window", "peer_window", "ack_delay_ns", "ack_segments", "ack_rel", "acks_new", "dup_ack",
+                 "sack_left", "win_scaled", "superframe", "wscale_known"]
 # Columns the per-stall reader needs as Python lists.
 _CONTEXT_COLUMNS = ["frame", "ts_ns", "dir", "payload_len", "flag_ack", "flag_psh", "ack_rel", "win_scaled", "acks_new",
                     "dup_ack", "ack_delay_ns", "sack_left", "retransmission", "seq_rel", "retrans_kind", "ip_len",
@@ -141,7 +146,8 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
     result.core_state = state
     for key, flight in inference.flight_fields(state).items():
         profiles[key].update(flight)
-    ip_max = state.filter(~pl.col("superframe")).group_by(["stream", "dir"]).agg(pl.col("ip_len").max())
+    ip_max = state.select("stream", "dir", "ip_len", "superframe").filter(~pl.col("superframe")).group_by(
+        ["stream", "dir"]).agg(pl.col("ip_len").max())
     for prof in profiles.values():
         prof["max_ip_len"] = None  # stays null when every datagram of the direction was a super-frame
     for r in ip_max.iter_rows(named=True):
@@ -149,7 +155,7 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
     window_known = dict(state.group_by("stream").agg(pl.col("wscale_known").all()).iter_rows())
     cands = candidates(state, timings)
     cand_streams = set(cands["stream"].to_list())
-    by_stream = state.partition_by("stream", as_dict=True, maintain_order=True)
+    by_stream = state.select(_PART_COLUMNS).partition_by("stream", as_dict=True, maintain_order=True)
     conns = _connection_rows(state, result.endpoints)
     for c in conns:
         s = c["stream"]

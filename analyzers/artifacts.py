@@ -158,10 +158,16 @@ def _wrap_notes(packets: pl.DataFrame) -> dict[int, list[Note]]:
     relative numbers, so nothing changes; the note says where raw numbers jump back to 0."""
     if SEQ_RAW not in packets.columns:
         return {}
-    # seq_raw - seq_rel is the direction's ISN (mod 2^32) on every one of its packets.
+    # seq_raw - seq_rel is the direction's ISN (mod 2^32) on every one of its packets: a direction
+    # wraps when its ISN plus its highest sequence end passes 2^32 (rows are read only then).
     isn = (pl.col(SEQ_RAW).cast(pl.Int64) - pl.col("seq_rel")) % _WRAP
-    wrapped = packets.filter((isn + pl.col("seq_rel") + pl.col("payload_len").cast(pl.Int64)) >= _WRAP).sort(
-        ["stream", "ts_ns", "frame"])
+    end = pl.col("seq_rel") + pl.col("payload_len").cast(pl.Int64)
+    tops = packets.group_by(["stream", "dir"]).agg(isn.first().alias("_isn"), end.max().alias("_top")).filter(
+        pl.col("_isn") + pl.col("_top") >= _WRAP)
+    if tops.height == 0:
+        return {}
+    wrapped = packets.join(tops.select("stream", "dir"), on=["stream", "dir"], how="semi").filter(
+        (isn + end) >= _WRAP).sort(["stream", "ts_ns", "frame"])
     out: dict[int, list[Note]] = {}
     for (s, d), g in wrapped.group_by(["stream", "dir"], maintain_order=True):
         out.setdefault(int(s), []).append(Note(

@@ -190,7 +190,8 @@ def nagle_evidence(state: pl.DataFrame, profiles: dict[tuple[int, int], dict[str
                          "_full": [full_segment_size(p) for p in profiles.values()]},
                         schema={"stream": pl.UInt32, "dir": pl.UInt8, "_full": pl.Int64})
     short = (pl.col("payload_len") > 0) & (pl.col("payload_len") < pl.col("_full")) & ~pl.col("superframe")
-    st = state.join(full, on=["stream", "dir"], how="left").with_columns(_short=short & pl.col("new_data"))
+    st = state.select("stream", "dir", "payload_len", "superframe", "new_data", "seq_end", "snd_max", "snd_una").join(
+        full, on=["stream", "dir"], how="left").with_columns(_short=short & pl.col("new_data"))
     st = st.with_columns(
         _short_end=pl.when(pl.col("_short")).then(pl.col("seq_end")).forward_fill().shift(1).over(["stream", "dir"]),
         _prev_flight=(pl.col("snd_max").shift(1).over(["stream", "dir"]) - pl.col("snd_una")).clip(lower_bound=0),

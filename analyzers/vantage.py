@@ -71,22 +71,14 @@ def handshake_times(state: pl.DataFrame) -> pl.DataFrame:
 
 def data_lags(state: pl.DataFrame) -> pl.DataFrame:
     """Per (stream, dir): low percentile of new data right after a peer ACK, and of data-to-ACK time."""
-    prev = state.with_columns(
-        _pdir=pl.col("dir").shift(1).over("stream"),
-        _pts=pl.col("ts_ns").shift(1).over("stream"),
-        _pack=pl.col("acks_new").shift(1).over("stream"),
-    )
-    lag = (
-        prev.filter(pl.col("new_data") & (pl.col("_pdir") != pl.col("dir")) & pl.col("_pack").fill_null(False))
-        .group_by(["stream", "dir"]).agg((pl.col("ts_ns") - pl.col("_pts")).quantile(LOW_Q).alias("lag"),
-                                          pl.len().alias("lag_n"))
-    )
-    rtt = state.filter(pl.col("rtt_ns").is_not_null()).group_by(["stream", "dir"]).agg(
+    lag = state.select("stream", "dir", "reaction_ns").filter(pl.col("reaction_ns").is_not_null()).group_by(
+        ["stream", "dir"]).agg(pl.col("reaction_ns").quantile(LOW_Q).alias("lag"), pl.len().alias("lag_n"))
+    rtt = state.select("stream", "dir", "rtt_ns").filter(pl.col("rtt_ns").is_not_null()).group_by(["stream", "dir"]).agg(
         pl.col("rtt_ns").quantile(LOW_Q).alias("d2a"), pl.col("rtt_ns").median().alias("d2a_median"))
     # The fastest such ACK: in a stop-and-go deadlock nearly every ACK is the timer's, so even a
     # low percentile would be one.
-    prompt = state.filter(pl.col("ack_segments") >= 2).group_by(["stream", "dir"]).agg(
-        pl.col("ack_delay_ns").min().alias("prompt")).with_columns(dir=(1 - pl.col("dir").cast(pl.Int64)).cast(pl.UInt8))
+    prompt = state.select("stream", "dir", "ack_segments", "ack_delay_ns").filter(pl.col("ack_segments") >= 2).group_by(
+        ["stream", "dir"]).agg(pl.col("ack_delay_ns").min().alias("prompt")).with_columns(dir=(1 - pl.col("dir").cast(pl.Int64)).cast(pl.UInt8))
     return lag.join(rtt, on=["stream", "dir"], how="full", coalesce=True).join(prompt, on=["stream", "dir"], how="full",
                                                                              coalesce=True)
 

@@ -83,6 +83,10 @@ def sender_state(packets: pl.DataFrame) -> pl.DataFrame:
         usable_window=pl.col("snd_una") + pl.col("peer_window") - pl.col("snd_max"),
     )
     pk = _ack_roles(pk)
+    prev_dir, prev_ts = pl.col("dir").shift(1).over("stream"), pl.col("ts_ns").shift(1).over("stream")
+    prev_advanced = pl.col("acks_new").shift(1).over("stream").fill_null(False)
+    pk = pk.with_columns(reaction_ns=pl.when(pl.col("new_data") & (prev_dir != pl.col("dir")) & prev_advanced)
+                         .then(pl.col("ts_ns") - prev_ts))
     pk = _retransmission_kinds(pk)
     pk = _rtt_samples(pk)
     return pk.select(list(STATE_COLUMNS) + [c for c in PACKET_INPUT if c not in STATE_COLUMNS])

@@ -218,6 +218,7 @@ fn analysis_sender_state(
             None,
         ),
         opt_i64s("silence_ns", s.silence_ns),
+        opt_i64s("reaction_ns", s.reaction_ns),
         bools("dup_ack", &s.dup_ack),
         (
             "dup_run".into(),

@@ -33,6 +33,7 @@ pub struct SenderState {
     pub control_retransmission: Vec<bool>,
     pub retrans_kind: Vec<u8>,
     pub silence_ns: Vec<i64>,
+    pub reaction_ns: Vec<i64>,
     pub dup_ack: Vec<bool>,
     pub dup_run: Vec<u32>,
     pub acks_new: Vec<bool>,
@@ -59,6 +60,7 @@ impl SenderState {
             control_retransmission: vec![false; n],
             retrans_kind: vec![0; n],
             silence_ns: vec![NULL; n],
+            reaction_ns: vec![NULL; n],
             dup_ack: vec![false; n],
             dup_run: vec![0; n],
             acks_new: vec![false; n],
@@ -108,6 +110,8 @@ pub fn sender_state(p: &PacketView) -> SenderState {
 /// `rows`: one stream's rows in time order.
 fn walk_stream(p: &PacketView, rows: &[usize], out: &mut SenderState) {
     let mut side = [Side::default(); 2];
+    // The connection's previous packet: (direction, time, its ACK advanced).
+    let mut previous: Option<(u8, i64, bool)> = None;
     for &i in rows {
         let d = (p.dir[i] & 1) as usize;
         let (own, peer) = if d == 0 {
@@ -159,6 +163,13 @@ fn walk_stream(p: &PacketView, rows: &[usize], out: &mut SenderState) {
             (None, _) => false,
         };
         out.acked_unseen[i] = matches!((ack, peer.max_seq_end), (Some(a), Some(m)) if a > m);
+        // New data right behind a peer ACK that advanced: the sender's reaction time at this tap.
+        if let Some((pd, pts, advanced)) = previous {
+            if out.new_data[i] && pd != p.dir[i] && advanced {
+                out.reaction_ns[i] = p.ts_ns[i] - pts;
+            }
+        }
+        previous = Some((p.dir[i], p.ts_ns[i], out.acks_new[i]));
         if out.retransmission[i] {
             let fast = peer.last_dup_run >= FAST_DUPACKS || sacked > 0;
             out.retrans_kind[i] = if silence.unwrap_or(0) >= TIMEOUT_FLOOR_NS {
