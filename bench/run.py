@@ -1,10 +1,13 @@
-"""Decoder benchmark: stallscope against tcptrace and tshark on one synthetic capture.
+"""Decoder and analyzer benchmark: stallscope against tcptrace and tshark on one synthetic capture.
 
 Times, on the same file in one run (page cache warmed first), each as a separate process:
+  analyze     `stallscope analyze FILE -f json -o /dev/null`: the product's main job
+  analyze API analyzers.analyze.analyze_file(FILE) in a fresh interpreter
   flows       `stallscope flows FILE -f json -o /dev/null`
   decode      the packet table through the Python API (capture.decoder.iter_batches), no output
   tcptrace    `tcptrace -l -n FILE`
-  tshark      `tshark -q -z conv,tcp -r FILE`
+  tshark      `tshark -q -z conv,tcp -r FILE`, and its TCP analysis (sequence analysis flags
+              counted by `-z io,stat`)
 and reports wall time (best of --repeat), throughput in GB/s of capture, the ratio to tcptrace,
 and peak RSS (os.wait4) against the capture's size. The two stallscope processes also report the
 time spent inside the native pass (without interpreter start-up and imports).
@@ -34,6 +37,15 @@ from stallscope.capture.decoder import iter_batches
 t = time.perf_counter()
 rows = sum(b.height for b in iter_batches(sys.argv[1]))
 print(json.dumps({"inner_s": time.perf_counter() - t, "rows": rows}))
+"""
+ANALYZE_SNIPPET = """
+import json, sys, time
+import polars  # outside the timed call
+from stallscope.analyzers.analyze import analyze_file
+t = time.perf_counter()
+analysis = analyze_file(sys.argv[1])
+inner = time.perf_counter() - t
+print(json.dumps({"inner_s": inner, "connections": len(analysis.files[0].connections)}))
 """
 FLOWS_SNIPPET = """
 import json, sys, time
@@ -152,6 +164,8 @@ def main() -> None:
     f = str(args.capture)
     py = sys.executable
     tools = [
+        ("stallscope analyze", [console_script("stallscope"), "analyze", f, "-f", "json", "-o", os.devnull], args.repeat),
+        ("analyze (Python API)", [py, "-c", ANALYZE_SNIPPET, f], args.repeat),
         ("stallscope flows", [console_script("stallscope"), "flows", f, "-f", "json", "-o", os.devnull], args.repeat),
         ("flows (Python API)", [py, "-c", FLOWS_SNIPPET, f], args.repeat),
         ("decode (Python API)", [py, "-c", DECODE_SNIPPET, f], args.repeat),
@@ -160,8 +174,11 @@ def main() -> None:
         tools.append(("tcptrace -l", ["tcptrace", "-l", "-n", f], args.repeat))
     if shutil.which("tshark") and not args.no_tshark:
         tools.append(("tshark conv,tcp", ["tshark", "-n", "-q", "-z", "conv,tcp", "-r", f], 1))
+        tools.append(("tshark TCP analysis", ["tshark", "-n", "-q", "-r", f, "-z", "io,stat,0,tcp.analysis.flags,"
+                                              "tcp.analysis.retransmission,tcp.analysis.duplicate_ack"], 1))
     results = measure(tools)
-    n = results[1].extra["records"] if results[1].extra else 0
+    flows_api = next(r for r in results if r.name == "flows (Python API)")
+    n = flows_api.extra["records"] if flows_api.extra else 0
     print(table(results, size, n))
     print(f"RSS floor (this process, charged to every child at exec): {floor_rss() / 1e6:.1f} MB")
 
