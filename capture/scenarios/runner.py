@@ -29,8 +29,15 @@ class ScenarioFailed(RuntimeError):
     """A scenario could not run (a process did not start, the workload crashed); names the step."""
 
 
+def child_argv(module: str, *args: str) -> list[str]:
+    """This interpreter running `module`. -P: the working directory is never put on sys.path, so
+    that started from a checkout the child imports the installed package, not the checkout's
+    partial stallscope/ folder (the package is assembled from several folders at install)."""
+    return [sys.executable, "-P", "-m", module, *args]
+
+
 def _spawn(netns: str, module: str, *args: str) -> subprocess.Popen:
-    argv = ["ip", "netns", "exec", netns, sys.executable, "-m", module, *args]
+    argv = ["ip", "netns", "exec", netns, *child_argv(module, *args)]
     return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
