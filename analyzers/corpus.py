@@ -265,7 +265,7 @@ def run_trace(spec: TraceSpec, out_dir: Path) -> dict[str, Any]:
     """Simulate one trace into `out_dir`; its manifest entry."""
     pcap = Path(out_dir) / f"{spec.name}.pcap"
     if spec.kind == "bulk":
-        from stallscope.cli.impairments import reader_cost
+        from stallscope.simulate.slow_reader import reader_cost
         from stallscope.simulate.run_bulk import BulkConfig, run_bulk
 
         config = dict(spec.config)

@@ -1,6 +1,6 @@
 """The packet table: one row per decoded TCP segment. This is the single declaration of its columns
 (name, Polars dtype, nullable, description), in the spirit of dpkt's `(name, format, default)`
-header tuples; the Rust builders (native/src/columns.rs) are tested to match it exactly and
+header tuples; the Rust builders (native/src/tables/columns.rs) are tested to match it exactly and
 docs/packet-schema.md is rendered from it (`python -m stallscope.capture.schema`).
 
 Conventions: times are integer nanoseconds since the Unix epoch; addresses are text (IPv4 dotted,
@@ -30,7 +30,7 @@ def _c(name: str, dtype: pl.DataType, description: str, nullable: bool = False) 
 _FLAG_BITS = [("fin", 0x001), ("syn", 0x002), ("rst", 0x004), ("psh", 0x008),
               ("ack", 0x010), ("urg", 0x020), ("ece", 0x040), ("cwr", 0x080)]
 
-# Bits of the `anomalies` column (native/src/packet.rs `anomaly`): kept but flagged, never fixed.
+# Bits of the `anomalies` column (native/src/wire/packet.rs `anomaly`): kept but flagged, never fixed.
 ANOMALY_BITS: dict[str, int] = {
     "ts_invalid": 1 << 0,  # sub-second timestamp field out of range (kept as read)
     "caplen_gt_len": 1 << 1,  # record's captured length above its original length
@@ -43,7 +43,7 @@ ANOMALY_BITS: dict[str, int] = {
     "options_truncated": 1 << 8,  # TCP options cut by the snaplen; those before the cut kept
 }
 
-# Why a record is not a row (native/src/dissect.rs NotTcp / NotDecoded, same names and order).
+# Why a record is not a row (native/src/wire/outcome.rs NotTcp / NotDecoded, same names and order).
 NOT_TCP_REASONS: dict[str, str] = {
     "arp": "ARP",
     "udp": "UDP",

@@ -2,12 +2,13 @@
 //! streamed in bounded steps. `drive` is the one loop; the packet table and the connection
 //! table are both built from it.
 
-use crate::accounting::Accounting;
-use crate::dissect::{dissect_into, Outcome};
-use crate::error::ReadError;
-use crate::flows::{FlowInfo, FlowTracker};
-use crate::packet::TcpPacket;
-use crate::reader::CaptureReader;
+use crate::tracking::accounting::Accounting;
+use crate::wire::dissect::dissect_into;
+use crate::wire::outcome::Outcome;
+use crate::containers::error::ReadError;
+use crate::tracking::flows::{FlowInfo, FlowTracker};
+use crate::wire::packet::TcpPacket;
+use crate::containers::reader::CaptureReader;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DriveStatus {

@@ -8,7 +8,7 @@ mod containers_common;
 use std::io::Write;
 use std::time::Instant;
 
-use _native::reader::CaptureReader;
+use _native::containers::reader::CaptureReader;
 use containers_common::build::{epb, idb, pcap_header, pcap_record, shb, Order};
 
 const TARGET: usize = 256 << 20;

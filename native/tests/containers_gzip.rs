@@ -5,7 +5,7 @@ mod containers_common;
 
 use std::io::{Cursor, Write};
 
-use _native::reader::CaptureReader;
+use _native::containers::reader::CaptureReader;
 use containers_common::build::{pcap_file, Order, Pkt};
 use containers_common::{read_bytes, read_reader, Trickle};
 use flate2::write::GzEncoder;

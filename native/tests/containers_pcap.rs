@@ -2,8 +2,8 @@
 
 mod containers_common;
 
-use _native::error::{Part, ReadError};
-use _native::reader::CaptureReader;
+use _native::containers::error::{Part, ReadError};
+use _native::containers::reader::CaptureReader;
 use containers_common::build::{pcap_header, pcap_record, Order};
 use containers_common::read_bytes;
 

@@ -3,8 +3,8 @@
 
 mod containers_common;
 
-use _native::error::{Part, ReadError};
-use _native::reader::CaptureReader;
+use _native::containers::error::{Part, ReadError};
+use _native::containers::reader::CaptureReader;
 use containers_common::build::{block, epb, idb, isb, opb, opt, opt_end, shb, spb, Order, W};
 use containers_common::{read_bytes, Outcome};
 

@@ -7,8 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
-use _native::error::ReadError;
-use _native::reader::{CaptureFormat, CaptureReader};
+use _native::containers::error::ReadError;
+use _native::containers::reader::{CaptureFormat, CaptureReader};
 
 const PUBLIC: &str = "/work/shared/fixtures/public";
 

@@ -7,7 +7,7 @@ mod containers_common;
 use std::io::{Cursor, Write};
 use std::process::{Command, Stdio};
 
-use _native::reader::{CaptureFormat, CaptureReader};
+use _native::containers::reader::{CaptureFormat, CaptureReader};
 use containers_common::build::{pcap_file, pcapng_file, sample_packets, Order};
 use containers_common::{packets, read_bytes, read_reader, Trickle};
 use flate2::write::GzEncoder;

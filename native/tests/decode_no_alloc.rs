@@ -5,11 +5,11 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use _native::accounting::Accounting;
-use _native::columns::{PacketColumns, SCHEMA};
+use _native::tracking::accounting::Accounting;
+use _native::tables::columns::{PacketColumns, SCHEMA};
 use _native::decode::drive;
-use _native::flows::FlowTracker;
-use _native::reader::CaptureReader;
+use _native::tracking::flows::FlowTracker;
+use _native::containers::reader::CaptureReader;
 
 struct Counting;
 

@@ -71,23 +71,3 @@ def parse_gilbert(text: str) -> tuple[float, float, float, float]:
     if len(values) != 4 or not all(0.0 <= v <= 1.0 for v in values):
         raise ValueError(f"--gilbert takes four probabilities P_GB,P_BG,LOSS_GOOD,LOSS_BAD, got {text!r}")
     return values  # type: ignore[return-value]
-
-
-def reader_cost(cost: str | Any, read_rate_bps: int | None) -> Any:
-    """The host cost model `cost` (a name from simulate.tcp.costs.COST_MODELS or a HostCost) with
-    read() copies slowed to `read_rate_bps`: a slow reader. The receiving application then takes
-    1024 * 8 / rate seconds per KB it reads, during which its socket buffer fills and the window it
-    offers shrinks (the cost model is both hosts'; in request/response runs the sender reads its
-    replies at that rate too). None: the model as it is."""
-    from dataclasses import replace
-
-    from stallscope.simulate.tcp.costs import COST_MODELS, HostCost
-
-    if read_rate_bps is None:
-        return cost
-    if read_rate_bps <= 0:
-        raise ValueError(f"--read-rate must be positive, got {read_rate_bps}")
-    base = cost if isinstance(cost, HostCost) else COST_MODELS.get(cost)
-    if base is None:
-        raise ValueError(f"unknown host cost model {cost!r}; expected one of {', '.join(COST_MODELS)}")
-    return replace(base, read_copy_ns_per_kb=-(-8 * 1024 * 1_000_000_000 // read_rate_bps))

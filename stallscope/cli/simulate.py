@@ -9,7 +9,8 @@ from typing import Annotated, Optional
 import polars as pl
 import typer
 
-from stallscope.cli.impairments import AtmPolicy, PmtuMode, impairments_from_options, reader_cost
+from stallscope.cli.impairments import AtmPolicy, PmtuMode, impairments_from_options
+from stallscope.simulate.slow_reader import reader_cost
 from stallscope.cli.options import OutputOption, SeedOption, TableOrJson, TableOrJsonOption
 from stallscope.exit_codes import ExitCode
 from stallscope.output import OutputFormat, render_frame, write_json

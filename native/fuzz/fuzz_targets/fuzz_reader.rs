@@ -4,7 +4,7 @@
 
 use std::io::{Cursor, Read};
 
-use _native::reader::CaptureReader;
+use _native::containers::reader::CaptureReader;
 use libfuzzer_sys::fuzz_target;
 
 /// Reads at most `chunk` bytes per call.
@@ -23,7 +23,7 @@ impl Read for Trickle {
 /// (records as (ts, caplen, origlen, offset, first data byte), error kind and offset)
 type Summary = (Vec<(i64, u32, u32, u64, u8)>, Option<(&'static str, u64)>);
 
-fn run(opened: Result<CaptureReader, _native::error::ReadError>) -> Summary {
+fn run(opened: Result<CaptureReader, _native::containers::error::ReadError>) -> Summary {
     let mut r = match opened {
         Ok(r) => r,
         Err(e) => return (Vec::new(), Some((e.kind(), e.offset()))),

@@ -1,9 +1,9 @@
 //! simulate/segment.py: one TCP/IP segment. Hosts are numbered (0 = sender, 1 = receiver);
 //! Python's string tags are a bit set whose ascending bit order is the order Python appends them.
 
-use crate::packet::flags;
+use crate::wire::packet::flags;
 
-// The decoder's flag bits (packet.rs), narrowed to the byte the simulator carries: one definition.
+// The decoder's flag bits (wire/packet.rs), narrowed to the byte the simulator carries: one definition.
 pub const FIN: u8 = flags::FIN as u8;
 pub const SYN: u8 = flags::SYN as u8;
 pub const RST: u8 = flags::RST as u8;

@@ -7,8 +7,8 @@ pub mod build;
 use std::io::Read;
 use std::sync::Arc;
 
-use _native::error::ReadError;
-use _native::reader::CaptureReader;
+use _native::containers::error::ReadError;
+use _native::containers::reader::CaptureReader;
 
 /// The first `end` bytes of shared data, without copying them per reader.
 pub struct Prefix {
@@ -49,7 +49,7 @@ pub struct Outcome {
     pub records: Vec<Owned>,
     pub error: Option<ReadError>,
     pub trailing_truncation: Option<u64>,
-    pub stats: Option<_native::container_stats::ContainerStats>,
+    pub stats: Option<_native::containers::stats::ContainerStats>,
 }
 
 pub fn read_reader(opened: Result<CaptureReader, ReadError>) -> Outcome {
