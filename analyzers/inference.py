@@ -68,9 +68,28 @@ _PROFILE_COLUMNS = ["stream", "dir", "ts_ns", "payload_len", "superframe", "new_
 _MAX_SEGMENT = pl.col("payload_len").filter((pl.col("payload_len") > 0) & ~pl.col("superframe")).max()
 
 
+def wire_superframes(state: pl.DataFrame, columns: list[str]) -> pl.DataFrame:
+    """`state.select(columns)` (with `superframe` among them) where a datagram the decoder flagged
+    only for its size is not a super-frame when its payload fits the MSS its receiver offered in
+    the SYN: that receiver's interface carries it as one segment (FORE's ATM MTU 9244, MSS 9204, is
+    above the 9216-byte jumbo limit the decoder applies to Ethernet-like links). A TSO/GRO
+    super-frame holds several segments, more than the offer."""
+    st = state.select(columns)
+    if not st["superframe"].any():
+        return st
+    offered = (
+        state.select("stream", "dir", "flag_syn", "opt_mss").filter(pl.col("flag_syn") & pl.col("opt_mss").is_not_null())
+        .group_by(["stream", "dir"]).agg(pl.col("opt_mss").first().alias("_offered"))
+        .with_columns(dir=(1 - pl.col("dir").cast(pl.Int64)).cast(st.schema["dir"]))
+    )
+    fits = pl.col("_offered").is_not_null() & (pl.col("payload_len") <= pl.col("_offered"))
+    return (st.join(offered, on=["stream", "dir"], how="left", maintain_order="left")
+            .with_columns(superframe=pl.col("superframe") & ~fits).drop("_offered"))
+
+
 def direction_profiles(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, Any]]:
     """Profile per (stream, dir) of every direction that sent anything."""
-    st = state.select(_PROFILE_COLUMNS)
+    st = wire_superframes(state, _PROFILE_COLUMNS)
     data = st.filter(pl.col("payload_len") > 0)
     seg = data.filter(~pl.col("superframe"))
     # The size the direction sends most: its full segment once PMTU discovery has lowered the MSS.
@@ -135,7 +154,7 @@ _FLIGHT = {
 def flight_fields(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, Any]]:
     """FLIGHT_FIELDS per (stream, dir): what `direction_profiles` reads from the flight, alone (the
     analysis re-reads them from the flight as the sender knew it)."""
-    agg = state.select("stream", "dir", "payload_len", "superframe", "new_data", "in_flight", "usable_window").group_by(
+    agg = wire_superframes(state, ["stream", "dir", "payload_len", "superframe", "new_data", "in_flight", "usable_window"]).group_by(
         ["stream", "dir"]).agg(**_FLIGHT)
     return {(r["stream"], r["dir"]): {"send_buffer_estimate": r["flight_free"], "max_in_flight": r["flight_max"]}
             for r in agg.iter_rows(named=True)}
@@ -190,7 +209,7 @@ def nagle_evidence(state: pl.DataFrame, profiles: dict[tuple[int, int], dict[str
                          "_full": [full_segment_size(p) for p in profiles.values()]},
                         schema={"stream": pl.UInt32, "dir": pl.UInt8, "_full": pl.Int64})
     short = (pl.col("payload_len") > 0) & (pl.col("payload_len") < pl.col("_full")) & ~pl.col("superframe")
-    st = state.select("stream", "dir", "payload_len", "superframe", "new_data", "seq_end", "snd_max", "snd_una").join(
+    st = wire_superframes(state, ["stream", "dir", "payload_len", "superframe", "new_data", "seq_end", "snd_max", "snd_una"]).join(
         full, on=["stream", "dir"], how="left").with_columns(_short=short & pl.col("new_data"))
     st = st.with_columns(
         _short_end=pl.when(pl.col("_short")).then(pl.col("seq_end")).forward_fill().shift(1).over(["stream", "dir"]),
