@@ -80,6 +80,14 @@ fn i64s(name: &str, v: Vec<i64>) -> ColumnOut {
     )
 }
 
+fn u8s(name: &str, v: Vec<u8>) -> ColumnOut {
+    (name.into(), "u8", v.len(), 0, None, NativeBuffer::new(v), None, None)
+}
+
+fn u32s(name: &str, v: Vec<u32>) -> ColumnOut {
+    (name.into(), "u32", v.len(), 0, None, NativeBuffer::from_u32(v), None, None)
+}
+
 /// An i64 column whose `NULL` rows are null.
 fn opt_i64s(name: &str, v: Vec<i64>) -> ColumnOut {
     let nulls = v.iter().filter(|&&x| x == NULL).count();
@@ -194,7 +202,6 @@ fn analysis_sender_state(
 ) -> PyResult<Vec<ColumnOut>> {
     let inputs = Inputs::read(py, &cols)?;
     let s = py.allow_threads(|| sender_state(&inputs.view()));
-    let n = s.dup_run.len();
     Ok(vec![
         i64s("seq_end", s.seq_end),
         i64s("snd_una", s.snd_una),
@@ -207,29 +214,11 @@ fn analysis_sender_state(
         bools("new_data", &s.new_data),
         bools("retransmission", &s.retransmission),
         bools("control_retransmission", &s.control_retransmission),
-        (
-            "retrans_kind".into(),
-            "u8",
-            n,
-            0,
-            None,
-            NativeBuffer::new(s.retrans_kind),
-            None,
-            None,
-        ),
+        u8s("retrans_kind", s.retrans_kind),
         opt_i64s("silence_ns", s.silence_ns),
         opt_i64s("reaction_ns", s.reaction_ns),
         bools("dup_ack", &s.dup_ack),
-        (
-            "dup_run".into(),
-            "u32",
-            n,
-            0,
-            None,
-            NativeBuffer::from_u32(s.dup_run),
-            None,
-            None,
-        ),
+        u32s("dup_run", s.dup_run),
         bools("acks_new", &s.acks_new),
         opt_i64s("rtt_ns", s.rtt_ns),
         opt_i64s("ack_delay_ns", s.ack_delay_ns),
