@@ -37,7 +37,8 @@ def rule(ctx: StallContext) -> Verdict | None:
         "outstanding_bytes": outstanding,
         "next_segment_len": ctx.held_len,
     }
-    if usable < need:
+    plateau = ctx.profile.get("send_buffer_estimate") or 0
+    if usable < need and not (win_before > 0 and _whole_buffer_out(ctx, outstanding)):
         peer_max = ctx.profile.get("peer_receive_window_max") or win_before
         if 0 < usable < m and usable < peer_max // 2 and ctx.held_len >= usable:
             return Verdict(Cause.SENDER_SWS.value, None, 0.7, evidence,
@@ -47,7 +48,8 @@ def rule(ctx: StallContext) -> Verdict | None:
                                "the window update came with the delayed-ACK timer") if timer else None)
             return Verdict(Cause.RECEIVER_WINDOW_LIMITED.value, None, 0.85, evidence, tuple(a for a in [alt] if a))
         return None
-    plateau = ctx.profile.get("send_buffer_estimate") or 0
+    # (With all of its send buffer in flight the sender had nothing unsent for a small window to
+    # hold back: the buffer, not the window, stopped it.)
     buffer_full = bool(plateau) and outstanding >= BUFFER_IN_USE * plateau
     if ctx.held_len < m and outstanding > 0 and not buffer_full:
         return None  # a short segment waited behind unacknowledged data: the Nagle rules' case
@@ -68,6 +70,15 @@ def rule(ctx: StallContext) -> Verdict | None:
     if ctx.duration_ns < RTT_MULTIPLE * typical:
         return None  # the congestion window at the pace of a queued path: no stall, the path was full
     return Verdict(Cause.RECEIVER_WINDOW_LIMITED.value, "congestion_window", 0.5, evidence)
+
+
+def _whole_buffer_out(ctx: StallContext, outstanding: int) -> bool:
+    """All the sender's buffer was in flight: the flight stood at the largest it ever reached, and
+    that ceiling was reached with the peer's window open (so the window did not set it: the buffer
+    did). A sender with nothing unsent has nothing for a small window to hold back."""
+    plateau = ctx.profile.get("send_buffer_estimate") or 0
+    ceiling = ctx.profile.get("max_in_flight") or 0
+    return bool(plateau) and plateau >= ceiling and outstanding >= ceiling
 
 
 # A send-buffer-limited sender waits with data outstanding for most of each round trip: it has
