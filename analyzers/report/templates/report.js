@@ -1,0 +1,47 @@
+// stallscope report: draws the figures embedded as JSON, and sorts/filters the index table.
+(function () {
+  "use strict";
+  function drawAll() {
+    var divs = document.querySelectorAll("div.plot[data-figure]");
+    divs.forEach(function (div) {
+      var spec = JSON.parse(document.getElementById(div.getAttribute("data-figure")).textContent);
+      var config = { responsive: true, displaylogo: false, scrollZoom: false,
+                     toImageButtonOptions: { format: "png", filename: div.id } };
+      Plotly.newPlot(div, spec.data, spec.layout, config).then(function () {
+        div.setAttribute("data-drawn", "1");
+      });
+    });
+  }
+  function sortTable(table, col, numeric, dir) {
+    var body = table.tBodies[0];
+    var rows = Array.prototype.slice.call(body.rows);
+    rows.sort(function (a, b) {
+      var x = a.cells[col].getAttribute("data-sort") || a.cells[col].textContent;
+      var y = b.cells[col].getAttribute("data-sort") || b.cells[col].textContent;
+      var r = numeric ? (parseFloat(x) - parseFloat(y)) : x.localeCompare(y);
+      return dir === "ascending" ? r : -r;
+    });
+    rows.forEach(function (r) { body.appendChild(r); });
+  }
+  function setUpIndex() {
+    var table = document.getElementById("index");
+    if (!table) return;
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, col) {
+      th.addEventListener("click", function () {
+        var dir = th.getAttribute("aria-sort") === "descending" ? "ascending" : "descending";
+        Array.prototype.forEach.call(table.tHead.rows[0].cells, function (o) { o.removeAttribute("aria-sort"); });
+        th.setAttribute("aria-sort", dir);
+        sortTable(table, col, th.classList.contains("num"), dir);
+      });
+    });
+    var input = document.getElementById("filter");
+    input.addEventListener("input", function () {
+      var q = input.value.toLowerCase();
+      Array.prototype.forEach.call(table.tBodies[0].rows, function (r) {
+        r.hidden = q !== "" && r.textContent.toLowerCase().indexOf(q) < 0;
+      });
+    });
+  }
+  setUpIndex();
+  drawAll();
+})();
