@@ -6,7 +6,7 @@ that wrap past 2^32 (not an artifact, but said so that a reader comparing raw nu
 Each becomes a note; duplicated frames are removed before the sender state is computed, so that none
 can look like a retransmission, and a segment larger than the MSS its receiver offered is marked a
 super-frame even when the datagram fits a jumbo frame (a tap before TSO or after GRO sees several
-segments as one).
+segments as one), and one within that MSS is not, whatever its size (loopback carries 64 KB).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def clean(packets: pl.DataFrame) -> tuple[pl.DataFrame, list[Note], dict[int, li
         cleaned = keyed.filter(~dup)
     else:
         cleaned = keyed
-    cleaned = _oversize_superframes(cleaned)
+    cleaned = _superframes_by_mss(cleaned)
     if back.height:
         worst = int(in_file["_behind"].max() or 0)
         cleaned, stepped = _order(cleaned)
@@ -124,10 +124,13 @@ def _order(packets: pl.DataFrame) -> tuple[pl.DataFrame, bool]:
     return by_stream_time(packets), False
 
 
-def _oversize_superframes(packets: pl.DataFrame) -> pl.DataFrame:
-    """A segment with more payload than the MSS its receiver offered in its SYN never crossed a
-    wire as one segment: it is a super-frame (TSO before segmentation, GRO after coalescing), though
-    the datagram can be small enough for the decoder's jumbo limit (three 1448-byte segments)."""
+def _superframes_by_mss(packets: pl.DataFrame) -> pl.DataFrame:
+    """Where the receiver's SYN offered an MSS, a datagram is a super-frame exactly when its payload
+    exceeds that offer. More payload never crossed a wire as one segment (TSO before segmentation,
+    GRO after coalescing), though the datagram can fit the decoder's jumbo limit (three 1448-byte
+    segments); no more is one segment, though the decoder, which cannot know the link's MTU, flags
+    it for its size (loopback's 64 KB segments, FORE ATM's 9204-byte ones). Without the SYN the
+    decoder's flag stands."""
     offered = (
         packets.filter(pl.col("flag_syn") & pl.col("opt_mss").is_not_null())
         .group_by(["stream", "dir"]).agg(pl.col("opt_mss").first().alias("_offered"))
@@ -135,9 +138,10 @@ def _oversize_superframes(packets: pl.DataFrame) -> pl.DataFrame:
     )
     if offered.height == 0:
         return packets
-    out = packets.join(offered, on=["stream", "dir"], how="left")
-    over = pl.col("_offered").is_not_null() & (pl.col("payload_len") > pl.col("_offered"))
-    return out.with_columns(superframe=pl.col("superframe") | over).drop("_offered")
+    out = packets.join(offered, on=["stream", "dir"], how="left", maintain_order="left")
+    by_mss = pl.when(pl.col("_offered").is_null()).then(pl.col("superframe")).otherwise(
+        pl.col("payload_len") > pl.col("_offered"))
+    return out.with_columns(superframe=by_mss).drop("_offered")
 
 
 def _window_scale_notes(packets: pl.DataFrame) -> dict[int, Note]:
