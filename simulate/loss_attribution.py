@@ -4,7 +4,7 @@ fires, the host asks how the loss came about and records the stall under that ca
 The classifier gets the uids of the segments retransmitted after the timeout (the lost
 transmissions). It looks them up in the DropLog and also counts every drop of the same flow
 since its previous answer, because one timeout usually repairs an episode of several losses
-(notes/tcp-behaviour.md section 4: one fast retransmit repairs one loss per window).
+(one fast retransmit repairs one loss per window: docs/tcp-rules.md#loss-recovery).
 """
 
 from __future__ import annotations

@@ -2,10 +2,10 @@
 
 Sources: Mogul & Minshall, "Rethinking the TCP Nagle Algorithm" (CCR 2001), sections 3 and 5 and
 figures 3-6 ("Mogul §N" below); Moldeklev & Gunningberg section 4.2.1 for UNACKED-MSS;
-notes/tcp-behaviour.md 1.3 (BSD decision order) and 1.4 (Linux Minshall / CORK).
+docs/tcp-rules.md#bsd-output-decision-order and docs/tcp-rules.md#linux-nagle-minshall-cork-and-nodelay.
 
 The TCP sender (tcp_output) asks `may_send_short` only for a candidate segment shorter than maxseg;
-the answer is step 2 of the BSD decision order (notes 1.3), emptying test included. The other
+the answer is step 2 of the BSD decision order, emptying test included. The other
 steps (full segment, persist, half the peer's window, retransmission, FIN) stay in tcp_output.
 
 Some variants need the socket layer's view (Mogul figures 4-6): the host calls the sosend/
@@ -38,7 +38,7 @@ class NagleVariant(str, Enum):
     E_M_D = "E+M+D"  # Mogul table 3
     BORMAN = "BORMAN"  # Mogul §5.5, figure 5 (with MORE, as §8 says the authors built it)
     UNACKED_MSS = "UNACKED-MSS"  # Moldeklev §4.2.1
-    CORK = "CORK"  # Linux TCP_CORK, Mogul §2.3, notes 1.4
+    CORK = "CORK"  # Linux TCP_CORK, Mogul §2.3, docs/tcp-rules.md#linux-nagle-minshall-cork-and-nodelay
 
     @classmethod
     def parse(cls, name: str) -> NagleVariant:
@@ -89,7 +89,8 @@ class NagleState:
 
     variant: NagleVariant
     mclbytes: int = MCLBYTES_TRU64
-    snd_sml: int | None = None  # MINSHALL: end sequence of the last short segment sent (notes 1.4)
+    # MINSHALL: end sequence of the last short segment sent (docs/tcp-rules.md#linux-nagle-minshall-cork-and-nodelay)
+    snd_sml: int | None = None
     small_prev: bool = False  # MSMV: TF_SMALL_PREV
     eom: bool = False  # TF_EOM (figure 4)
     more: bool = False  # TF_MORE as the sosend hooks left it (figure 4)
@@ -121,7 +122,8 @@ def new_state(
 
 
 def _short_unacked(state: NagleState, snd_una: int) -> bool:
-    """Minshall: a previously sent short segment is not yet acknowledged (notes 1.4: snd_una < snd_sml)."""
+    """Minshall: a previously sent short segment is not yet acknowledged (snd_una < snd_sml,
+    docs/tcp-rules.md#linux-nagle-minshall-cork-and-nodelay)."""
     return state.snd_sml is not None and state.snd_sml > snd_una
 
 

@@ -85,7 +85,7 @@ def test_salamon_tail_held_with_nodelay_and_hidden_by_fast_acks():
 
 @pytest.mark.parametrize("personality", ["sunos41", "bsd44", "freebsd4", "linux"])
 def test_isolated_losses_repaired_by_fast_retransmit(personality):
-    """Tahoe, Reno and NewReno (notes 4): a lone loss in a wide window costs no timeout."""
+    """Tahoe, Reno and NewReno (docs/tcp-rules.md#loss-recovery): a lone loss in a wide window costs no timeout."""
     r = run_bulk(BulkConfig(personality=personality, link="ethernet10", sndbuf=65536, rcvbuf=65536,
                             bytes=3_000_000, seed=2), impairments={"loss": 0.003})
     assert r.completed and r.bytes == 3_000_000
@@ -95,7 +95,7 @@ def test_isolated_losses_repaired_by_fast_retransmit(personality):
 
 def test_zero_window_is_probed_by_the_persist_timer():
     """A receiver that never reads closes its window; the sender probes on the persist timer,
-    backing off from 5 s to the 60 s ceiling (notes 1.3), on the 500 ms slow tick."""
+    backing off from 5 s to the 60 s ceiling, on the 500 ms slow tick (docs/tcp-rules.md#persist-timer)."""
     sim = Simulator(1)
     a = Host(sim, "a", "10.0.0.1", 1000, SUNOS41, mtu=1500, sndbuf=16384, tick_phase_ns=0)
     b = Host(sim, "b", "10.0.0.2", 2000, SUNOS41, mtu=1500, rcvbuf=8192, tick_phase_ns=0)
@@ -131,9 +131,10 @@ def _request_stalls(personality):
 
 
 def test_per_cluster_send_tears_writes_and_moretocome_does_not():
-    """notes 1.1/1.3: 4.4BSD calls tcp_output per 2 KB cluster, so a 3000-byte write goes out as
-    1448 + 600 and the last 952 bytes wait for the delayed ACK; FreeBSD's MORETOCOME carries
-    idleness to the last chunk and sends the write whole."""
+    """4.4BSD calls tcp_output per 2 KB cluster, so a 3000-byte write goes out as 1448 + 600 and the
+    last 952 bytes wait for the delayed ACK; FreeBSD's MORETOCOME carries idleness to the last
+    chunk and sends the write whole (docs/tcp-rules.md#socket-copy-loop,
+    docs/tcp-rules.md#freebsd-more-to-come)."""
     torn = _request_stalls("bsd44")
     assert len(torn) >= 8 and {s.detail for s in torn} == {"buffer_tearing"}
     assert all(s.duration_ns <= 200 * NS_PER_MS for s in torn)  # released by the 200 ms tick

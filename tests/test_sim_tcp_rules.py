@@ -1,4 +1,5 @@
-"""Per-rule decisions of the TCP host, as transition tables (notes/tcp-behaviour.md sections 1-3)."""
+"""Per-rule decisions of the TCP host, as transition tables (the sender, receiver and timer rules of
+docs/tcp-rules.md)."""
 
 import pytest
 

@@ -4,7 +4,8 @@ The client host always runs traditional Nagle (Mogul §7: it never sends while a
 the server runs the variant under test with the given send buffer; the client's receive buffer is
 the personality's default (32 KB for Tru64, as in §7). One connection per request (trials s, r)
 builds a fresh host pair per connection, so both hosts' 200 ms delayed-ACK ticks are kept on one
-global grid: a real host's fast timer runs for all its connections at once (notes 2).
+global grid: a real host's fast timer runs for all its connections at once
+(docs/tcp-rules.md#delayed-ack-timers).
 """
 
 from __future__ import annotations

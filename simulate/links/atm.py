@@ -1,8 +1,8 @@
 """ATM: AAL5 segmentation and a cell-level switch output buffer with no discard, PPD or EPD.
 
 Pure decision code (time passed in, integer ns, no simulator types) so the capture package's
-user-space emulator can reuse it. Rules: notes/tcp-behaviour.md section 5 and Kung & Morris,
-"Detailed Behavior of TCP over ATM" (GLOBECOM '95), section "Discard Policies".
+user-space emulator can reuse it. Rules: docs/tcp-rules.md#atm-cells, docs/tcp-rules.md#atm-cell-discard and
+Kung & Morris, "Detailed Behavior of TCP over ATM" (GLOBECOM '95), section "Discard Policies".
 """
 
 from __future__ import annotations

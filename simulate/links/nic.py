@@ -1,5 +1,5 @@
 """A receiving NIC's jumbo receive-slot pool (Tigon II `ti` driver, TI_JSLOTS; Shalunov,
-"GigaTCP", section "ti Driver Problem Solved, Sort Of"; notes/tcp-behaviour.md section 5).
+"GigaTCP", section "ti Driver Problem Solved, Sort Of"; docs/tcp-rules.md#nic-jumbo-receive-slots).
 
 Frames of at least `min_frame_len` bytes need a jumbo slot; with none free the frame is dropped
 ("ti0: jumbo allocation failed -- packet dropped!") while smaller frames use the standard ring

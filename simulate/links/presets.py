@@ -4,7 +4,7 @@ Framing per packet (bytes on the wire beyond the IP datagram):
 - Ethernet (IEEE 802.3): 14 header + 4 FCS + 8 preamble/SFD + 12 inter-frame gap = 38, and the
   frame payload is padded to at least 46 bytes.
 - FDDI (ANSI X3.139): 8 preamble + 1 SD + 1 FC + 6 DA + 6 SA + 8 LLC/SNAP + 4 FCS + 2 ED/FS = 36.
-- ATM: AAL5 with LLC/SNAP in 53-byte cells (notes/tcp-behaviour.md section 5); the rate is the
+- ATM: AAL5 with LLC/SNAP in 53-byte cells (docs/tcp-rules.md#atm-cells); the rate is the
   cell rate (TAXI 140 Mbit/s; OC-3 SONET payload 149.76 Mbit/s).
 Default delays are one-way LAN figures (cable plus switch latency), an assumption: the papers do
 not give them.

@@ -2,7 +2,7 @@
 
 Every cell is a 16 MB memory-to-memory bulk run, write(8192)/read(8192), sunos41 on both hosts
 over the atm140 preset (MTU 9244, MSS 9204) with the SUN_IPX host-cost model (costs.py),
-calibrated once for all cells. Tolerances (shared/reference/README.md): a cell passes when it is in
+calibrated once for all cells. Tolerances (docs/simulate-cli.md#stallscope-reproduce-name): a cell passes when it is in
 the paper's band (deadlock < 1 Mbit/s, degraded 1-10, normal > 10) and, for deadlock cells,
 within 25 % of the paper, for normal cells within 20 %; a column passes with >= 58 of 64 cells.
 """

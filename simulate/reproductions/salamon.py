@@ -1,9 +1,11 @@
 """Salamon (linux-kernel, June 1998): a Linux 2.0.29 sender with TCP_NODELAY over Fast Ethernet
 loses most of its throughput when the message size equals the receive window, because the short
-tail of each message waits in `partial` until everything outstanding is acknowledged (notes 1.5);
+tail of each message waits in `partial` until everything outstanding is acknowledged
+(docs/tcp-rules.md#linux-20-partial-segment);
 a receiver that ACKs faster (2.1.79, modelled by the `linux` personality) hides it.
 
-Statement reproduced (reference/README.md): 11 MB/s drops to 3.5 MB/s; a fast-ACKing receiver
+Statement reproduced (the published tables' README; tolerance in
+docs/simulate-cli.md#stallscope-reproduce-name): 11 MB/s drops to 3.5 MB/s; a fast-ACKing receiver
 hides it. Held to: the drop is at least 2x with the linux20 receiver, at most 1.25x with the fast
 receiver, and the same sender with a message smaller than the window does not drop.
 """
@@ -14,7 +16,7 @@ from ..ground_truth import Cause
 from ..run_bulk import BulkConfig, run_bulk
 from . import ReproductionResult
 
-WINDOW = 32768  # Linux 2.0 default socket buffer (notes 1.5 / personality default)
+WINDOW = 32768  # Linux 2.0 default socket buffer (the linux20 personality's default)
 MESSAGES = 400
 # Assumption (the report does not say): a message-passing benchmark, each message answered by a
 # small reply before the next is sent, so nothing new arrives to fill the held tail. With a

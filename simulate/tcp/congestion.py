@@ -1,5 +1,5 @@
-"""Congestion window and loss recovery: Tahoe, Reno, NewReno (notes 4). Modern Linux counts its
-window in packets and grows it by the packets each ACK covers (`linux_ca`: tcp_slow_start,
+"""Congestion window and loss recovery: Tahoe, Reno, NewReno (docs/tcp-rules.md#loss-recovery).
+Modern Linux counts its window in packets and grows it by the packets each ACK covers (`linux_ca`: tcp_slow_start,
 tcp_cong_avoid_ai), with Reno's halving or CUBIC's growth and 0.7 reduction (net/ipv4/tcp_cubic.c,
 RFC 9438); the recovery on top is the same."""
 
@@ -198,7 +198,7 @@ def on_new_ack(st: CongestionState, acked: int, ack: int, now: int = 0) -> bool:
         if st.recovery is Recovery.NEWRENO and ack < st.recover:
             st.cwnd = max(st.cwnd - acked + st.mss, st.mss)  # partial ACK: deflate, stay in recovery
             return True
-        # Reno quirk (notes 4): deflate only if dupacks > 3; NewReno always on full ACK.
+        # Reno quirk (docs/tcp-rules.md#loss-recovery): deflate only if dupacks > 3; NewReno always on full ACK.
         if st.recovery is Recovery.NEWRENO or st.dupacks > DUPACK_THRESHOLD:
             st.cwnd = min(st.cwnd, st.ssthresh)
         st.in_recovery = False

@@ -1,4 +1,5 @@
-"""Delayed-ACK policies (notes 2): when a received data segment is ACKed at once, and when later."""
+"""Delayed-ACK policies (docs/tcp-rules.md#delayed-ack-timers): when a received data segment is ACKed at
+once, and when later."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from enum import Enum
 from ..engine import NS_PER_MS
 from .personality import DelAckPolicy, Personality
 
-LINUX_ATO_MIN = 40 * NS_PER_MS  # TCP_DELACK_MIN (notes 2)
+LINUX_ATO_MIN = 40 * NS_PER_MS  # TCP_DELACK_MIN (docs/tcp-rules.md#delayed-ack-timers)
 LINUX_ATO_MAX = 200 * NS_PER_MS  # TCP_DELACK_MAX
-LINUX_QUICKACK_MAX = 16  # (notes 2: unverified)
+LINUX_QUICKACK_MAX = 16  # unverified (docs/tcp-rules.md#delayed-ack-timers)
 LINUX20_JIFFY = 10 * NS_PER_MS  # HZ = 100 on Linux 2.0 (i386)
 
 
@@ -76,7 +77,7 @@ def on_data(
             return AckNow.NOW
         return AckNow.DELAY
     # LINUX20_ATO (tcp_delack_estimator): ato := ato/2 + gap, or the smoothed RTT when the gap
-    # exceeds it (notes 2 says rto; 2.0 compares with rtt >> 3). Counted in jiffies (HZ=100), a
+    # exceeds it: 2.0 compares with rtt >> 3 (docs/tcp-rules.md#delayed-ack-timers). Counted in jiffies (HZ=100), a
     # gap is at least one jiffy; on a LAN srtt rounds to 0 jiffies, so the ACK waits for the next tick.
     if gap is not None:
         m = max(1, now // LINUX20_JIFFY - (now - gap) // LINUX20_JIFFY) * LINUX20_JIFFY

@@ -226,7 +226,7 @@ class Host:
             self.sim.schedule(phase % p.slow_tick_ns, self._slow_tick)
 
     def _fast_tick(self, now: int) -> None:
-        """tcp_fasttimo: every 200 ms for all connections at once (notes 2)."""
+        """tcp_fasttimo: every 200 ms for all connections at once (docs/tcp-rules.md#delayed-ack-timers)."""
         if self.stopped:
             return
         self.sim.schedule(now + self.p.delack_ns, self._fast_tick)
@@ -236,7 +236,7 @@ class Host:
             self._tcp_output(now, "timer", tags=(TAG_TIMER_ACK,))
 
     def _slow_tick(self, now: int) -> None:
-        """tcp_slowtimo: every 500 ms, counts REXMT and PERSIST down (notes 3)."""
+        """tcp_slowtimo: every 500 ms, counts REXMT and PERSIST down (docs/tcp-rules.md#retransmission-timer)."""
         if self.stopped:
             return
         self.sim.schedule(now + self.p.slow_tick_ns, self._slow_tick)
@@ -371,7 +371,7 @@ class Host:
     def _read_done(self, now: int, n: int) -> None:
         self._r_busy = False
         self.rcv_cc -= n
-        self._tcp_output(now, "read")  # PRU_RCVD: once per read call (notes 2)
+        self._tcp_output(now, "read")  # PRU_RCVD: once per read call (docs/tcp-rules.md#window-update-per-read)
         cb, self._r_cb = self._r_cb, None
         cb(now, n)
 
@@ -392,7 +392,8 @@ class Host:
         tags: tuple[str, ...] = (),
         flush_partial: bool = False,
     ) -> None:
-        """tcp_output: the decision order of notes 1.3 (BSD) with the Linux variants of 1.4/1.5."""
+        """tcp_output: the BSD decision order (docs/tcp-rules.md#bsd-output-decision-order) with the Linux variants
+        (docs/tcp-rules.md#linux-nagle-minshall-cork-and-nodelay, docs/tcp-rules.md#linux-20-partial-segment)."""
         if self.state in (TcpState.CLOSED, TcpState.LISTEN, TcpState.SYN_SENT, TcpState.SYN_RECEIVED):
             return
         if self._mtup is not None and context not in ("rto", "fast_retransmit", "persist") and self._mtu_probe(now) == 0:
@@ -400,7 +401,7 @@ class Host:
         p = self.p
         if p.write_more_hold and self._w_cb is not None and 0 < self._w_resid < self._w_total:
             more_to_come = True  # the writer sleeps part-way through a write (TF_MORE stays set)
-        idle = self.snd_max == self.snd_una  # computed once per call (notes 1.3)
+        idle = self.snd_max == self.snd_una  # computed once per call (docs/tcp-rules.md#bsd-output-decision-order)
         if p.moretocome:
             if self._lastidle:
                 idle = True
@@ -454,7 +455,7 @@ class Host:
             elif unsent > 0:
                 hold = HOLD_WINDOW
             fin = self._closing and self._fin_seq is None and self.snd_nxt + length == self.snd_una + self.sb_cc
-            # Window update (only if the receive window is open): notes 1.3.
+            # Window update (only if the receive window is open): docs/tcp-rules.md#window-update-thresholds.
             wupdate = False
             if reason is None and not self.acknow:
                 space = self.rcvbuf - self.rcv_cc
@@ -475,7 +476,9 @@ class Host:
                                      blocked=self._w_blocked)
                 break
             if reason is None and not fin and p.family is not Family.BSD:
-                length = 0  # Linux sends a pure ACK; BSD's ACK carries whatever len allowed (notes 1.3)
+                # Linux sends a pure ACK; BSD's ACK carries whatever len allowed
+                # (docs/tcp-rules.md#bsd-output-decision-order).
+                length = 0
             seg_tags = tags
             if reason == "retransmit" or (self.snd_nxt < self.snd_max and length > 0):
                 seg_tags = seg_tags + (TAG_RETRANSMIT,)
@@ -498,7 +501,7 @@ class Host:
             # BSD loops only on sendalot; evaluating once more sends nothing else (the window or
             # the buffer bounded this segment) but records why the rest is held.
         if not sent_any:
-            # Data queued and no timer running: persist (notes 1.3), whatever the window; a
+            # Data queued and no timer running: persist (docs/tcp-rules.md#persist-timer), whatever the window; a
             # forced send then breaks a sender-SWS hold or probes a zero window.
             if (self.sb_cc > self.snd_nxt - self.snd_una and not self.timers.running(TimerKind.REXMT)
                     and not self.timers.running(TimerKind.PERSIST)):
@@ -520,13 +523,14 @@ class Host:
         )
         ok = nagle_mod.may_send_short(self.variant, self.nagle, ctx)
         if ok and p.moretocome and more and self.variant is NagleVariant.NAGLE:
-            return False  # FreeBSD: step 2 also needs !TF_MORETOCOME (notes 1.3)
+            return False  # FreeBSD: step 2 also needs !TF_MORETOCOME (docs/tcp-rules.md#freebsd-more-to-come)
         return ok
 
     def _linux20_tail(self, now: int, length: int, off: int, eow: bool, context: str, flush: bool) -> bool:
-        """Linux 2.0 partial segment (notes 1.5): the tail goes at the end of a write if nothing is
-        outstanding, or with TCP_NODELAY if it fits the window; later only when nothing is
-        outstanding (tcp_ack ignores TCP_NODELAY) or when the 1 s partial timer fires."""
+        """Linux 2.0 partial segment (docs/tcp-rules.md#linux-20-partial-segment): the tail goes at the end of
+        a write if nothing is outstanding, or with TCP_NODELAY if it fits the window; later only
+        when nothing is outstanding (tcp_ack ignores TCP_NODELAY) or when the 1 s partial timer
+        fires."""
         if length + off < self.sb_cc:
             return False
         packets_out = self.snd_max > self.snd_una

@@ -1,5 +1,5 @@
-"""Per-stack parameters. Each field cites the rule in /work/shared/notes/tcp-behaviour.md it models
-("notes 1.1" = section 1.1 there) or the paper section it comes from."""
+"""Per-stack parameters. Each field cites the rule it models, as a section of docs/tcp-rules.md
+(`docs/tcp-rules.md#socket-copy-loop`), or the paper section it comes from."""
 
 from __future__ import annotations
 
@@ -11,28 +11,34 @@ from ..nagle import NagleVariant
 
 
 class Family(str, Enum):
-    BSD = "bsd"  # tcp_output decision order of notes 1.3
-    LINUX = "linux"  # notes 1.4
-    LINUX20 = "linux20"  # notes 1.5
+    BSD = "bsd"  # tcp_output decision order (docs/tcp-rules.md#bsd-output-decision-order)
+    LINUX = "linux"  # docs/tcp-rules.md#linux-nagle-minshall-cork-and-nodelay
+    LINUX20 = "linux20"  # docs/tcp-rules.md#linux-20-partial-segment
 
 
 class CopyRule(str, Enum):
-    SUNOS_CHUNK = "sunos_chunk"  # copy min(space, 4096) then one PRU_SEND (notes 1.1, SunOS)
-    PER_CLUSTER = "per_cluster"  # one cluster per PRU_SEND (notes 1.1, 4.4BSD / FreeBSD)
-    WHOLE_WRITE = "whole_write"  # append as much as fits, then push (notes 1.1, Linux)
+    """How sosend hands a write to TCP (docs/tcp-rules.md#socket-copy-loop)."""
+
+    SUNOS_CHUNK = "sunos_chunk"  # SunOS: copy min(space, 4096) then one PRU_SEND
+    PER_CLUSTER = "per_cluster"  # 4.4BSD / FreeBSD: one cluster per PRU_SEND
+    WHOLE_WRITE = "whole_write"  # Linux: append as much as fits, then push
 
 
 class WindowUpdateRule(str, Enum):
-    SUNOS_35 = "sunos_35"  # (rcv empty and adv >= 2 MSS) or adv >= 35 % of the buffer (notes 1.3)
-    BSD_50 = "bsd_50"  # adv >= 2 MSS or adv >= 50 % (notes 1.3)
+    """When a read sends a pure window update (docs/tcp-rules.md#window-update-thresholds)."""
+
+    SUNOS_35 = "sunos_35"  # (rcv empty and adv >= 2 MSS) or adv >= 35 % of the buffer
+    BSD_50 = "bsd_50"  # adv >= 2 MSS or adv >= 50 %
     LINUX = "linux"  # new window >= 2 x what the peer still has, once that fell to half (tcp_cleanup_rbuf)
 
 
 class DelAckPolicy(str, Enum):
-    BSD_TICK = "bsd_tick"  # free-running global 200 ms fast tick (notes 2)
-    FREEBSD = "freebsd"  # one-shot 100 ms callout, ACK every second in-order segment (notes 2)
-    LINUX_ATO = "linux_ato"  # quick-ACK, > 1 full frame unacked, 40..200 ms ATO (notes 2)
-    LINUX20_ATO = "linux20_ato"  # ATO estimator starting at HZ/3, ACK after max_unacked bytes (notes 2)
+    """When a data segment is acknowledged (docs/tcp-rules.md#delayed-ack-timers)."""
+
+    BSD_TICK = "bsd_tick"  # free-running global 200 ms fast tick
+    FREEBSD = "freebsd"  # one-shot 100 ms callout, ACK every second in-order segment
+    LINUX_ATO = "linux_ato"  # quick-ACK, > 1 full frame unacked, 40..200 ms ATO
+    LINUX20_ATO = "linux20_ato"  # ATO estimator starting at HZ/3, ACK after max_unacked bytes
 
 
 class Recovery(str, Enum):
@@ -46,34 +52,38 @@ class Personality:
     name: str
     family: Family
     copy_rule: CopyRule
-    mclbytes: int  # cluster size (notes 1.1/1.2)
+    mclbytes: int  # cluster size (docs/tcp-rules.md#socket-copy-loop)
     send_chunk: int  # SunOS SEND_CHUNK; bytes per PRU_SEND otherwise = mclbytes
     writer_lowat: int  # the writer sleeps while less than this is free (and the write does not fit)
-    moretocome: bool  # FreeBSD PRUS_MORETOCOME / TF_LASTIDLE (notes 1.3)
-    mss_cluster_round: bool  # round MSS down to a multiple of MCLBYTES when larger (notes 1.2)
-    mss_nonlocal_cap: int | None  # min(mss, 512) for a non-local peer (notes 1.2); None: not modelled
-    buffer_round_to_mss: bool  # socket buffers rounded up to a multiple of the MSS (notes 1.2)
+    moretocome: bool  # FreeBSD PRUS_MORETOCOME / TF_LASTIDLE (docs/tcp-rules.md#freebsd-more-to-come)
+    # MSS and buffer sizing (docs/tcp-rules.md#mss-and-buffer-sizing):
+    mss_cluster_round: bool  # round MSS down to a multiple of MCLBYTES when larger
+    mss_nonlocal_cap: int | None  # min(mss, 512) for a non-local peer; None: not modelled
+    buffer_round_to_mss: bool  # socket buffers rounded up to a multiple of the MSS
     # RFC 7323 timestamps offered in the SYN. When both ends offer them every segment carries the
     # 12-byte option (TSval, TSecr) and the MSS taken from the MTU drops by 12 (FreeBSD tcp_mss,
-    # notes 1.2; Linux tcp_current_mss: 1448 on a 1500-byte path).
+    # docs/tcp-rules.md#mss-and-buffer-sizing; Linux tcp_current_mss: 1448 on a 1500-byte path).
     timestamps: bool
     window_update: WindowUpdateRule
-    suppress_update_with_delack: bool  # modern FreeBSD (notes 1.3)
+    suppress_update_with_delack: bool  # modern FreeBSD (docs/tcp-rules.md#window-update-thresholds)
     delack: DelAckPolicy
     delack_ns: int  # tick period / one-shot delay / ATO maximum
-    small_sender_inference: bool  # Tru64 (notes 2, Mogul section 9); switchable per run
-    slow_tick_ns: int | None  # 500 ms slow tick grid for REXMT/PERSIST (notes 3); None = exact timers
+    small_sender_inference: bool  # Tru64 (docs/tcp-rules.md#small-sender-inference); switchable per run
+    # 500 ms slow tick grid for REXMT/PERSIST (docs/tcp-rules.md#retransmission-timer); None = exact timers
+    slow_tick_ns: int | None
     rto_min_ns: int
     rto_max_ns: int
     rto_initial_ns: int
-    rttvar_mult: int  # RTO = srtt + k * rttvar (notes 3: SunOS 2, BSD 4)
+    rttvar_mult: int  # RTO = srtt + k * rttvar (SunOS 2, BSD 4: docs/tcp-rules.md#retransmission-timer)
     recovery: Recovery
     initial_cwnd_segments: int  # 0 = no slow start at connection start (Moldeklev section 3: "not an issue")
     nagle: NagleVariant  # the stack's default Nagle behaviour
     default_sndbuf: int
     default_rcvbuf: int
-    partial_timer_ns: int = NS_PER_S  # Linux 2.0 partial segment timer (notes 1.5)
-    max_window: int = 65535  # largest window advertised; Linux 2.0's MAX_WINDOW is 32767 (notes 1.5)
+    # Linux 2.0 (docs/tcp-rules.md#linux-20-partial-segment): the partial segment timer; the largest window
+    # advertised (Linux 2.0's MAX_WINDOW is 32767).
+    partial_timer_ns: int = NS_PER_S
+    max_window: int = 65535
     sndbuf_multiplier: int = 1  # Linux doubles SO_SNDBUF for its bookkeeping (socket(7))
     linux20_max_unacked: int = 8192  # Linux 2.0 ACKs once this many bytes are unacked (Salamon: 6-7 segments)
     # Retransmissions before the connection is dropped with a RST: BSD TCP_MAXRXTSHIFT = 12
@@ -138,7 +148,7 @@ class Personality:
     # with the literal rule FDDI MINSHALL scores 66.4 % (4 KB writes) and 14.6 % (32 KB writes)
     # with a 16 KB buffer where the paper has 8.8 % and 0.0 %, while its EOM and MSMV stall at the
     # same write boundaries (14.1 % and 10.3 %). False: every short segment sent counts (Linux
-    # tcp_minshall_update, notes 1.4).
+    # tcp_minshall_update, docs/tcp-rules.md#linux-nagle-minshall-cork-and-nodelay).
     minshall_idle_writes_only: bool = False
 
     def with_(self, **changes) -> "Personality":
@@ -202,7 +212,7 @@ FREEBSD4 = BSD44.with_(
     delack=DelAckPolicy.FREEBSD,
     delack_ns=100 * NS_PER_MS,
     slow_tick_ns=None,
-    rtt_fixed_point=False,  # hz-based timers (notes 3: "same, finer")
+    rtt_fixed_point=False,  # hz-based timers, same rules finer grained (docs/tcp-rules.md#retransmission-timer)
     recovery=Recovery.NEWRENO,
     default_sndbuf=32768,
     default_rcvbuf=65536,
@@ -282,7 +292,7 @@ LINUX20 = LINUX.with_(
     family=Family.LINUX20,
     nagle=NagleVariant.NAGLE,
     delack=DelAckPolicy.LINUX20_ATO,
-    delack_ns=NS_PER_S // 3,  # HZ/3 initial ATO (notes 2)
+    delack_ns=NS_PER_S // 3,  # HZ/3 initial ATO (docs/tcp-rules.md#delayed-ack-timers)
     rto_min_ns=200 * NS_PER_MS,
     initial_cwnd_segments=0,  # simplification: the LAN runs of Salamon's report start at full window
     recovery=Recovery.RENO,
@@ -290,7 +300,7 @@ LINUX20 = LINUX.with_(
     synack_retries=15,
     sack=False,  # Linux 2.0 had no SACK (it came with 2.2)
     timestamps=False,  # nor timestamps (2.1)
-    linux_rtt=False,  # Linux 2.0: Jacobson's estimator on one timed segment (notes 3)
+    linux_rtt=False,  # Linux 2.0: Jacobson's estimator on one timed segment (docs/tcp-rules.md#retransmission-timer)
     linux_ca=False,
     cubic=False,  # Reno (CUBIC became the default in 2.6.19)
     default_sndbuf=32768,

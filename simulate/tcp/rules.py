@@ -12,7 +12,7 @@ from .personality import CopyRule, Personality, WindowUpdateRule
 IP_TCP_HEADERS = 40
 TIMESTAMP_OPTION = 12  # the timestamp option padded to 32 bits (NOP NOP TS), RFC 7323 appendix A
 
-# BSD tcp_backoff[] (notes 3): the multiplier for the n-th retransmission.
+# BSD tcp_backoff[] (docs/tcp-rules.md#retransmission-timer): the multiplier for the n-th retransmission.
 BACKOFF = (1, 2, 4, 8, 16, 32, 64, 64, 64, 64, 64, 64, 64)
 MAX_RXTSHIFT = 12
 
@@ -20,7 +20,7 @@ MAX_RXTSHIFT = 12
 def sosend_chunk(p: Personality, resid: int, space: int, in_round: bool = False, lowat: int | None = None) -> int:
     """Bytes the socket layer copies before its next PRU_SEND; 0 means the writer sleeps.
 
-    Sleep rule (notes 1.1): space < resid and space < the low-water mark (BSD sosend), tested
+    Sleep rule (docs/tcp-rules.md#socket-copy-loop): space < resid and space < the low-water mark (BSD sosend), tested
     when a copy round starts; `lowat` overrides the personality's mark (OSF: the MSS). `in_round`:
     a 4.4BSD/OSF round is still using the space it measured at its start (`} while (resid &&
     space > 0)`), so the chunk is not re-tested against the mark."""
@@ -35,7 +35,7 @@ def sosend_chunk(p: Personality, resid: int, space: int, in_round: bool = False,
     if p.copy_rule is CopyRule.SUNOS_CHUNK:
         return min(n, p.send_chunk)  # "protocol called every 4 KB" (Moldeklev 2.1)
     if p.copy_rule is CopyRule.PER_CLUSTER:
-        return min(n, p.mclbytes)  # one cluster per PRU_SEND (notes 1.1)
+        return min(n, p.mclbytes)  # one cluster per PRU_SEND (docs/tcp-rules.md#socket-copy-loop)
     return n
 
 
@@ -55,8 +55,8 @@ def bsd_send_reason(
     max_sndwnd: int,
     retransmitting: bool,
 ) -> str | None:
-    """The data tests of BSD tcp_output in order (notes 1.3); `nagle_ok` is step 2 as the Nagle
-    module decided it. Returns the rule that sends, or None if the data is held."""
+    """The data tests of BSD tcp_output in order (docs/tcp-rules.md#bsd-output-decision-order); `nagle_ok` is
+    step 2 as the Nagle module decided it. Returns the rule that sends, or None if the data is held."""
     if length <= 0:
         return None
     if length >= maxseg:
@@ -88,7 +88,8 @@ def window_update_due(
 
 
 def receive_window(space: int, hiwat: int, maxseg: int, peer_has: int, max_window: int) -> int:
-    """Window to advertise: receiver silly-window avoidance (notes 2) and never shrinking."""
+    """Window to advertise: receiver silly-window avoidance and never shrinking
+    (docs/tcp-rules.md#receiver-silly-window-avoidance)."""
     win = space
     if win < hiwat // 4 and win < maxseg:
         win = 0
@@ -97,15 +98,16 @@ def receive_window(space: int, hiwat: int, maxseg: int, peer_has: int, max_windo
 
 
 def offered_mss(p: Personality, if_mtu: int) -> int:
-    """MSS put in our SYN: from the interface MTU (notes 1.2, 5: even when a route is smaller)."""
+    """MSS put in our SYN: from the interface MTU, even when a route is smaller
+    (docs/tcp-rules.md#mss-and-buffer-sizing, docs/tcp-rules.md#path-mtu)."""
     return if_mtu - IP_TCP_HEADERS
 
 
 def select_mss(p: Personality, if_mtu: int, peer_offer: int | None, route_mtu: int | None = None,
                timestamps: bool = False) -> int:
-    """tcp_mss (notes 1.2): MTU - 40, the peer's offer, minus the timestamp option when both ends
-    use it (FreeBSD tcp_mss: t_maxopd - TCPOLEN_TSTAMP_APPA; Linux tcp_current_mss), then rounded
-    down to a multiple of MCLBYTES when larger than a cluster."""
+    """tcp_mss (docs/tcp-rules.md#mss-and-buffer-sizing): MTU - 40, the peer's offer, minus the timestamp
+    option when both ends use it (FreeBSD tcp_mss: t_maxopd - TCPOLEN_TSTAMP_APPA; Linux
+    tcp_current_mss), then rounded down to a multiple of MCLBYTES when larger than a cluster."""
     mss = (route_mtu if route_mtu is not None else if_mtu) - IP_TCP_HEADERS
     if peer_offer is not None:
         mss = min(mss, peer_offer)
@@ -117,14 +119,15 @@ def select_mss(p: Personality, if_mtu: int, peer_offer: int | None, route_mtu: i
 
 
 def round_buffer(p: Personality, size: int, mss: int) -> int:
-    """4.4BSD rounds socket buffers up to a multiple of the MSS (notes 1.2); SunOS does not."""
+    """4.4BSD rounds socket buffers up to a multiple of the MSS; SunOS does not
+    (docs/tcp-rules.md#mss-and-buffer-sizing)."""
     if p.buffer_round_to_mss and size % mss:
         return (size // mss + 1) * mss
     return size
 
 
 def rto_ns(p: Personality, srtt_ns: int, rttvar_ns: int) -> int:
-    """srtt + k * rttvar clamped to the personality's [min, max] (notes 3)."""
+    """srtt + k * rttvar clamped to the personality's [min, max] (docs/tcp-rules.md#retransmission-timer)."""
     return min(max(srtt_ns + p.rttvar_mult * rttvar_ns, p.rto_min_ns), p.rto_max_ns)
 
 
@@ -154,7 +157,8 @@ def bsd_rexmtval_ticks(srtt_fp: int, rttvar_fp: int) -> int:
 
 
 def backed_off_rto(p: Personality, base_ns: int, shift: int) -> int:
-    """The RTO for the shift-th retransmission: base * tcp_backoff[shift], clamped (notes 3)."""
+    """The RTO for the shift-th retransmission: base * tcp_backoff[shift], clamped
+    (docs/tcp-rules.md#retransmission-timer)."""
     mult = BACKOFF[min(shift, len(BACKOFF) - 1)]
     return min(max(base_ns * mult, p.rto_min_ns), p.rto_max_ns)
 
@@ -214,7 +218,7 @@ def ticks_for(delay_ns: int, tick_ns: int) -> int:
 
 
 def persist_ns(srtt_ns: int, rttvar_ns: int, shift: int) -> int:
-    """(srtt + 2 rttvar) * backoff, clamped to [5 s, 60 s] (notes 1.3)."""
+    """(srtt + 2 rttvar) * backoff, clamped to [5 s, 60 s] (docs/tcp-rules.md#persist-timer)."""
     base = (srtt_ns + 2 * rttvar_ns) * BACKOFF[min(shift, len(BACKOFF) - 1)]
     return min(max(base, 5_000_000_000), 60_000_000_000)
 

@@ -20,7 +20,7 @@ HOLD_NAGLE = "nagle"  # a short segment held by the Nagle test
 HOLD_BUFFER_FULL = "buffer_full"  # everything in the send buffer is sent; the writer sleeps
 HOLD_WINDOW = "window"  # the peer's (or congestion) window leaves no room
 HOLD_SWS = "sws"  # a usable window smaller than the segment and < half the peer's largest
-HOLD_PARTIAL = "partial"  # Linux 2.0 held tail with TCP_NODELAY (notes 1.5)
+HOLD_PARTIAL = "partial"  # Linux 2.0 held tail with TCP_NODELAY (docs/tcp-rules.md#linux-20-partial-segment)
 HOLD_APP_IDLE = "app_idle"  # the application has nothing to send
 
 # A Nagle hold this few sends after a timer ACK was entered through the timer's phase (Moldeklev

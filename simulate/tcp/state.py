@@ -35,7 +35,7 @@ class TimerKind(Enum):
     REXMT = "rexmt"
     PERSIST = "persist"
     DELACK = "delack"
-    PARTIAL = "partial"  # Linux 2.0's 1 s timer for a held partial segment (notes 1.5)
+    PARTIAL = "partial"  # Linux 2.0's 1 s timer for a held partial tail (docs/tcp-rules.md#linux-20-partial-segment)
 
     # Members are singletons: identity hashing skips Enum's Python-level __hash__ on the timer
     # dicts' hot path (dict order is insertion order, so nothing observable changes).

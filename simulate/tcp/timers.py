@@ -1,5 +1,6 @@
 """A connection's timers (the TimerKind sum type). BSD-family personalities count REXMT and
-PERSIST down on the host's 500 ms slow tick (notes 3); other timers are exact one-shot events.
+PERSIST down on the host's 500 ms slow tick (docs/tcp-rules.md#retransmission-timer); other timers are exact
+one-shot events.
 
 An exact timer keeps one pending engine event per kind and only moves its deadline, so re-arming
 on every ACK does not leave a cancelled event per ACK in the engine's heap.

@@ -584,7 +584,9 @@ impl Host {
         )
     }
 
-    /// tcp_output: the decision order of notes 1.3 (BSD) with the Linux variants of 1.4/1.5.
+    /// tcp_output: 4.4BSD tcp_output.c's decision order (docs/tcp-rules.md#bsd-output-decision-order), with
+    /// Linux tcp_nagle_check / tcp_minshall_check (docs/tcp-rules.md#linux-nagle-minshall-cork-and-nodelay) and
+    /// the Linux 2.0 partial segment (docs/tcp-rules.md#linux-20-partial-segment) for those families.
     #[allow(clippy::too_many_arguments)]
     fn tcp_output(
         &mut self,
@@ -610,7 +612,8 @@ impl Host {
         if p.write_more_hold && self.w_cb && 0 < self.w_resid && self.w_resid < self.w_total {
             more_to_come = true; // the writer sleeps part-way through a write (TF_MORE stays set)
         }
-        let mut idle = self.snd_max == self.snd_una; // computed once per call (notes 1.3)
+        // 4.4BSD tcp_output computes idle once per call (docs/tcp-rules.md#bsd-output-decision-order).
+        let mut idle = self.snd_max == self.snd_una;
         if p.moretocome {
             if self.lastidle {
                 idle = true;
@@ -685,7 +688,8 @@ impl Host {
                 hold = Some(HoldReason::Window);
             }
             let fin = self.closing && self.fin_seq.is_none() && self.snd_nxt + length == self.snd_una + self.sb_cc;
-            // Window update (only if the receive window is open): notes 1.3.
+            // Window update, only if the receive window is open (4.4BSD / SunOS tcp_output:
+            // docs/tcp-rules.md#window-update-thresholds).
             let mut wupdate = false;
             if reason.is_none() && !self.acknow {
                 let space = self.rcvbuf - self.rcv_cc;
@@ -750,7 +754,8 @@ impl Host {
             // why the rest is held.
         }
         if !sent_any {
-            // Data queued and no timer running: persist (notes 1.3), whatever the window.
+            // Data queued and no timer running: tcp_setpersist, whatever the window
+            // (docs/tcp-rules.md#persist-timer).
             if self.sb_cc > self.snd_nxt - self.snd_una
                 && !self.timers.running(TimerKind::Rexmt)
                 && !self.timers.running(TimerKind::Persist)
@@ -797,12 +802,14 @@ impl Host {
         };
         let ok = nagle_mod::may_send_short(self.variant, &mut self.nagle, &ctx);
         if ok && p.moretocome && more && self.variant == NagleVariant::Nagle {
-            return false; // FreeBSD: step 2 also needs !TF_MORETOCOME (notes 1.3)
+            // FreeBSD 4 tcp_output: step 2 also needs !TF_MORETOCOME (docs/tcp-rules.md#freebsd-more-to-come).
+            return false;
         }
         ok
     }
 
-    /// Linux 2.0 partial segment (notes 1.5).
+    /// Linux 2.0 partial segment (2.0.29 tcp_sendmsg and tcp_ack; Salamon's report):
+    /// docs/tcp-rules.md#linux-20-partial-segment.
     fn linux20_tail(&mut self, net: &mut Net, length: i64, off: i64, eow: bool, flush: bool) -> bool {
         if length + off < self.sb_cc {
             return false;
