@@ -1,5 +1,5 @@
 """The connection table and the tracker's per-packet numbers against tshark 4.0, run in the test,
-on every public fixture (/work/shared/fixtures/public) and, for the per-direction counts,
+on every public fixture (../shared/fixtures/public, see tests/shared_material.py) and, for the per-direction counts,
 on every capture this project recorded (fixtures/*.pcap).
 
 Deliberate divergences (each checked below rather than skipped):

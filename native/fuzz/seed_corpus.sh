@@ -3,15 +3,17 @@
 # project made itself. Run from anywhere: bash native/fuzz/seed_corpus.sh
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
 corpus="$here/corpus/fuzz_reader"
 mkdir -p "$corpus"
 n=0
-for dir in /work/shared/fixtures/public /work/main/fixtures; do
+public="${STALLSCOPE_PUBLIC_FIXTURES:-$repo/../shared/fixtures/public}"
+for dir in "$public" "$repo/fixtures"; do
     [ -d "$dir" ] || continue
     while IFS= read -r -d '' f; do
         case "$f" in *.md|*.txt|*.json) continue ;; esac
         # Flatten the path into a unique name so same-named files do not collide.
-        name="$(echo "${f#/work/}" | tr '/' '_')"
+        name="$(basename "$dir")_$(echo "${f#"$dir"/}" | tr '/' '_')"
         cp -f "$f" "$corpus/$name"
         # A gzipped copy too, so the fuzzer starts inside the gzip path.
         gzip -9nc "$f" > "$corpus/$name.gz"

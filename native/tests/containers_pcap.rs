@@ -1,4 +1,4 @@
-//! Legacy pcap, hand-built in both byte orders: bad-inputs.md cases 1-14.
+//! Legacy pcap, hand-built in both byte orders: cases 1-14 of docs/capture-input.md#input-cases.
 
 mod containers_common;
 

@@ -1,4 +1,5 @@
-//! pcapng, hand-built per block type in both byte orders: bad-inputs.md cases 15-27 and the
+//! pcapng, hand-built per block type in both byte orders: cases 15-27 of
+//! docs/capture-input.md#input-cases and the
 //! block types the reader understands (SHB, IDB, EPB, SPB, OPB, ISB) or skips and counts.
 
 mod containers_common;

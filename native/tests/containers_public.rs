@@ -1,4 +1,5 @@
-//! Every public fixture (/work/shared/fixtures/public) read with the record count tshark 4.0
+//! Every public fixture (../shared/fixtures/public beside the repository, or
+//! $STALLSCOPE_PUBLIC_FIXTURES, as tests/shared_material.py finds them) read with the record count tshark 4.0
 //! reports (`tshark -r F -T fields -e frame.number | wc -l`), and the files libpcap refuses
 //! refused with libpcap's own messages. Skipped when the folder is absent.
 
@@ -10,7 +11,6 @@ use std::path::{Path, PathBuf};
 use _native::containers::error::ReadError;
 use _native::containers::reader::{CaptureFormat, CaptureReader};
 
-const PUBLIC: &str = "/work/shared/fixtures/public";
 
 /// (file, records, sum of caplen, sum of original length) — all taken from tshark 4.0 on these
 /// exact files (`tshark -r F -T fields -e frame.cap_len -e frame.len`).
@@ -87,9 +87,14 @@ const LIBPCAP_REJECTS: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// The public fixtures: $STALLSCOPE_PUBLIC_FIXTURES, else ../shared/fixtures/public beside the
+/// repository (this crate is its native/ folder).
 fn public() -> Option<PathBuf> {
-    let p = Path::new(PUBLIC);
-    p.is_dir().then(|| p.to_path_buf())
+    let p = match std::env::var_os("STALLSCOPE_PUBLIC_FIXTURES") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/public"),
+    };
+    p.is_dir().then_some(p)
 }
 
 /// One record's fields that tshark shows too.
@@ -138,7 +143,7 @@ fn timestamps_and_interfaces_match_tshark() {
 }
 
 /// tshark prints nonsense times for fractions >= 1e9; we keep the packet, flag its timestamp
-/// and count it (bad-inputs case 5).
+/// and count it (case 5 of docs/capture-input.md#input-cases).
 #[test]
 fn nanosecond_fraction_out_of_range_is_kept_and_flagged() {
     let Some(dir) = public() else { return };

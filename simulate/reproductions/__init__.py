@@ -39,16 +39,19 @@ class Reproduction:
 
 
 def reference_dir() -> Path:
-    """The published tables: $STALLSCOPE_REFERENCE, else shared/reference beside the checkout."""
+    """The published tables: $STALLSCOPE_REFERENCE, else shared/reference beside the checkout (found
+    from this file, or from the current directory for a regular install run from the repository
+    root), else ../shared/reference from the current directory."""
     env = os.environ.get("STALLSCOPE_REFERENCE")
     if env:
         return Path(env)
     here = Path(__file__).resolve()
-    for parent in here.parents:
+    cwd = Path.cwd().resolve()
+    for parent in (*here.parents, cwd, *cwd.parents):
         candidate = parent.parent / "shared" / "reference"
         if candidate.is_dir():
             return candidate
-    return Path("/work/shared/reference")
+    return cwd.parent / "shared" / "reference"
 
 
 REPRODUCTIONS: dict[str, Reproduction] = {

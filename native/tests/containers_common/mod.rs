@@ -103,8 +103,13 @@ pub fn packets(o: &Outcome) -> Vec<(i64, u32, u32, Vec<u8>)> {
     o.records.iter().map(|r| (r.1, r.5, r.6, r.9.clone())).collect()
 }
 
+/// The public fixtures ($STALLSCOPE_PUBLIC_FIXTURES, else ../shared/fixtures/public beside the
+/// repository), if present.
 pub fn public_files() -> Vec<std::path::PathBuf> {
-    let dir = std::path::Path::new("/work/shared/fixtures/public");
+    let dir = match std::env::var_os("STALLSCOPE_PUBLIC_FIXTURES") {
+        Some(d) if !d.is_empty() => std::path::PathBuf::from(d),
+        _ => std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/public"),
+    };
     let mut out = Vec::new();
     for sub in ["libpcap", "tcpdump", "zeek"] {
         let Ok(entries) = std::fs::read_dir(dir.join(sub)) else { continue };
@@ -116,7 +121,7 @@ pub fn public_files() -> Vec<std::path::PathBuf> {
     out
 }
 
-/// Captures this project made itself (/work/main/fixtures), if any.
+/// Captures this project made itself (the repository's fixtures/), if any.
 pub fn project_files() -> Vec<std::path::PathBuf> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
     let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
