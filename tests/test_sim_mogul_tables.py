@@ -18,8 +18,8 @@ With that rule remembering only a short segment a write sent alone (not the 1176
 Ethernet 4 KB write, which follows two full segments in the same call), 2026-11-23: table 4 tau-b
 0.84, MINSHALL and MIN+MORE 0.0 % in every cell (paper 0.0-2.6), the rest unchanged; table 5
 identical cell for cell.
-With the naglemark client's 25 ms think time between responses (CALIBRATED; mogul.py's module
-docstring gives the fit), the same day: table 4 meets every tolerance (11/11 worst scores, 98/99
+With the naglemark client's 25 ms think time between responses (CALIBRATED;
+docs/mogul-calibration.md#client-think-time gives the fit), the same day: table 4 meets every tolerance (11/11 worst scores, 98/99
 cells, tau-b 0.84; the NAGLE family's worst 32.9 against 31.9-33.4), table 5 as before.
 """
 from __future__ import annotations
