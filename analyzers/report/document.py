@@ -156,10 +156,43 @@ class FileFacts:
     drops: dict[str, int] = field(default_factory=dict)
 
 
+_PCAP_MAGICS = {b"\xd4\xc3\xb2\xa1": "<", b"\xa1\xb2\xc3\xd4": ">", b"\x4d\x3c\xb2\xa1": "<",
+                b"\xa1\xb2\x3c\x4d": ">"}
+
+
+def _pcap_header(path: str) -> dict[str, Any] | None:
+    """A classic pcap file's link type and snaplen from its 24-byte header (gzip or not); None for
+    anything else (pcapng, standard input)."""
+    import gzip
+    import struct
+
+    if path == "-":
+        return None
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(2)
+        opener = gzip.open if head == b"\x1f\x8b" else open
+        with opener(path, "rb") as fh:
+            header = fh.read(24)
+    except OSError:
+        return None
+    order = _PCAP_MAGICS.get(header[:4])
+    if order is None or len(header) < 24:
+        return None
+    snaplen, linktype = struct.unpack(order + "II", header[16:24])
+    return {"interfaces": [{"linktype": linktype & 0x0FFFFFFF, "snaplen": snaplen, "name": None}]}
+
+
 def capture_facts(path: str) -> dict[str, Any]:
-    """The container's facts (link types, snaplens, interface names, drop counters) from a pass of
-    the decoder over the file that decodes one column only."""
+    """The container's facts (link types, snaplens, interface names, drop counters): a classic
+    pcap's from its header; otherwise from a pass of the decoder that decodes one column only."""
     from stallscope.capture.decoder import iter_batches
+
+    quick = _pcap_header(path)
+    if quick is not None:
+        return quick
+    if path == "-":
+        return {}
     from stallscope.capture.errors import CaptureDamaged, CaptureRejected
 
     batches = iter_batches(path, columns=["frame"])
@@ -265,7 +298,7 @@ def _finding_rows(c) -> list[dict[str, Any]]:
 
 def _json_for_script(fig) -> str:
     """A figure's JSON, safe inside a <script type="application/json"> element."""
-    text = fig.to_json(validate=False) if hasattr(fig, "to_json") else fig
+    text = figures.to_json(fig)
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 
@@ -276,8 +309,13 @@ def _parts_by_stream(f) -> dict[int, pl.DataFrame]:
     if state is None or state.height == 0:
         return {}
     cols = [c for c in figures.STATE_COLUMNS if c in state.columns]
-    return {int(k[0]): v for k, v in by_stream_time(state.select(cols)).partition_by("stream", as_dict=True,
-                                                                                      maintain_order=True).items()}
+    out = {}
+    # Per connection, then in time order (rows are in file order; most captures are in time order).
+    for k, part in state.select(cols).partition_by("stream", as_dict=True, maintain_order=True).items():
+        if not part["ts_ns"].is_sorted():
+            part = by_stream_time(part)
+        out[int(k[0])] = part
+    return out
 
 
 def build(analysis, *, containers: list[dict[str, Any] | None] | None = None, title: str | None = None,

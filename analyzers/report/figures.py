@@ -10,6 +10,10 @@ Large connections are decimated for the screen: each continuous series keeps, pe
 (Scattergl). Events are not decimated below one per pixel cell: every retransmission, SACK block,
 zero or full window and stall stays drawn (stalls exactly, from the findings).
 
+Figures are plain plotly.js specifications (dicts), not plotly.graph_objects: validating
+graph objects cost more than everything else in the report of a large capture. Numeric arrays are
+written as plotly.js typed arrays (base64), NaN being a gap.
+
 No capture-derived text (addresses, file names) goes into a figure: Plotly renders its own subset
 of HTML in labels, so figures name directions by number and the page around them (autoescaped by
 Jinja) carries the names.
@@ -20,10 +24,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import base64
+import json
+
 import numpy as np
-import plotly.graph_objects as go
 import polars as pl
-from plotly.subplots import make_subplots
 
 # Okabe & Ito's colour-blind-safe palette (Color Universal Design).
 OKABE_ITO = {
@@ -120,17 +125,75 @@ class _Builder:
         self.profile = profile
         self.mss = profile.get("max_segment") or 1
 
-    def scatter(self, **kw: Any) -> go.Scatter | go.Scattergl:
+    def scatter(self, **kw: Any) -> dict[str, Any]:
         n = len(kw.get("x", ()))
-        if self.large and n > 1000:
-            return go.Scattergl(**kw)
-        return go.Scatter(**kw)
+        return trace("scattergl" if self.large and n > 1000 else "scatter", **kw)
 
     def series(self, x: np.ndarray, y: np.ndarray, *extra: np.ndarray) -> tuple[np.ndarray, ...]:
         idx = minmax_indices(x, y, self.x0, self.x1)
         if len(idx) < len(x):
             self.decimated = True
         return (x[idx], y[idx], *(e[idx] for e in extra))
+
+
+def trace(kind: str, **kw: Any) -> dict[str, Any]:
+    return {"type": kind, **kw}
+
+
+def _typed(v: np.ndarray) -> Any:
+    """A numeric numpy array as a plotly.js typed array (base64); other arrays as lists."""
+    if v.dtype.kind == "f":
+        a = v.astype("<f8")
+        return {"dtype": "f8", "bdata": base64.b64encode(a.tobytes()).decode("ascii")}
+    if v.dtype.kind in "iub":
+        if len(v) and (v.min() < -(2 ** 31) or v.max() >= 2 ** 31):
+            return _typed(v.astype(np.float64))
+        return {"dtype": "i4", "bdata": base64.b64encode(v.astype("<i4").tobytes()).decode("ascii")}
+    return [None if x is None else x for x in v.tolist()]
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, np.ndarray):
+        return _typed(obj)
+    if isinstance(obj, dict):
+        return {k: _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, float) and obj != obj:
+        return None
+    return obj
+
+
+def to_json(fig: dict[str, Any]) -> str:
+    """A figure ({data, layout}) as JSON text for plotly.js."""
+    return json.dumps(_jsonable(fig), separators=(",", ":"), allow_nan=False)
+
+
+def _axes_layout(rows: int, heights: list[float], spacing: float, titles: list[str]) -> dict[str, Any]:
+    """Rows of subplots stacked top to bottom sharing one x axis (each matches the bottom one)."""
+    usable = 1 - spacing * (rows - 1)
+    layout: dict[str, Any] = {"annotations": []}
+    top = 1.0
+    for r in range(1, rows + 1):
+        h = usable * heights[r - 1] / sum(heights)
+        lo = max(0.0, top - h)
+        sx = "" if r == 1 else str(r)
+        layout[f"xaxis{sx}"] = {"anchor": f"y{sx}", "domain": [0, 1], "showticklabels": r == rows, **_AXIS,
+                                **({"matches": f"x{rows}"} if r < rows else {})}
+        layout[f"yaxis{sx}"] = {"anchor": f"x{sx}", "domain": [lo, top], **_AXIS}
+        layout["annotations"].append({"text": titles[r - 1], "x": 0.5, "xref": "paper", "xanchor": "center",
+                                      "y": top, "yref": "paper", "yanchor": "bottom", "showarrow": False,
+                                      "font": {"size": 13}})
+        top = lo - spacing
+    return layout
+
+
+_AXIS = {"automargin": True, "showline": True, "linecolor": "#444", "ticks": "outside", "zeroline": False, "showgrid": True,
+         "gridcolor": "#eeeeee"}
+_LAYOUT = {"paper_bgcolor": "white", "plot_bgcolor": "white", "font": {"size": 11},
+           "colorway": ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#F0E442", "#000000"]}
 
 
 def _segments(x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -161,7 +224,36 @@ def _bars(starts: np.ndarray, ends: np.ndarray, label: str) -> tuple[np.ndarray,
     return xs, [label, label, None] * n
 
 
-def connection_figure(conn, part: pl.DataFrame, d: int) -> tuple[go.Figure, dict[str, Any]]:
+class _Figure:
+    """Just enough of plotly's Figure API to stack rows of subplots, as a plain specification."""
+
+    def __init__(self, rows: int, heights: list[float], spacing: float, titles: list[str]) -> None:
+        self.data: list[dict[str, Any]] = []
+        self.layout: dict[str, Any] = {**_LAYOUT, **_axes_layout(rows, heights, spacing, titles)}
+
+    def add_trace(self, tr: dict[str, Any], row: int = 1, col: int = 1) -> None:
+        sx = "" if row == 1 else str(row)
+        tr = {**tr, "xaxis": f"x{sx}", "yaxis": f"y{sx}"}
+        if "line_shape" in tr:
+            tr["line"] = {**tr.get("line", {}), "shape": tr.pop("line_shape")}
+        self.data.append(tr)
+
+    def _axis(self, key: str, row: int, title_text: str | None, kw: dict[str, Any]) -> None:
+        if title_text:
+            kw["title"] = {"text": title_text}
+        self.layout[key + ("" if row == 1 else str(row))].update(kw)
+
+    def update_yaxes(self, row: int, col: int = 1, title_text: str | None = None, **kw: Any) -> None:
+        self._axis("yaxis", row, title_text, kw)
+
+    def update_xaxes(self, row: int, col: int = 1, title_text: str | None = None, **kw: Any) -> None:
+        self._axis("xaxis", row, title_text, kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"data": self.data, "layout": self.layout}
+
+
+def connection_figure(conn, part: pl.DataFrame, d: int) -> tuple[dict[str, Any], dict[str, Any]]:
     """The linked time graphs of connection `conn` for its data direction `d`. `part` is the
     connection's rows of the per-packet table, in time order. Returns the figure and facts about
     how it was drawn (points, decimation)."""
@@ -169,11 +261,9 @@ def connection_figure(conn, part: pl.DataFrame, d: int) -> tuple[go.Figure, dict
     t1 = int(part["ts_ns"][-1])
     b = _Builder(part, conn, d, t0, t1)
     a = 1 - d
-    fig = make_subplots(rows=5, cols=1, shared_xaxes=True, vertical_spacing=0.035,
-                        row_heights=[0.40, 0.17, 0.13, 0.13, 0.17],
-                        subplot_titles=[f"time-sequence (dir {d}: data; dir {a}: ACKs, window, SACK)",
-                                        "bytes in flight, peer window, send buffer", "RTT samples",
-                                        "goodput", "limiting factor"])
+    fig = _Figure(5, [0.40, 0.17, 0.13, 0.13, 0.17], 0.035,
+                  [f"time-sequence (dir {d}: data; dir {a}: ACKs, window, SACK)",
+                   "bytes in flight, peer window, send buffer", "RTT samples", "goodput", "limiting factor"])
     data = part.filter(pl.col("dir") == d)
     acks = part.filter((pl.col("dir") == a) & pl.col("flag_ack"))
     dn = _numpy(data, t0, ["frame", "seq_rel", "seq_end", "payload_len", "new_data", "retransmission",
@@ -189,7 +279,7 @@ def connection_figure(conn, part: pl.DataFrame, d: int) -> tuple[go.Figure, dict
         starts = np.array([(s.start_ns - t0) / 1e9 for s in ss])
         ends = np.array([(s.end_ns - t0) / 1e9 for s in ss])
         xs, ys = _boxes(starts, ends, 0.0, y_top)
-        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", fill="toself", name=f"stall: {cause}",
+        fig.add_trace(trace("scatter", x=xs, y=ys, mode="lines", fill="toself", name=f"stall: {cause}",
                                  legendgroup=f"stall:{cause}", line=dict(width=0, color=cause_colour(cause)),
                                  fillcolor=_rgba(cause_colour(cause), 0.22), hoverinfo="skip"), row=1, col=1)
     # Data segments: vertical lines seq..seq_end (tcptrace); decimated to min/max of seq_end.
@@ -221,7 +311,7 @@ def connection_figure(conn, part: pl.DataFrame, d: int) -> tuple[go.Figure, dict
     if rx.any():
         x, y, fr = dn.t[rx], dn["seq_end"][rx].astype(np.float64), dn["frame"][rx]
         idx = event_indices(x, y, b.x0, b.x1, 0, y_top)
-        fig.add_trace(go.Scatter(x=x[idx], y=y[idx], mode="markers", name="retransmission",
+        fig.add_trace(trace("scatter", x=x[idx], y=y[idx], mode="markers", name="retransmission",
                                  marker=dict(symbol="x", size=8, color=_C["vermillion"]), customdata=fr[idx],
                                  hovertemplate="retransmission frame %{customdata}<br>seq end %{y}<extra></extra>"),
                       row=1, col=1)
@@ -233,7 +323,7 @@ def connection_figure(conn, part: pl.DataFrame, d: int) -> tuple[go.Figure, dict
         l, r = ex["sack_left"].to_numpy().astype(np.float64), ex["sack_right"].to_numpy().astype(np.float64)
         idx = event_indices(x, r, b.x0, b.x1, 0, y_top)
         xs, ys = _segments(x[idx], l[idx], r[idx])
-        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name="SACK block", line=dict(color=_C["sky_blue"], width=3),
+        fig.add_trace(trace("scatter", x=xs, y=ys, mode="lines", name="SACK block", line=dict(color=_C["sky_blue"], width=3),
                                  hovertemplate="SACK %{y}<extra></extra>"), row=1, col=1)
     fig.update_yaxes(title_text="sequence (bytes)", row=1, col=1)
 
@@ -256,12 +346,12 @@ def connection_figure(conn, part: pl.DataFrame, d: int) -> tuple[go.Figure, dict
             if mask.any():
                 x, y, fr = dn.t[mask], dn["in_flight"][mask].astype(np.float64), dn["frame"][mask]
                 idx = event_indices(x, y, b.x0, b.x1, 0, float(np.nanmax(pw[ok])) if ok.any() else 1.0)
-                fig.add_trace(go.Scatter(x=x[idx], y=y[idx], mode="markers", name=label, customdata=fr[idx],
+                fig.add_trace(trace("scatter", x=x[idx], y=y[idx], mode="markers", name=label, customdata=fr[idx],
                                          marker=dict(symbol=symbol, size=6, color=colour),
                                          hovertemplate=label + ": frame %{customdata}<extra></extra>"), row=2, col=1)
     sbuf = b.profile.get("send_buffer_estimate")
     if sbuf:
-        fig.add_trace(go.Scatter(x=[b.x0, b.x1], y=[sbuf, sbuf], mode="lines", name=f"send buffer (inferred, {sbuf} B)",
+        fig.add_trace(trace("scatter", x=[b.x0, b.x1], y=[sbuf, sbuf], mode="lines", name=f"send buffer (inferred, {sbuf} B)",
                                  line=dict(color=_C["bluish_green"], width=2, dash="dash")), row=2, col=1)
     fig.update_yaxes(title_text="bytes", row=2, col=1)
 
@@ -283,7 +373,7 @@ def connection_figure(conn, part: pl.DataFrame, d: int) -> tuple[go.Figure, dict
         k = np.clip((dn.t[new] / width).astype(np.int64), 0, bins - 1)
         per_bin = np.bincount(k, weights=dn["payload_len"][new].astype(np.float64), minlength=bins)
         xb = b.x0 + (np.arange(bins) + 0.5) * width
-        fig.add_trace(go.Scatter(x=xb, y=per_bin * 8 / width / 1e6, mode="lines", line_shape="hvh",
+        fig.add_trace(trace("scatter", x=xb, y=per_bin * 8 / width / 1e6, mode="lines", line_shape="hvh",
                                  name=f"goodput ({width * 1e3:.3g} ms bins)", line=dict(color=_C["bluish_green"], width=1.5),
                                  hovertemplate="%{y:.2f} Mbit/s<extra></extra>"), row=4, col=1)
     fig.update_yaxes(title_text="Mbit/s", row=4, col=1)
@@ -291,26 +381,23 @@ def connection_figure(conn, part: pl.DataFrame, d: int) -> tuple[go.Figure, dict
     # Limiting factor over time, and the stalls by cause on their own rows.
     for label, starts, ends in _limit_runs(part, d, b):
         xs, ys = _bars(starts, ends, label)
-        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=f"limit: {label}", showlegend=False,
+        fig.add_trace(trace("scatter", x=xs, y=ys, mode="lines", name=f"limit: {label}", showlegend=False,
                                  line=dict(color=LIMIT_COLOURS.get(label, _C["black"]), width=10),
                                  hovertemplate=label + "<extra></extra>"), row=5, col=1)
     for cause in sorted({s.cause for s in conn.stalls if s.dir == d}):
         ss = [s for s in conn.stalls if s.dir == d and s.cause == cause]
         xs, ys = _bars(np.array([(s.start_ns - t0) / 1e9 for s in ss]), np.array([(s.end_ns - t0) / 1e9 for s in ss]),
                        f"stall: {cause}")
-        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=f"stall: {cause}", legendgroup=f"stall:{cause}",
+        fig.add_trace(trace("scatter", x=xs, y=ys, mode="lines", name=f"stall: {cause}", legendgroup=f"stall:{cause}",
                                  showlegend=False, line=dict(color=cause_colour(cause), width=10),
                                  hovertemplate=f"stall: {cause}<extra></extra>"), row=5, col=1)
     fig.update_yaxes(type="category", row=5, col=1)
     fig.update_xaxes(title_text="seconds since the connection's first packet", row=5, col=1)
-    fig.update_layout(height=1100, template="simple_white", margin=dict(l=70, r=20, t=40, b=50),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0), hovermode="closest",
-                      font=dict(size=11))
-    fig.update_xaxes(showgrid=True, gridcolor="#eeeeee")
-    fig.update_yaxes(showgrid=True, gridcolor="#eeeeee")
-    points = sum(len(tr.x) if tr.x is not None else 0 for tr in fig.data)
-    return fig, {"points": points, "decimated": b.decimated, "webgl": any(isinstance(t, go.Scattergl) for t in fig.data),
-                 "packets": part.height}
+    fig.layout.update(height=1100, margin=dict(l=70, r=20, t=40, b=50), hovermode="closest",
+                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
+    points = sum(len(tr["x"]) for tr in fig.data)
+    return fig.to_dict(), {"points": points, "decimated": b.decimated,
+                           "webgl": any(tr["type"] == "scattergl" for tr in fig.data), "packets": part.height}
 
 
 def _limit_runs(part: pl.DataFrame, d: int, b: _Builder) -> list[tuple[str, np.ndarray, np.ndarray]]:
@@ -360,7 +447,7 @@ def _limit_runs(part: pl.DataFrame, d: int, b: _Builder) -> list[tuple[str, np.n
     return out
 
 
-def ack_delay_figure(conn, part: pl.DataFrame, d: int) -> go.Figure | None:
+def ack_delay_figure(conn, part: pl.DataFrame, d: int) -> dict[str, Any] | None:
     """Histogram of the delays of the peer's ACKs of direction d's data (at the tap: from the
     newest data an ACK covers to the ACK), with the delayed-ACK timer learned for that peer."""
     a = 1 - d
@@ -373,16 +460,20 @@ def ack_delay_figure(conn, part: pl.DataFrame, d: int) -> go.Figure | None:
     timer = peer.get("timer_ns")
     top = float(max(np.percentile(ms, 99.9), (timer or 0) / 1e6 * 1.3, 1e-3))
     counts, edges = np.histogram(np.clip(ms, 0, top), bins=80, range=(0, top))
-    fig = go.Figure(go.Bar(x=(edges[:-1] + edges[1:]) / 2, y=counts, width=(edges[1] - edges[0]),
-                           marker=dict(color=_C["blue"]), name="ACKs",
-                           hovertemplate="%{x:.2f} ms: %{y} ACKs<extra></extra>"))
+    data = [trace("bar", x=(edges[:-1] + edges[1:]) / 2, y=counts, width=float(edges[1] - edges[0]),
+                  marker=dict(color=_C["blue"]), name="ACKs", hovertemplate="%{x:.2f} ms: %{y} ACKs<extra></extra>")]
+    layout: dict[str, Any] = {
+        **_LAYOUT, "height": 300, "bargap": 0, "margin": dict(l=70, r=20, t=30, b=50), "showlegend": False,
+        "xaxis": {**_AXIS, "title": {"text": f"ACK delay at the tap, ms (dir {a}'s ACKs of dir {d}'s data; "
+                                              f"last bin: {top:.1f} ms or more)"}},
+        "yaxis": {**_AXIS, "title": {"text": "ACKs"},
+                  "type": "log" if counts.max() > 100 * max(1, np.median(counts[counts > 0])) else "linear"},
+        "shapes": [], "annotations": []}
     if timer:
         label = f"learned delayed-ACK timer: {timer / 1e6:.1f} ms ({peer.get('timer', '')})"
-        fig.add_vline(x=timer / 1e6, line=dict(color=_C["vermillion"], width=2, dash="dash"))
-        fig.add_annotation(x=timer / 1e6, y=1, yref="paper", text=label, showarrow=False, xanchor="left",
-                           yanchor="top", font=dict(color=_C["vermillion"]))
-    fig.update_layout(height=300, template="simple_white", bargap=0, margin=dict(l=70, r=20, t=30, b=50),
-                      xaxis_title=f"ACK delay at the tap, ms (dir {a}'s ACKs of dir {d}'s data; last bin: {top:.1f} ms or more)",
-                      yaxis_title="ACKs", yaxis_type="log" if counts.max() > 100 * max(1, np.median(counts[counts > 0])) else "linear",
-                      font=dict(size=11), showlegend=False)
-    return fig
+        layout["shapes"].append({"type": "line", "x0": timer / 1e6, "x1": timer / 1e6, "xref": "x", "y0": 0, "y1": 1,
+                                 "yref": "paper", "line": dict(color=_C["vermillion"], width=2, dash="dash")})
+        layout["annotations"].append({"x": timer / 1e6, "y": 1, "xref": "x", "yref": "paper", "text": label,
+                                      "showarrow": False, "xanchor": "right", "yanchor": "top",
+                                      "font": dict(color=_C["vermillion"])})
+    return {"data": data, "layout": layout}
