@@ -37,6 +37,8 @@ StreamOpt = Annotated[Optional[int], typer.Option("--stream", help="Analyze only
                                                   min=0)]
 PacketsOpt = Annotated[Optional[Path], typer.Option("--packets", help="Write the per-packet sender-state table "
                                                     "(Parquet) to this file.")]
+ReportOpt = Annotated[Optional[Path], typer.Option("--report", help="Also write the HTML report (stallscope report) "
+                                                   "to this file.")]
 
 
 def _say(message: str) -> None:
@@ -48,6 +50,7 @@ def analyze(
     fmt: FormatOpt = AnalyzeFormat.table,
     stream: StreamOpt = None,
     packets: PacketsOpt = None,
+    report: ReportOpt = None,
     output: OutputOption = None,
     debug: DebugOption = False,
 ) -> None:
@@ -72,6 +75,10 @@ def analyze(
         analysis = Analysis(results)
         if packets is not None:
             _write_packets(results, packets)
+        if report is not None:
+            from stallscope.analyzers.report import write_report
+
+            write_report(analysis, report)
         text = _render(analysis, fmt)
         if output is None:
             sys.stdout.write(text)

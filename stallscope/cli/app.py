@@ -16,6 +16,7 @@ from stallscope import __version__
 # a function becomes a command. Order here is the order `--help` lists them.
 _COMMANDS: dict[str, tuple[str, str]] = {
     "analyze": ("analyze", "analyze"),
+    "report": ("report", "report"),
     "flows": ("flows", "flows"),
     "decode": ("decode", "decode"),
     "simulate": ("simulate", "app"),
