@@ -1,8 +1,8 @@
 """The analyzer's typed findings. Analyzers build these and never print; the JSON document
 (analysis_document.py), the terminal summary and later the report are rendered from them.
 
-Cause names are the shared vocabulary of `stallscope.simulate.ground_truth.Cause`, plus
-`undetermined` for a stall no rule explains (with the reason, never a guess).
+Cause names are the shared vocabulary (`stallscope.vocabulary`: `Cause`, plus `UNDETERMINED` for a
+stall no rule explains, with the reason, never a guess).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-UNDETERMINED = "undetermined"
+from stallscope.vocabulary import UNDETERMINED
 
 
 @dataclass(frozen=True)

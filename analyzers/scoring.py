@@ -27,12 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stallscope.vocabulary import UNDETERMINED
+
 GROUND_TRUTH_SCHEMA = "stallscope.ground_truth/1"
 CAPTURE_TRUTH_SCHEMA = "stallscope.capture_truth/1"
 ANALYSIS_SCHEMA = "stallscope.analysis/1"
 SCORE_SCHEMA = "stallscope.score/1"
 
-UNDETERMINED = "undetermined"
 MISSED = "missed"  # column: a true stall nothing reported covers
 SPURIOUS = "spurious"  # row: a reported stall no true stall covers
 MIN_OVERLAP = 0.5  # of the shorter interval

@@ -1,45 +1,17 @@
 """Ground truth written beside every simulated pcap: the stalls the simulator caused, by cause.
 
-The cause names are a stable interface: analyzers are scored against them.
+Causes and their details are the shared vocabulary (stallscope/vocabulary.py): analyzers are scored
+against them.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
-
-class Cause(str, Enum):
-    NAGLE_DELAYED_ACK = "nagle_delayed_ack"  # detail: of_sfs, buffer_tearing, copy_rule, timer_phase
-    WINDOW_UPDATE_DEADLOCK = "window_update_deadlock"  # detail: congestion_window
-    SENDER_SWS = "sender_sws"
-    NODELAY_TAIL_HELD = "nodelay_tail_held"
-    RECEIVER_WINDOW_LIMITED = "receiver_window_limited"  # detail: congestion_window
-    SEND_BUFFER_LIMITED = "send_buffer_limited"
-    BURST_LOSS_TIMEOUT = "burst_loss_timeout"  # detail: atm_cell_loss, queue_overflow
-    SINGLE_LOSS_TIMEOUT = "single_loss_timeout"
-    # A retransmission timeout whose data segment was delivered but whose ACKs were all lost.
-    ACK_LOSS_TIMEOUT = "ack_loss_timeout"
-    # The RTO fired before the ACK of a delivered segment arrived, nothing lost (e.g. Linux 2.0's
-    # RTO behind a slow delayed ACK).
-    SPURIOUS_TIMEOUT = "spurious_timeout"
-    JUMBO_SLOT_EXHAUSTION = "jumbo_slot_exhaustion"
-    PMTU_BLACKHOLE = "pmtu_blackhole"
-    MSS_MISMATCH = "mss_mismatch"
-    APPLICATION_IDLE = "application_idle"
-
-
-DETAILS: dict[Cause, frozenset[str]] = {
-    Cause.NAGLE_DELAYED_ACK: frozenset({"of_sfs", "buffer_tearing", "copy_rule", "timer_phase"}),
-    Cause.BURST_LOSS_TIMEOUT: frozenset({"atm_cell_loss", "queue_overflow"}),
-    # The sender's congestion window, not the peer's window, left no room (slow start, or after
-    # a timeout): the same wait, but what would end it is a larger cwnd, not a window update.
-    Cause.WINDOW_UPDATE_DEADLOCK: frozenset({"congestion_window"}),
-    Cause.RECEIVER_WINDOW_LIMITED: frozenset({"congestion_window"}),
-}
+from stallscope.vocabulary import DETAILS, Cause
 
 
 @dataclass(frozen=True, slots=True)

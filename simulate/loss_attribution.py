@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Callable
 
-from .ground_truth import Cause
+from stallscope.vocabulary import Cause
 from .links.drops import Drop, DropLog
 
 LossClassifier = Callable[[list[int]], tuple[Cause, str | None]]

@@ -21,7 +21,8 @@ from dataclasses import asdict
 from typing import Any
 
 from .engine import NS_PER_S
-from .ground_truth import Cause, GroundTruth, Stall
+from stallscope.vocabulary import Cause
+from .ground_truth import GroundTruth, Stall
 from .links.presets import LINK_PRESETS
 from .nagle import NagleVariant
 from .segment import Segment

@@ -1,4 +1,4 @@
 """Fingerprint of the Python simulator sources the native core was last held identical to
 (written by `python -m stallscope.simulate.native_core verify`; see native_core.py)."""
 
-FINGERPRINT = "fff769daeda967e4c7a3567dd61896dd6a462ebd5578384a0a3e5c2248da9fc4"
+FINGERPRINT = "2843789a32f058321a20e70d49436cbabc38409ad1b57ccf027960a1b7a9b255"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-# TCP header flag bits (same values as native/src/packet.rs).
+# TCP header flag bits (same values as native/src/wire/packet.rs).
 FIN, SYN, RST, PSH, ACK, URG = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
 
 IP_HEADER = 20

@@ -20,7 +20,8 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any
 
-from .ground_truth import Cause, Stall
+from stallscope.vocabulary import Cause
+from .ground_truth import Stall
 from .loss_attribution import _BY_REASON, HOST_UID_SHIFT, _STRUCTURAL
 
 LOSS_CAUSES = {Cause.BURST_LOSS_TIMEOUT, Cause.SINGLE_LOSS_TIMEOUT, *_STRUCTURAL}

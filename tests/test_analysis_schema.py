@@ -19,7 +19,7 @@ from shared_material import AVAILABLE, PUBLIC, requires_public
 
 from stallscope.analyzers.analyze import SCHEMA, Analysis, analyze_one
 from stallscope.capture.schema import ANOMALY_BITS, NOT_DECODED_REASONS, NOT_TCP_REASONS
-from stallscope.simulate.ground_truth import DETAILS, Cause
+from stallscope.vocabulary import DETAILS, Cause
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures"

@@ -13,7 +13,7 @@ from collections import Counter
 
 import pytest
 
-from stallscope.simulate.ground_truth import Cause
+from stallscope.vocabulary import Cause
 from stallscope.simulate.run_bulk import BulkConfig, run_bulk
 from stallscope.simulate.truth_audit import audit
 

@@ -140,3 +140,15 @@ def test_no_cycle_among_python_packages() -> None:
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
     # The analyzers and the simulator never reach up to the command line.
     assert "cli" not in edges["analyzers"] and "cli" not in edges["simulate"] and "cli" not in edges["capture"]
+
+
+def test_the_vocabulary_depends_on_nothing() -> None:
+    """Causes and details are named in one module at the bottom that every stage imports."""
+    tree = ast.parse((REPO / "stallscope" / "vocabulary.py").read_text())
+    imported = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    assert not [m for m in imported if m and m.startswith("stallscope")]
+    for package in ("analyzers", "capture", "simulate"):
+        for f in PY_PACKAGES[package].rglob("*.py"):
+            text = f.read_text()
+            assert "class Cause(" not in text and "UNDETERMINED = " not in text, f"{f}: a second vocabulary"

@@ -1,6 +1,6 @@
 """Loss attribution: the drop log decides which cause an RTO stall is recorded under."""
 
-from stallscope.simulate.ground_truth import Cause
+from stallscope.vocabulary import Cause
 from stallscope.simulate.links.drops import DropLog
 from stallscope.simulate.loss_attribution import make_loss_classifier
 from stallscope.simulate.segment import ACK, Segment

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stallscope.simulate.ground_truth import Cause
+from stallscope.vocabulary import Cause
 from stallscope.simulate.reproductions import moldeklev as mk
 from stallscope.simulate.run_bulk import BulkConfig, run_bulk
 from shared_material import requires_reference

@@ -3,7 +3,7 @@
 import pytest
 
 from stallscope.simulate.engine import NS_PER_MS, NS_PER_S, Simulator
-from stallscope.simulate.ground_truth import Cause
+from stallscope.vocabulary import Cause
 from stallscope.simulate.reproductions.salamon import salamon
 from stallscope.simulate.run_bulk import BulkConfig, run_bulk
 from stallscope.simulate.tcp.host import TAG_TIMER_ACK, Host

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from stallscope.simulate.ground_truth import Cause
+from stallscope.vocabulary import Cause
 from stallscope.simulate.run_bulk import SENDER_ADDR, BulkConfig, run_bulk
 from stallscope.simulate.segment import RST, SYN
 from stallscope.simulate.tcp.personality import get_personality

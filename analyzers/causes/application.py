@@ -8,7 +8,7 @@ from __future__ import annotations
 from stallscope.analyzers.causes.common import before, mss, tolerance
 from stallscope.analyzers.findings import Verdict
 from stallscope.analyzers.stalls import StallContext
-from stallscope.simulate.ground_truth import Cause
+from stallscope.vocabulary import Cause
 
 
 def rule(ctx: StallContext) -> Verdict | None:

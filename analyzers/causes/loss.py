@@ -14,7 +14,7 @@ from __future__ import annotations
 from stallscope.analyzers.causes.common import peer_delay
 from stallscope.analyzers.findings import Alternative, Verdict
 from stallscope.analyzers.stalls import StallContext
-from stallscope.simulate.ground_truth import Cause
+from stallscope.vocabulary import Cause
 
 # IP datagrams above this were large frames: what jumbo slots and black holes refuse.
 STANDARD_IP_MTU = 1500

@@ -19,7 +19,7 @@ from __future__ import annotations
 from stallscope.analyzers.causes.common import before, mss, peer_delay, release, timer_driven
 from stallscope.analyzers.findings import Alternative, Verdict
 from stallscope.analyzers.stalls import StallContext
-from stallscope.simulate.ground_truth import Cause
+from stallscope.vocabulary import Cause
 
 SUNOS_COPY = 4096  # SunOS 4.1 sosend calls the protocol every 4 KB (notes 1.1)
 # The receiver's window-update threshold of Moldeklev (1): SunOS sends an update when the window

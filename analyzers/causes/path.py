@@ -15,7 +15,7 @@ import polars as pl
 from stallscope.analyzers.causes.loss import ATM_MTU_LOW, STANDARD_IP_MTU, link_mtu
 from stallscope.analyzers.inference import WRITE_SIZED_SHARE
 from stallscope.analyzers.vantage import Timing
-from stallscope.simulate.ground_truth import Cause
+from stallscope.vocabulary import Cause
 
 # An MSS this far below what both sides advertised, over this many full segments, was never used.
 # Below 0.75: BSD's rounding of the MSS down to mbuf clusters (9140 -> 8192) stays above it.

@@ -11,7 +11,7 @@ from stallscope.analyzers.causes.nagle import BUFFER_IN_USE
 from stallscope.analyzers.causes.common import before, mss, peer_delay, release, timer_driven
 from stallscope.analyzers.findings import Alternative, Verdict
 from stallscope.analyzers.stalls import RTT_MULTIPLE, StallContext
-from stallscope.simulate.ground_truth import Cause
+from stallscope.vocabulary import Cause
 
 
 def rule(ctx: StallContext) -> Verdict | None:

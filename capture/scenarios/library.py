@@ -12,7 +12,7 @@ from stallscope.capture.emulator.config import (
 )
 from stallscope.capture.knobs import HostKnobs, RouteKnobs, SocketKnobs
 from stallscope.capture.scenarios.spec import Scenario
-from stallscope.simulate.ground_truth import Cause
+from stallscope.vocabulary import Cause
 
 MS = 1_000_000
 # Bulk paths are rate-limited so a second of capture stays small enough for a committed fixture.

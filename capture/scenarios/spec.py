@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from stallscope.capture.emulator.config import LinkConfig
 from stallscope.capture.knobs import HostKnobs
-from stallscope.simulate.ground_truth import Cause, DETAILS
+from stallscope.vocabulary import DETAILS, Cause
 
 Workload = Literal["bulk", "reqresp", "pausing"]
 # Which namespace runs the workload's server: the data sender answers requests, the receiver

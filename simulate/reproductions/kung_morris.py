@@ -31,7 +31,7 @@ import statistics
 from typing import Any
 
 from ..engine import NS_PER_S
-from ..ground_truth import Cause
+from stallscope.vocabulary import Cause
 from ..links.atm_path import AtmSwitchPath
 from ..links.presets import OC3_CELL_RATE, AtmSwitchSpec
 from ..run_bulk import BulkConfig

@@ -14,7 +14,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 from ..engine import NS_PER_MS
-from ..ground_truth import Cause
+from stallscope.vocabulary import Cause
 from ..run_bulk import BulkConfig, BulkResult, run_bulk
 from ..tcp.costs import SUN_IPX
 from . import ReproductionResult, reference_dir

@@ -12,7 +12,7 @@ receiver, and the same sender with a message smaller than the window does not dr
 
 from __future__ import annotations
 
-from ..ground_truth import Cause
+from stallscope.vocabulary import Cause
 from ..run_bulk import BulkConfig, run_bulk
 from . import ReproductionResult
 

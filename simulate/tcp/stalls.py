@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..ground_truth import Cause, GroundTruth, Stall
+from stallscope.vocabulary import Cause
+from ..ground_truth import GroundTruth, Stall
 
 LossClassifier = Callable[[list[int]], tuple[Cause, str | None]]
 
