@@ -13,9 +13,17 @@ class ExitCode(IntEnum):
     # A capture was damaged: every whole packet before the damage was decoded and reported,
     # but the file was not fully read.
     INPUT_DAMAGED = 3
-    # A file was rejected outright: not a capture, unsupported version, unreadable.
+    # An input could not be used at all: a path that does not exist, is a directory or cannot be
+    # opened (told as such, with the path, before any byte of any input is read), or a file
+    # rejected outright (not a capture, unsupported version).
     INPUT_REJECTED = 4
-    # The environment cannot run the command (needs root, namespaces, a missing tool).
+    # The environment cannot run the command (needs root, namespaces, a missing tool) or the
+    # result cannot be written (disk full, no such directory); the message names the path.
     ENVIRONMENT = 5
     # A bug in stallscope; rerun with --debug for the traceback.
     INTERNAL = 70
+    # Interrupted (Ctrl-C, SIGTERM): the shell's 128 + SIGINT.
+    INTERRUPTED = 130
+    # The reader of standard output went away (`stallscope ... | head`): the command stops quietly
+    # with the status a shell reports for a process ended by SIGPIPE (128 + 13).
+    BROKEN_PIPE = 141

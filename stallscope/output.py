@@ -59,11 +59,14 @@ def render_frame(
     console: Console | None = None,
 ) -> None:
     """Write `df` in `fmt`. For json, `json_document` (if given) is the whole document and the
-    rows go under its "rows" key... callers pass the document they documented."""
+    rows go under its "rows" key; callers pass the whole document they documented (docs/cli-json.md:
+    a `schema` name first, row lists under "rows")."""
     if fmt is OutputFormat.parquet:
         if output is None:
             raise ValueError("--format parquet needs an output file (-o FILE)")
-        df.write_parquet(output)
+        from stallscope.cli.common import write_parquet
+
+        write_parquet(df, output)
         return
     if fmt is OutputFormat.csv:
         text = df.write_csv()
@@ -71,16 +74,26 @@ def render_frame(
         write_json(json_document if json_document is not None else {"rows": df.to_dicts()}, output)
         return
     else:
-        from rich.console import Console
         from rich.table import Table
 
-        console = console or Console(file=sys.stdout if output is None else open(output, "w"))
+        from stallscope.cli.common import console as table_console
+
+        handle = None
+        if console is None:
+            handle = None if output is None else open(output, "w", encoding="utf-8")
+            # On a terminal the terminal's width; piped or to a file the table's natural width, so
+            # no cell is folded mid-word.
+            console = table_console(handle)
         table = Table(title=title, show_lines=False)
         for name in df.columns:
             table.add_column(name, overflow="fold")
         for row in df.iter_rows():
             table.add_row(*("" if v is None else str(v) for v in row))
-        console.print(table)
+        try:
+            console.print(table)
+        finally:
+            if handle is not None:
+                handle.close()
         return
     if output is None:
         sys.stdout.write(text)

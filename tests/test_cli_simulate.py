@@ -64,7 +64,7 @@ def test_bulk_congestion_picks_the_sender_s_and_refuses_cubic_on_bsd():
 
 def test_reproduce_list_and_verdict_exit_codes():
     listed = runner.invoke(app, ["reproduce", "--list", "--format", "json"])
-    names = {r["name"] for r in json.loads(listed.output)["reproductions"]}
+    names = {r["name"] for r in json.loads(listed.output)["rows"]}
     assert {"moldeklev-table1", "moldeklev-table2", "moldeklev-appendix-a", "salamon"} <= names
     ok = runner.invoke(app, ["reproduce", "moldeklev-appendix-a", "--format", "json"])
     assert ok.exit_code == ExitCode.OK and json.loads(ok.output)["passed"] is True

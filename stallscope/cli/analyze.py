@@ -20,7 +20,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from stallscope.cli.options import CaptureFiles, DebugOption, OutputOption
+from stallscope.cli.common import PIPE_WIDTH, file_progress, say, write_parquet
+from stallscope.cli.options import ANALYSIS_PANEL, OUTPUT_PANEL, CaptureFiles, DebugOption, OutputOption, QuietOption
 from stallscope.exit_codes import ExitCode
 
 
@@ -32,37 +33,39 @@ class AnalyzeFormat(str, Enum):
 
 
 FormatOpt = Annotated[AnalyzeFormat, typer.Option("--format", "-f", help="table, json, markdown or csv.",
-                                                  case_sensitive=False)]
+                                                  case_sensitive=False, rich_help_panel=OUTPUT_PANEL)]
 StreamOpt = Annotated[Optional[int], typer.Option("--stream", help="Analyze only this connection (tcp.stream index).",
-                                                  min=0)]
+                                                  min=0, rich_help_panel=ANALYSIS_PANEL)]
 PacketsOpt = Annotated[Optional[Path], typer.Option("--packets", help="Write the per-packet sender-state table "
-                                                    "(Parquet) to this file.")]
+                                                    "(Parquet) to this file.", rich_help_panel=OUTPUT_PANEL)]
 ReportOpt = Annotated[Optional[Path], typer.Option("--report", help="Also write the HTML report (stallscope report) "
-                                                   "to this file.")]
+                                                   "to this file.", rich_help_panel=OUTPUT_PANEL)]
 
 
 def _say(message: str) -> None:
-    print(f"stallscope analyze: {message}", file=sys.stderr, flush=True)
+    say("analyze", message)
 
 
 def analyze(
     files: CaptureFiles,
-    fmt: FormatOpt = AnalyzeFormat.table,
     stream: StreamOpt = None,
+    fmt: FormatOpt = AnalyzeFormat.table,
+    output: OutputOption = None,
     packets: PacketsOpt = None,
     report: ReportOpt = None,
-    output: OutputOption = None,
+    quiet: QuietOption = False,
     debug: DebugOption = False,
 ) -> None:
     """Name the cause of every stall in each capture, with the evidence (frames, ACKs, windows)."""
     from stallscope.analyzers.analyze import Analysis, analyze_one
 
     code = ExitCode.OK
-    try:
-        results = []
+    results = []
+    with file_progress(files, quiet, "analyze") as advance:
         for path in files:
             result = analyze_one(path, stream=stream)
             results.append(result)
+            advance(path)
             if result.status == "rejected":
                 _say(f"{path}: rejected: {result.error['message']}")
                 code = ExitCode.INPUT_REJECTED
@@ -72,23 +75,18 @@ def analyze(
                     code = ExitCode.INPUT_DAMAGED
             elif not result.connections:
                 _say(f"{path}: no TCP connection to analyze")
-        analysis = Analysis(results)
-        if packets is not None:
-            _write_packets(results, packets)
-        if report is not None:
-            from stallscope.analyzers.report import write_report
+    analysis = Analysis(results)
+    if packets is not None:
+        _write_packets(results, packets)
+    if report is not None:
+        from stallscope.analyzers.report import write_report
 
-            write_report(analysis, report)
-        text = _render(analysis, fmt)
-        if output is None:
-            sys.stdout.write(text)
-        else:
-            output.write_text(text, encoding="utf-8")
-    except Exception:
-        if debug:
-            raise
-        _say("internal error; rerun with --debug for the traceback")
-        raise typer.Exit(int(ExitCode.INTERNAL)) from None
+        write_report(analysis, report)
+    text = _render(analysis, fmt)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text, encoding="utf-8")
     if code is not ExitCode.OK:
         raise typer.Exit(int(code))
 
@@ -99,7 +97,7 @@ def _write_packets(results, path: Path) -> None:
     frames = [r.state.with_columns(pl.lit(r.path).alias("file")) for r in results if r.state is not None]
     if not frames:
         raise typer.BadParameter("no packets to write", param_hint="--packets")
-    pl.concat(frames, how="vertical_relaxed").write_parquet(path)
+    write_parquet(pl.concat(frames, how="vertical_relaxed"), path)
 
 
 def _render(analysis, fmt: AnalyzeFormat) -> str:
@@ -113,9 +111,11 @@ def _render(analysis, fmt: AnalyzeFormat) -> str:
         from stallscope.analyzers.analysis_text import markdown
 
         return markdown(analysis)
+    import shutil
+
     from stallscope.analyzers.analysis_text import terminal
 
-    return terminal(analysis, width=None if sys.stdout.isatty() else 160)
+    return terminal(analysis, width=shutil.get_terminal_size().columns if sys.stdout.isatty() else PIPE_WIDTH)
 
 
 def _csv(analysis) -> str:

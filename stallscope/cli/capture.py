@@ -8,12 +8,13 @@ from typing import Annotated, Optional
 import polars as pl
 import typer
 
-from stallscope.cli.options import DebugOption, FormatOption, OutputOption
+from stallscope.cli.common import spinner
+from stallscope.cli.options import DebugOption, FormatOption, OutputOption, QuietOption
 from stallscope.exit_codes import ExitCode
 from stallscope.output import OutputFormat, render_frame
 
 # Shell convention for a run stopped by a signal (128 + SIGINT).
-INTERRUPTED = 130
+INTERRUPTED = int(ExitCode.INTERRUPTED)
 
 app = typer.Typer(help="Capture TCP traffic: labelled scenarios through an emulated link, or live.",
                   no_args_is_help=True)
@@ -38,7 +39,8 @@ def list_scenarios(fmt: FormatOption = OutputFormat.table, output: OutputOption 
             "description": [s.description for s in SCENARIOS.values()],
         }
     )
-    render_frame(df, fmt, output=output, title="capture scenarios")
+    render_frame(df, fmt, output=output, title="capture scenarios",
+                 json_document={"schema": "stallscope.scenarios/1", "rows": df.to_dicts()})
 
 
 @app.command("scenario")
@@ -48,6 +50,7 @@ def scenario(
     seconds: Annotated[Optional[float], typer.Option("--seconds", help="Workload duration (default: the scenario's).")] = None,
     snaplen: Annotated[int, typer.Option("--snaplen", help="Bytes kept per packet.")] = 128,
     fmt: FormatOption = OutputFormat.table,
+    quiet: QuietOption = False,
     debug: DebugOption = False,
 ) -> None:
     """Run one scenario in fresh network namespaces and write its captures and ground truth."""
@@ -60,7 +63,8 @@ def scenario(
     if seconds is not None and seconds <= 0:
         _fail("--seconds must be positive", ExitCode.USAGE)
     try:
-        doc = run_scenario(SCENARIOS[name], out, seconds=seconds, snaplen=snaplen)
+        with spinner(f"capture scenario {name}", quiet):
+            doc = run_scenario(SCENARIOS[name], out, seconds=seconds, snaplen=snaplen)
     except EnvironmentUnavailable as e:
         _fail(str(e), ExitCode.ENVIRONMENT)
     except (ScenarioFailed, CommandFailed) as e:
@@ -113,4 +117,4 @@ def live(
     d = summary.to_json()
     d["files"] = ",".join(d["files"])
     render_frame(pl.DataFrame([d]), fmt, output=output, title="live capture",
-                 json_document=summary.to_json())
+                 json_document={"schema": "stallscope.live_capture/1", **summary.to_json()})

@@ -15,10 +15,12 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColu
 
 from stallscope.capture.decoder import DecodeSummary, PacketBatches, empty_table, iter_batches
 from stallscope.capture.errors import CaptureDamaged, CaptureRejected
-from stallscope.cli.options import DebugOption, OutputOption
+from stallscope.cli.common import progress_wanted
+from stallscope.cli.options import INPUT_PANEL, OUTPUT_PANEL, DebugOption, OutputOption, QuietOption
 from stallscope.exit_codes import ExitCode
 from stallscope.output import OutputFormat, render_frame
 
+JSON_SCHEMA = "stallscope.packets/1"
 # Files smaller than this decode in well under a second: no progress bar.
 PROGRESS_MIN_BYTES = 64 * 1024 * 1024
 
@@ -30,12 +32,15 @@ DecodeFormat = Annotated[
     typer.Option(
         "--format", "-f", case_sensitive=False,
         help="parquet, csv, json or table. Default: from the -o suffix (.parquet/.csv/.json), else table.",
+        rich_help_panel=OUTPUT_PANEL,
     ),
 ]
 ColumnsOption = Annotated[
-    Optional[str], typer.Option("--columns", "-c", help="Comma-separated packet columns to decode (default: all).")
+    Optional[str], typer.Option("--columns", "-c", help="Comma-separated packet columns to decode (default: all).",
+                                 rich_help_panel=INPUT_PANEL)
 ]
-BatchRowsOption = Annotated[int, typer.Option("--batch-rows", min=1, help="Rows per streamed batch.")]
+BatchRowsOption = Annotated[int, typer.Option("--batch-rows", min=1, help="Rows per streamed batch.",
+                                                           rich_help_panel=INPUT_PANEL)]
 
 
 def _infer_format(fmt: OutputFormat | None, output: Path | None) -> OutputFormat:
@@ -108,13 +113,13 @@ class _Sink:
             df = pl.concat(self.kept) if self.kept else empty_table(columns)
             if self.fmt is OutputFormat.table:
                 df = _flat_lists(df)
-            # JSON carries the accounting beside the rows: {"summary": {...}, "rows": [...]}.
-            doc = {"summary": summary.to_dict() if summary else None, "rows": df.to_dicts()}
+            # JSON carries the accounting beside the rows: {"schema", "summary": {...}, "rows": [...]}.
+            doc = {"schema": JSON_SCHEMA, "summary": summary.to_dict() if summary else None, "rows": df.to_dicts()}
             render_frame(df, self.fmt, output=self.output, json_document=doc if self.fmt is OutputFormat.json else None)
 
 
-def _pump(batches: PacketBatches, sink: _Sink, err: Console) -> None:
-    show = batches.size is not None and batches.size >= PROGRESS_MIN_BYTES
+def _pump(batches: PacketBatches, sink: _Sink, err: Console, quiet: bool = False) -> None:
+    show = batches.size is not None and batches.size >= PROGRESS_MIN_BYTES and progress_wanted(quiet)
     columns = [BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn()]
     with Progress(*columns, console=err, transient=True, disable=not show) as progress:
         task = progress.add_task("decode", total=batches.size)
@@ -125,10 +130,11 @@ def _pump(batches: PacketBatches, sink: _Sink, err: Console) -> None:
 
 def decode(
     file: FileArgument,
-    output: OutputOption = None,
-    fmt: DecodeFormat = None,
     columns: ColumnsOption = None,
     batch_rows: BatchRowsOption = 65_536,
+    output: OutputOption = None,
+    fmt: DecodeFormat = None,
+    quiet: QuietOption = False,
     debug: DebugOption = False,
 ) -> None:
     """Decode every TCP packet of a capture into the packet table (docs/packet-schema.md)."""
@@ -145,17 +151,12 @@ def decode(
     code = ExitCode.OK
     message = None
     try:
-        _pump(batches, sink, err)
+        _pump(batches, sink, err, quiet)
     except CaptureRejected as e:
         err.print(f"stallscope decode: rejected: {e}", markup=False)
         raise typer.Exit(ExitCode.INPUT_REJECTED) from None
     except CaptureDamaged as e:
         code, message = ExitCode.INPUT_DAMAGED, f"stallscope decode: damaged: {e} (kept {e.packets_decoded} packets)"
-    except Exception:
-        if debug:
-            raise
-        err.print("stallscope decode: internal error; rerun with --debug for the traceback", markup=False)
-        raise typer.Exit(ExitCode.INTERNAL) from None
     sink.close(batches.columns, batches.summary)
     if batches.summary is not None:
         err.print(summary_line(batches.summary), markup=False)

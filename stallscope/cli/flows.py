@@ -21,7 +21,9 @@ import typer
 from stallscope.analyzers.connections import Columns, FileSummary, connection_columns, to_frame
 from stallscope.analyzers.flows_document import FileResult, write_document
 from stallscope.capture.errors import CaptureRejected
-from stallscope.cli.options import CaptureFiles, DebugOption, FormatOption, OutputOption
+from stallscope.cli.common import console as table_console
+from stallscope.cli.common import file_progress, progress_wanted, say
+from stallscope.cli.options import CaptureFiles, DebugOption, FormatOption, OutputOption, QuietOption
 from stallscope.exit_codes import ExitCode
 from stallscope.output import OutputFormat
 
@@ -35,12 +37,12 @@ RICH_MAX_ROWS = 1000
 
 
 def _say(message: str) -> None:
-    print(f"stallscope flows: {message}", file=sys.stderr, flush=True)
+    say("flows", message)
 
 
-def _read(path: Path) -> tuple[Columns, FileSummary]:
+def _read(path: Path, quiet: bool = False) -> tuple[Columns, FileSummary]:
     size = path.stat().st_size if path.is_file() else 0
-    if size < PROGRESS_MIN_BYTES or not sys.stderr.isatty():
+    if size < PROGRESS_MIN_BYTES or not progress_wanted(quiet):
         return connection_columns(path)
     from rich.console import Console
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
@@ -98,31 +100,33 @@ def flows(
     files: CaptureFiles,
     fmt: FormatOption = OutputFormat.table,
     output: OutputOption = None,
+    quiet: QuietOption = False,
     debug: DebugOption = False,
 ) -> None:
     """One row per TCP connection: packets, bytes, retransmissions, windows, RTT, idle time."""
     if fmt is OutputFormat.parquet and output is None:
         raise typer.BadParameter("--format parquet needs an output file (-o FILE)", param_hint="--output")
-    try:
-        results, code = _read_all(files)
-        _render(results, fmt, output)
-    except Exception:
-        if debug:
-            raise
-        _say("internal error; rerun with --debug for the traceback")
-        raise typer.Exit(int(ExitCode.INTERNAL)) from None
+    results, code = _read_all(files, quiet)
+    _render(results, fmt, output)
     if code is not ExitCode.OK:
         raise typer.Exit(int(code))
 
 
-def _read_all(files: list[Path]) -> tuple[list[FileResult], ExitCode]:
+def _read_all(files: list[Path], quiet: bool = False) -> tuple[list[FileResult], ExitCode]:
     """Every file in turn; a rejected file outranks a damaged one in the exit code."""
+    with file_progress(files, quiet, "flows") as advance:
+        return _read_each(files, quiet, advance)
+
+
+def _read_each(files: list[Path], quiet: bool, advance) -> tuple[list[FileResult], ExitCode]:
     results: list[FileResult] = []
     code = ExitCode.OK
     for path in files:
         try:
-            columns, summary = _read(path)
+            columns, summary = _read(path, quiet or len(files) > 1)
+            advance(path)
         except CaptureRejected as e:
+            advance(path)
             _say(str(e))
             error = {"kind": e.kind, "message": e.reason, "offset": e.offset, "rejected": True}
             results.append(FileResult(str(path), "rejected", error, None, None))
@@ -160,12 +164,11 @@ def _render_table(df: pl.DataFrame, output: Path | None) -> None:
         if df.height > RICH_MAX_ROWS:
             out.write(_aligned(df))
             return
-        from rich.console import Console
-
         from stallscope.output import render_frame
 
-        # Off a terminal Rich assumes 80 columns, which folds addresses; a pipe or file gets wide rows.
-        console = Console(file=out, width=None if out.isatty() else 200)
+        # Off a terminal Rich would assume 80 columns and fold addresses; a pipe or file gets the
+        # table's natural width.
+        console = table_console(out)
         render_frame(df, OutputFormat.table, title="TCP connections", console=console)
     finally:
         if output is not None:

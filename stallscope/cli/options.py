@@ -1,4 +1,7 @@
-"""Options shared by every command, declared once so every command spells them the same way."""
+"""Options shared by every command, declared once so every command spells them the same way.
+
+Options are grouped in `--help` by panel: input, analysis (or the simulated path and hosts),
+output, and the rest (debugging)."""
 
 from __future__ import annotations
 
@@ -10,17 +13,29 @@ import typer
 
 from stallscope.output import OutputFormat
 
+INPUT_PANEL = "Input"
+ANALYSIS_PANEL = "Analysis"
+OUTPUT_PANEL = "Output"
+OTHER_PANEL = "Other"
+
 FormatOption = Annotated[
     OutputFormat,
-    typer.Option("--format", "-f", help="Output format: table, json, csv or parquet.", case_sensitive=False),
+    typer.Option("--format", "-f", help="Output format: table, json, csv or parquet.", case_sensitive=False,
+                 rich_help_panel=OUTPUT_PANEL),
 ]
 OutputOption = Annotated[
     Optional[Path],
-    typer.Option("--output", "-o", help="Write the result to this file instead of standard output."),
+    typer.Option("--output", "-o", help="Write the result to this file instead of standard output.",
+                 rich_help_panel=OUTPUT_PANEL),
+]
+QuietOption = Annotated[
+    bool,
+    typer.Option("--quiet", "-q", help="No progress display on standard error (it is shown only on a terminal).",
+                 rich_help_panel=OUTPUT_PANEL),
 ]
 DebugOption = Annotated[
     bool,
-    typer.Option("--debug", help="Re-raise internal errors with their traceback."),
+    typer.Option("--debug", help="Re-raise internal errors with their traceback.", rich_help_panel=OTHER_PANEL),
 ]
 SeedOption = Annotated[
     int,
@@ -39,5 +54,5 @@ class TableOrJson(str, Enum):
     json = "json"
 
 
-TableOrJsonOption = Annotated[TableOrJson, typer.Option("--format", "-f", help="table or json.")]
-
+TableOrJsonOption = Annotated[TableOrJson, typer.Option("--format", "-f", help="table or json.",
+                                                        rich_help_panel=OUTPUT_PANEL)]

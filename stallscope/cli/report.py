@@ -11,31 +11,34 @@ and says so first), 4 if one was rejected (the report still names it).
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from stallscope.cli.options import CaptureFiles, DebugOption
+from stallscope.cli.common import file_progress, say
+from stallscope.cli.options import ANALYSIS_PANEL, OUTPUT_PANEL, CaptureFiles, DebugOption, QuietOption
 from stallscope.exit_codes import ExitCode
 
-ReportOutput = Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")]
+ReportOutput = Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.",
+                                            rich_help_panel=OUTPUT_PANEL)]
 StreamOpt = Annotated[Optional[int], typer.Option("--stream", help="Report only this connection (tcp.stream index).",
-                                                  min=0)]
+                                                  min=0, rich_help_panel=ANALYSIS_PANEL)]
 GraphsOpt = Annotated[int, typer.Option("--max-graphs", help="Draw graphs for at most this many connections, the "
-                                        "worst first (the others keep their summary and findings).", min=0)]
+                                        "worst first (the others keep their summary and findings).", min=0,
+                                        rich_help_panel=OUTPUT_PANEL)]
 
 
 def _say(message: str) -> None:
-    print(f"stallscope report: {message}", file=sys.stderr, flush=True)
+    say("report", message)
 
 
 def report(
     files: CaptureFiles,
-    output: ReportOutput = Path("report.html"),
     stream: StreamOpt = None,
+    output: ReportOutput = Path("report.html"),
     max_graphs: GraphsOpt = 12,
+    quiet: QuietOption = False,
     debug: DebugOption = False,
 ) -> None:
     """Write an HTML report of why each TCP connection was slow: findings, evidence and linked graphs."""
@@ -44,18 +47,20 @@ def report(
 
     code = ExitCode.OK
     results = []
-    for path in files:
-        result = analyze_one(path, stream=stream)
-        results.append(result)
-        if result.status == "rejected":
-            _say(f"{path}: rejected: {result.error['message']}")
-            code = ExitCode.INPUT_REJECTED
-        elif result.status == "damaged":
-            _say(f"{path}: damaged at byte {result.error['offset']}: {result.error['message']}")
-            if code is ExitCode.OK:
-                code = ExitCode.INPUT_DAMAGED
-        elif not result.connections:
-            _say(f"{path}: no TCP connection to analyze")
+    with file_progress(files, quiet, "report") as advance:
+        for path in files:
+            result = analyze_one(path, stream=stream)
+            results.append(result)
+            advance(path)
+            if result.status == "rejected":
+                _say(f"{path}: rejected: {result.error['message']}")
+                code = ExitCode.INPUT_REJECTED
+            elif result.status == "damaged":
+                _say(f"{path}: damaged at byte {result.error['offset']}: {result.error['message']}")
+                if code is ExitCode.OK:
+                    code = ExitCode.INPUT_DAMAGED
+            elif not result.connections:
+                _say(f"{path}: no TCP connection to analyze")
     write_report(Analysis(results), output, max_graphed=max_graphs)
     print(output)
     if code is not ExitCode.OK:

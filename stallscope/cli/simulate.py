@@ -15,6 +15,8 @@ from stallscope.cli.options import OutputOption, SeedOption, TableOrJson, TableO
 from stallscope.exit_codes import ExitCode
 from stallscope.output import OutputFormat, render_frame, write_json
 
+JSON_SCHEMA = "stallscope.simulation/1"
+
 app = typer.Typer(help="Run the deterministic reference TCP simulator.", no_args_is_help=True)
 
 
@@ -97,7 +99,7 @@ def bulk(
         raise typer.Exit(ExitCode.USAGE) from None
     doc = result.to_json()
     if fmt is TableOrJson.json:
-        write_json(doc, output)
+        write_json({"schema": JSON_SCHEMA, **doc}, output)
         return
     summary = pl.DataFrame([{
         "goodput_mbit_s": doc["goodput_mbit_s"], "duration_s": doc["duration_s"], "bytes": doc["bytes"],

@@ -1,0 +1,337 @@
+"""What every command shares at its edges: the error and exit wrapper, input path checks, the
+console a table is printed on, and the progress display.
+
+`guarded(name, fn)` wraps each command's function (stallscope.cli.app applies it to every command,
+so no command carries its own copy):
+
+- a reader that closes the output pipe early (`stallscope flows -f json x.pcap | head`) ends the
+  command quietly with status 141 (128 + SIGPIPE, what a shell reports for `yes | head`);
+- a write that fails on a real file (`-o /dev/full`, a directory that does not exist) is an
+  environment error (5) naming the path;
+- a missing, directory or unreadable input path is told as such, with the path, before any byte of
+  any input is read (4, the status of an input that cannot be used);
+- anything else is an internal error (70) with one line on stderr, unless `--debug` (or
+  STALLSCOPE_DEBUG=1) is given, which re-raises it with its traceback.
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import os
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterator
+
+import typer
+
+from stallscope.exit_codes import ExitCode
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+# Parameters holding input paths that must exist and be readable before the command starts.
+INPUT_PARAMETERS = ("files", "file", "source", "truth")
+# Width given to Rich when the output is not a terminal: tables keep their natural width, so no
+# cell is folded mid-word (a terminal still gets its own width).
+PIPE_WIDTH = 100_000
+
+
+class InputPathError(Exception):
+    """An input path that cannot be read at all: missing, a directory, no permission."""
+
+    def __init__(self, path: Path | str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path, self.problem = str(path), problem
+
+
+class OutputWriteError(Exception):
+    """Writing the result failed for a reason of the environment (disk full, no such directory)."""
+
+    def __init__(self, target: str, error: OSError) -> None:
+        super().__init__(f"cannot write {target}: {error.strerror or error}")
+        self.target = target
+
+
+def say(command: str, message: str) -> None:
+    """One line on standard error, prefixed with the command's name."""
+    try:
+        print(f"stallscope {command}: {message}" if command else f"stallscope: {message}", file=sys.stderr,
+              flush=True)
+    except OSError:  # stderr gone too: nothing left to tell
+        pass
+
+
+def check_input(path: Path | str) -> None:
+    """Raise InputPathError unless `path` is '-' (standard input) or a readable non-directory."""
+    p = Path(path)
+    if str(path) == "-":
+        return
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise InputPathError(path, "no such file") from None
+    except NotADirectoryError:
+        raise InputPathError(path, "no such file (a parent is not a directory)") from None
+    except PermissionError:
+        raise InputPathError(path, "permission denied") from None
+    except OSError as e:
+        raise InputPathError(path, e.strerror or str(e)) from None
+    import stat
+
+    if stat.S_ISDIR(st.st_mode):
+        raise InputPathError(path, "is a directory, not a capture file")
+    if not os.access(p, os.R_OK):
+        raise InputPathError(path, "permission denied")
+
+
+def check_inputs(kwargs: dict[str, Any]) -> None:
+    for name in INPUT_PARAMETERS:
+        value = kwargs.get(name)
+        if value is None:
+            continue
+        for path in value if isinstance(value, (list, tuple)) else [value]:
+            check_input(path)
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe: point standard output at /dev/null, so the interpreter's final flush
+    does not raise again ("Exception ignored ... BrokenPipeError")."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def _stdout_is_devnull() -> bool:
+    try:
+        here, null = os.fstat(sys.stdout.fileno()), os.stat(os.devnull)
+    except (OSError, ValueError, AttributeError):
+        return False
+    return (here.st_dev, here.st_ino, here.st_rdev) == (null.st_dev, null.st_ino, null.st_rdev)
+
+
+def os_errno(e: BaseException) -> int | None:
+    """The errno of an OSError, also from Rust-side writers (Polars, PyArrow) that raise a bare
+    OSError with "... (os error 32)" in its message and no errno attribute."""
+    if isinstance(e, OSError) and e.errno is not None:
+        return e.errno
+    import re
+
+    m = re.search(r"\(os error (\d+)\)", str(e))
+    return int(m.group(1)) if m else None
+
+
+def is_broken_pipe(e: BaseException) -> bool:
+    return isinstance(e, BrokenPipeError) or (isinstance(e, OSError) and os_errno(e) == errno.EPIPE)
+
+
+def broken_pipe_exit() -> typer.Exit:
+    _quiet_stdout()
+    return typer.Exit(int(ExitCode.BROKEN_PIPE))
+
+
+def flush_stdout() -> None:
+    """Flush standard output inside the command, where a failure can still be classified."""
+    sys.stdout.flush()
+
+
+def guarded(command: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` with the shared error handling above; its signature (Typer reads it) is kept."""
+    if getattr(fn, "__stallscope_guarded__", False):
+        return fn
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        debug = bool(kwargs.get("debug")) or os.environ.get("STALLSCOPE_DEBUG") == "1"
+        try:
+            check_inputs(kwargs)
+            result = fn(*args, **kwargs)
+            flush_stdout()
+            return result
+        except (typer.Exit, typer.Abort, KeyboardInterrupt, SystemExit):
+            _flush_or_classify(command)
+            raise
+        except InputPathError as e:
+            say(command, f"{e.path}: {e.problem}")
+            raise typer.Exit(int(ExitCode.INPUT_REJECTED)) from None
+        except OutputWriteError as e:
+            say(command, str(e))
+            raise typer.Exit(int(ExitCode.ENVIRONMENT)) from None
+        except OSError as e:
+            if is_broken_pipe(e):
+                raise broken_pipe_exit() from None
+            target = _write_target(e, kwargs)
+            if target is not None:
+                say(command, f"cannot write {target}: {_reason(e)}")
+                raise typer.Exit(int(ExitCode.ENVIRONMENT)) from None
+            if debug:
+                raise
+            say(command, "internal error; rerun with --debug for the traceback")
+            raise typer.Exit(int(ExitCode.INTERNAL)) from None
+        except Exception as e:
+            if _is_click_exception(e) or debug:
+                raise
+            say(command, "internal error; rerun with --debug for the traceback")
+            raise typer.Exit(int(ExitCode.INTERNAL)) from None
+
+    run.__stallscope_guarded__ = True  # type: ignore[attr-defined]
+    return run
+
+
+def _reason(e: OSError) -> str:
+    if e.strerror:
+        return e.strerror
+    code = os_errno(e)
+    return os.strerror(code) if code is not None else str(e)
+
+
+def _is_click_exception(e: Exception) -> bool:
+    """Usage errors (typer.BadParameter, ...) keep Click's own message and status 2."""
+    return isinstance(e, (typer.BadParameter, typer.Exit)) or type(e).__module__.startswith(("click", "typer"))
+
+
+def _flush_or_classify(command: str) -> None:
+    """A command that ends by raising Exit still has buffered output: flush it here, so a closed
+    pipe or a full disk is reported as such (and not as a traceback at interpreter exit)."""
+    try:
+        sys.stdout.flush()
+    except OSError as e:
+        if is_broken_pipe(e):
+            raise broken_pipe_exit() from None
+        say(command, f"cannot write standard output: {e.strerror or e}")
+        _quiet_stdout()
+        raise typer.Exit(int(ExitCode.ENVIRONMENT)) from None
+
+
+_OUTPUT_PARAMETERS = ("output", "packets", "pcap", "write", "out")
+
+
+def _write_target(e: OSError, kwargs: dict[str, Any]) -> str | None:
+    """The path a failed write went to: the error's filename when it is one of the command's
+    output options, else (for errors only a write gives: disk full, read-only, I/O) that option or
+    standard output. None when the error is not a failed write."""
+    outputs = [str(kwargs[n]) for n in _OUTPUT_PARAMETERS if isinstance(kwargs.get(n), Path)]
+    if e.filename is not None and str(e.filename) in outputs:
+        return str(e.filename)
+    if os_errno(e) in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO):
+        return str(e.filename) if e.filename is not None else outputs[0] if outputs else "standard output"
+    return None
+
+
+def stdout_is_terminal() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (ValueError, AttributeError):
+        return False
+
+
+def console(file: IO[str] | None = None, **kwargs: Any) -> Console:
+    """A Rich console for tables: the terminal's width on a terminal, else wide enough that every
+    table keeps its natural width (piped or written to a file, no cell breaks mid-word)."""
+    from rich.console import Console
+
+    target = file if file is not None else sys.stdout
+    try:
+        tty = target.isatty()
+    except (ValueError, AttributeError):
+        tty = False
+    if not tty:
+        kwargs.setdefault("width", PIPE_WIDTH)
+    return Console(file=target, **kwargs)
+
+
+def progress_wanted(quiet: bool) -> bool:
+    """A progress display only on a terminal's standard error, and not with --quiet."""
+    if quiet or os.environ.get("STALLSCOPE_QUIET") == "1":
+        return False
+    try:
+        return sys.stderr.isatty()
+    except (ValueError, AttributeError):
+        return False
+
+
+@contextmanager
+def spinner(message: str, quiet: bool) -> Iterator[None]:
+    """A Rich status line with elapsed time on stderr while one long step runs (a reproduction, a
+    capture scenario); nothing off a terminal or with --quiet."""
+    if not progress_wanted(quiet):
+        yield
+        return
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        bar.add_task(message, total=None)
+        yield
+
+
+@contextmanager
+def file_progress(paths: list[Path], quiet: bool, label: str = "files") -> Iterator[Callable[[Path], None]]:
+    """A bar over several input files: yields `advance(path)` to call after each. Shown only for
+    two or more files (one file gets its own byte bar where the reader offers one)."""
+    if len(paths) < 2 or not progress_wanted(quiet):
+        yield lambda _path: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(label, total=len(paths))
+
+        def advance(path: Path) -> None:
+            bar.update(task, advance=1, description=f"{label}: {Path(path).name}")
+
+        yield advance
+
+
+class BrokenPipeWatch:
+    """Around the whole app (stallscope.cli.app.main): Click answers a closed pipe outside any
+    command (help text into `| head`) by wrapping stdout and exiting 1; that, and a failure of the
+    final flush, become the same statuses the commands use (141 for a closed pipe, 5 for a write
+    error) with nothing on stderr for the pipe."""
+
+    def __enter__(self) -> BrokenPipeWatch:
+        self.stdout_was_devnull = _stdout_is_devnull()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: Any) -> bool:
+        if kind is not None and not issubclass(kind, SystemExit):
+            if error is not None and is_broken_pipe(error):
+                _quiet_stdout()
+                raise SystemExit(int(ExitCode.BROKEN_PIPE)) from None
+            return False
+        code = error.code if isinstance(error, SystemExit) else 0
+        # Click wraps stdout when it meets EPIPE; Rich (Console.on_broken_pipe) points stdout at
+        # /dev/null and exits 1: either way the reader went away.
+        if type(sys.stdout).__name__ == "PacifyFlushWrapper" or (
+            code not in (0, None) and not self.stdout_was_devnull and _stdout_is_devnull()
+        ):
+            _quiet_stdout()
+            raise SystemExit(int(ExitCode.BROKEN_PIPE))
+        try:
+            sys.stdout.flush()
+        except OSError as e:
+            _quiet_stdout()
+            if is_broken_pipe(e):
+                raise SystemExit(int(ExitCode.BROKEN_PIPE)) from None
+            say("", f"cannot write standard output: {e.strerror or e}")
+            raise SystemExit(int(ExitCode.ENVIRONMENT)) from None
+        if kind is None:
+            return False
+        raise SystemExit(code)
+
+
+def write_parquet(df: Any, path: Path) -> None:
+    """Polars' writer reports a full disk as a parquet "transport error" with no errno: encode in
+    memory, then write the bytes from Python, so a failed write is an OSError naming the path."""
+    import io
+
+    buf = io.BytesIO()
+    df.write_parquet(buf)
+    with open(path, "wb") as out:
+        out.write(buf.getbuffer())
