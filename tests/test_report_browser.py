@@ -1,0 +1,154 @@
+"""The report of fixtures/nagle_4k_jumbo.pcap in a real browser: Debian's chromium driven headless
+by Selenium through Debian's chromedriver (scripts/install-deps.sh installs both; nothing is
+downloaded). Loaded from a file:// URL, the page must log no console error, request nothing but
+itself, draw every plot with its data, move the linked axes when one graph is zoomed (by a mouse
+drag and by Plotly.relayout), and give a screenshot that is not blank."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+NAGLE = REPO / "fixtures" / "nagle_4k_jumbo.pcap"
+
+
+def _browser_paths() -> tuple[str, str] | None:
+    chromium = os.environ.get("STALLSCOPE_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = os.environ.get("STALLSCOPE_CHROMEDRIVER") or shutil.which("chromedriver")
+    if chromium is None or driver is None:
+        return None
+    return chromium, driver
+
+
+def make_driver(width: int = 1400, height: int = 1000):
+    """Headless Debian chromium through Debian's chromedriver, with browser and network logs."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    chromium, driver = _browser_paths()  # type: ignore[misc]
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chromium
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                f"--window-size={width},{height}", "--hide-scrollbars", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--disable-default-apps", "--disable-extensions"):
+        opts.add_argument(arg)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    return webdriver.Chrome(options=opts, service=Service(executable_path=driver))
+
+
+pytestmark = [
+    pytest.mark.skipif(_browser_paths() is None,
+                       reason="no chromium/chromedriver (scripts/install-deps.sh installs Debian's as root)"),
+]
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    pytest.importorskip("selenium", reason="selenium is a test extra (pip install -e '.[test]')")
+    from stallscope.analyzers.report import report_files
+
+    out = tmp_path_factory.mktemp("browser") / "nagle.html"
+    report_files([NAGLE], out)
+    driver = make_driver()
+    try:
+        url = out.resolve().as_uri()
+        driver.get(url)
+        # Every plot marks itself drawn once Plotly.newPlot's promise resolves.
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        WebDriverWait(driver, 30).until(lambda d: d.execute_script(
+            "var p = document.querySelectorAll('div.plot[data-figure]');"
+            "return p.length > 0 && Array.prototype.every.call(p, function (e) { return e.dataset.drawn === '1'; });"))
+        yield driver, url, out
+    finally:
+        driver.quit()
+
+
+def test_no_console_error(page) -> None:
+    driver, _, _ = page
+    errors = [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+    assert errors == []
+
+
+def test_no_request_but_the_file(page) -> None:
+    driver, url, _ = page
+    requested = []
+    for entry in driver.get_log("performance"):
+        msg = json.loads(entry["message"])["message"]
+        if msg["method"] == "Network.requestWillBeSent":
+            requested.append(msg["params"]["request"]["url"])
+    # data: URLs are not requests (Plotly draws some icons inline).
+    assert [u for u in requested if not u.startswith("data:")] == [url]
+    resources = driver.execute_script("return performance.getEntriesByType('resource').map(function (e) { return e.name; });")
+    assert [r for r in resources if not r.startswith("data:")] == []
+
+
+def test_every_plot_drew_its_data(page) -> None:
+    driver, _, _ = page
+    plots = driver.execute_script("""
+        return Array.prototype.map.call(document.querySelectorAll('div.plot[data-figure]'), function (gd) {
+          var traces = gd.querySelectorAll('.scatterlayer .trace, .barlayer .trace').length;
+          var paths = Array.prototype.filter.call(gd.querySelectorAll('.scatterlayer path.js-line, .scatterlayer path.point, .scatterlayer path.js-fill, .barlayer path'),
+                                                  function (p) { var d = p.getAttribute('d'); return d && d.length > 4; }).length;
+          return {id: gd.id, svg: gd.querySelectorAll('svg.main-svg').length, data: gd.data.length,
+                  fullData: gd._fullData.length, traces: traces, paths: paths,
+                  gl: gd.querySelectorAll('canvas').length};
+        });""")
+    assert len(plots) == 2, plots  # the linked time graphs and the ACK-delay histogram
+    for p in plots:
+        assert p["svg"] > 0 and p["data"] > 0 and p["fullData"] == p["data"], p
+        assert p["traces"] == p["data"], p  # every trace has its SVG group
+        assert p["paths"] >= p["data"], p  # and something drawn in it
+
+
+def test_zoom_on_one_graph_moves_the_linked_ones(page) -> None:
+    driver, _, _ = page
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    ranges = "var gd = document.getElementById('fig-0'); return ['xaxis','xaxis2','xaxis3','xaxis4','xaxis5'].map(function (k) { return gd._fullLayout[k].range.slice(); });"
+    before = driver.execute_script(ranges)
+    assert all(r == before[0] for r in before)
+    # A mouse drag across the middle of the time-sequence graph (row 1) zooms it ...
+    drag = driver.find_element("css selector", "#fig-0 .draglayer .xy .nsewdrag")
+    w = drag.size["width"]
+    ActionChains(driver).move_to_element_with_offset(drag, -w // 4, 0).click_and_hold() \
+        .move_by_offset(w // 2, 5).release().perform()
+    after = driver.execute_script(ranges)
+    assert after[0] != before[0] and after[0][1] - after[0][0] < 0.75 * (before[0][1] - before[0][0])
+    # ... and every other graph of the figure shows the same time span.
+    assert all(r == after[0] for r in after), after
+    # A relayout (what Plotly does on a zoom) on the bottom graph moves the top one.
+    driver.execute_script("return Plotly.relayout(document.getElementById('fig-0'), {'xaxis5.range': [0.5, 0.75]});")
+    moved = driver.execute_script(ranges)
+    assert all(abs(r[0] - 0.5) < 1e-9 and abs(r[1] - 0.75) < 1e-9 for r in moved), moved
+
+
+def test_screenshot_is_not_blank(page, tmp_path) -> None:
+    driver, _, _ = page
+    driver.execute_script("document.getElementById('fig-0').scrollIntoView();")
+    png = driver.get_screenshot_as_base64()
+    (tmp_path / "report.png").write_bytes(__import__("base64").b64decode(png))
+    # Decode the PNG in the browser itself and measure it: distinct colours and non-white share.
+    stats = driver.execute_async_script("""
+        var done = arguments[arguments.length - 1];
+        var img = new Image();
+        img.onload = function () {
+          var c = document.createElement('canvas'); c.width = img.width; c.height = img.height;
+          var ctx = c.getContext('2d'); ctx.drawImage(img, 0, 0);
+          var px = ctx.getImageData(0, 0, c.width, c.height).data, colours = new Set(), ink = 0;
+          for (var i = 0; i < px.length; i += 4) {
+            colours.add((px[i] << 16) | (px[i + 1] << 8) | px[i + 2]);
+            if (px[i] < 230 || px[i + 1] < 230 || px[i + 2] < 230) ink++;
+          }
+          done({w: c.width, h: c.height, colours: colours.size, ink: ink / (px.length / 4)});
+        };
+        img.onerror = function () { done(null); };
+        img.src = 'data:image/png;base64,' + arguments[0];""", png)
+    assert stats is not None and stats["w"] > 500 and stats["h"] > 500
+    assert stats["colours"] > 20 and 0.01 < stats["ink"] < 0.9, stats
