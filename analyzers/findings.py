@@ -132,7 +132,7 @@ class DirectionAnalysis:
             "goodput_bps": None if self.goodput_bps is None else round(self.goodput_bps, 1),
             "time_lost_ns": self.time_lost_ns,
             "limits": {k: round(v, 4) for k, v in self.limits.items()},
-            "profile": self.profile,
+            "profile": {k: v for k, v in self.profile.items() if not k.startswith("_")},
         }
 
 

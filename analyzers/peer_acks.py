@@ -67,3 +67,64 @@ def delayed_ack_profile(delays: pl.Series, acks_covering_two: float | None) -> d
         out["timer"] = "one-shot"
         out["timer_ns"] = med
     return out
+
+
+# Timers that run on a free-running clock fire only at its ticks, so the ACKs they send are
+# phase-locked to it: 4.4BSD/SunOS tcp_fasttimo every 200 ms, and Linux 2.0's delayed-ACK timer,
+# whose expiry is rounded up to a jiffy (HZ = 100: 10 ms). (period, half-width of the phase window.)
+TICK_CLOCKS = ((BSD_TICK_NS, 1_000_000), (10_000_000, 250_000))
+# Only ACKs held at least this long beyond the prompt data-to-ACK time are asked for their phase.
+TICK_MIN_DELAY_NS = 2_000_000
+# A phase counts as a timer's when that many ACKs in one window would happen by chance less often
+# than this (Poisson tail, times the number of windows that fit in the period).
+TICK_SIGNIFICANCE = 1e-4
+TICK_MIN_ACKS = 4
+
+
+def _poisson_tail(k: int, lam: float) -> float:
+    """P(X >= k) for X ~ Poisson(lam)."""
+    import math
+
+    if k <= 0:
+        return 1.0
+    term = math.exp(-lam)
+    below = term
+    for i in range(1, k):
+        term *= lam / i
+        below += term
+    return max(0.0, 1.0 - below)
+
+
+def learn_tick(ack_ts: list[int], delays: list[int]) -> dict[str, int] | None:
+    """The free-running clock the receiver's delayed ACKs are locked to, if any: among the ACKs it
+    held (delay >= TICK_MIN_DELAY_NS), the phase window (of each clock in TICK_CLOCKS) that holds
+    far more of their tap times than chance would. Returns period, phase, half-width and count."""
+    import numpy as np
+
+    ts = np.asarray([t for t, d in zip(ack_ts, delays) if d is not None and d >= TICK_MIN_DELAY_NS], dtype=np.int64)
+    n = int(ts.size)
+    if n < TICK_MIN_ACKS:
+        return None
+    for period, half in TICK_CLOCKS:
+        width = 2 * half
+        ph = np.sort(ts % period)
+        ext = np.concatenate([ph, ph + period])
+        counts = np.searchsorted(ext, ph + width, side="right") - np.arange(n)
+        best = int(counts.argmax())
+        c = int(counts[best])
+        if c < TICK_MIN_ACKS:
+            continue
+        windows = period / width
+        if _poisson_tail(c, n / windows) * windows >= TICK_SIGNIFICANCE:
+            continue
+        inside = ext[best:best + c]
+        phase = int(np.median(inside)) % period
+        return {"period_ns": period, "phase_ns": phase, "half_width_ns": half, "acks_on_phase": c, "acks_held": n}
+    return None
+
+
+def on_tick(ts_ns: int, tick: dict[str, int]) -> bool:
+    """The tap time `ts_ns` falls in the learned clock's phase window."""
+    period = tick["period_ns"]
+    off = (ts_ns - tick["phase_ns"]) % period
+    return min(off, period - off) <= tick["half_width_ns"]

@@ -23,6 +23,7 @@ from typing import Any
 import polars as pl
 
 from stallscope.analyzers.inference import full_segment_size
+from stallscope.analyzers.peer_acks import learn_tick
 from stallscope.analyzers.vantage import Timing
 
 MIN_THRESHOLD_NS = 10_000_000
@@ -198,17 +199,29 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
             resends.append(Resend(frames[i], rows["ts_ns"][i], rows["seq_rel"][i], rows["payload_len"][i],
                                   rows["retrans_kind"][i], rows["ip_len"][i]))
     ended = cand["ended_by_new_data"]
+    if "_peer_tick" not in profile:
+        # Learned once per direction, on its first stall: the clock the peer's delayed ACKs follow.
+        rest = timing.rest_of_rtt()
+        peer = [i for i, x in enumerate(rows["dir"]) if x != d and rows["flag_ack"][i] and rows["ack_delay_ns"][i] is not None]
+        profile["_peer_tick"] = learn_tick([rows["ts_ns"][i] for i in peer],
+                                           [max(0, rows["ack_delay_ns"][i] - rest) for i in peer])
     # A timeout's whole repair: resends until the peer acknowledged all that was out before it
     # (go-back-N goes on past the first new data), so one episode's lost segments are counted once.
     recovery: set[int] = {r.seq for r in resends}
     if any(r.kind == "timeout" for r in resends):
         # ...and the losses repaired without a timeout since the previous one: one episode
         # (several losses in a window, only the last of which fast retransmit could not repair).
+        # A resend of data first sent before an earlier timeout, with no duplicate ACKs before it
+        # (kind `other`: that timeout's go-back-N), belongs to that timeout's episode, not this one.
+        earlier: list[tuple[int, bool]] = []
+        floor = 0
         for i in range(i0, max(-1, i0 - RECOVERY_ROWS), -1):
             if rows["dir"][i] == d and rows["retransmission"][i]:
                 if rows["retrans_kind"][i] == "timeout":
+                    floor = rows["snd_max"][i]
                     break
-                recovery.add(rows["seq_rel"][i])
+                earlier.append((rows["seq_rel"][i], rows["retrans_kind"][i] == "fast"))
+        recovery.update(q for q, fast in earlier if fast or q >= floor)
         point = rows["snd_max"][i0]
         for i in range(i1 + 1, min(len(frames), i1 + RECOVERY_ROWS)):
             if rows["dir"][i] != d:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from stallscope.analyzers.causes.nagle import BUFFER_IN_USE
 from stallscope.analyzers.causes.common import before, mss, peer_delay, release, timer_driven
+from stallscope.analyzers.peer_acks import DELAYED_MIN_NS
 from stallscope.analyzers.findings import Alternative, Verdict
 from stallscope.analyzers.stalls import RTT_MULTIPLE, StallContext
 from stallscope.vocabulary import Cause
@@ -57,7 +58,9 @@ def rule(ctx: StallContext) -> Verdict | None:
     # flight) or its congestion window (slow start, after a timeout). Released by the receiver's
     # delayed-ACK timer that is Moldeklev's deadlock (the window update never came on its own);
     # released by an ordinary ACK, the buffer or the window was simply too small for the path.
-    buffer_full = buffer_full or bool(plateau) and outstanding >= plateau - m
+    # The buffer holds at least the largest flight ever seen: below it by more than a segment, the
+    # congestion window (slow start) stopped the sender, not the buffer.
+    buffer_full = buffer_full or bool(plateau) and outstanding >= max(plateau, ctx.profile.get("max_in_flight") or 0) - m
     evidence["send_buffer_estimate"] = plateau or None
     detail = None if buffer_full else "congestion_window"
     if timer:
@@ -67,8 +70,11 @@ def rule(ctx: StallContext) -> Verdict | None:
     if buffer_full:
         return Verdict(Cause.SEND_BUFFER_LIMITED.value, None, 0.75, evidence)
     typical = ctx.timing.typical_rtt_ns or ctx.timing.path_rtt_ns or 0
-    if ctx.duration_ns < RTT_MULTIPLE * typical:
-        return None  # the congestion window at the pace of a queued path: no stall, the path was full
+    held = peer_delay(ctx, rel) or 0
+    if ctx.duration_ns < RTT_MULTIPLE * typical and held < DELAYED_MIN_NS:
+        # The congestion window at the pace of a queued path: no stall, the path was full. (Not
+        # when the receiver itself held the releasing ACK: its delay is not the path's queue.)
+        return None
     return Verdict(Cause.RECEIVER_WINDOW_LIMITED.value, "congestion_window", 0.5, evidence)
 
 
