@@ -257,13 +257,13 @@ def _lost_bar(c, d) -> list[dict[str, Any]]:
 
 
 def _stall_groups(c) -> list[dict[str, Any]]:
-    groups: dict[tuple[str, str | None], list] = {}
+    groups: dict[tuple[str, str | None, int], list] = {}
     for s in c.stalls:
-        groups.setdefault((s.cause, s.detail), []).append(s)
+        groups.setdefault((s.cause, s.detail, s.dir), []).append(s)
     out = []
-    for (cause, detail), ss in sorted(groups.items(), key=lambda kv: (kv[0][0] == "application_idle",
-                                                                      -sum(s.time_lost_ns for s in kv[1]), kv[0][0])):
-        out.append({"cause": cause, "detail": detail, "count": len(ss), "lost": duration(sum(s.time_lost_ns for s in ss)),
+    for (cause, detail, d), ss in sorted(groups.items(), key=lambda kv: (kv[0][0] == "application_idle",
+                                                                         -sum(s.time_lost_ns for s in kv[1]), kv[0][0])):
+        out.append({"cause": cause, "detail": detail, "dir": d, "count": len(ss), "lost": duration(sum(s.time_lost_ns for s in ss)),
                     "meaning": CAUSE_MEANING.get(cause, ""), "colour": figures.cause_colour(cause)})
     return out
 
