@@ -21,12 +21,15 @@ native:
 DEMO_CAPTURES := $(addprefix fixtures/,nagle_4k_jumbo.pcap nagle_4k_jumbo_nodelay.pcap atm_small_buffer.pcap atm_epd.pcap jumbo_slots.pcap slow_reader.pcap)
 
 # The main job on bundled captures (recorded by `make fixtures` between network namespaces):
-# why each connection was slow (stallscope analyze), the connection table, then one paper
-# reproduction from the reference simulator.
+# why each connection was slow (stallscope analyze), the connection table, one paper
+# reproduction from the reference simulator, then the HTML report of the captures (its path printed).
 demo: setup
 	stallscope analyze $(DEMO_CAPTURES)
 	stallscope flows $(DEMO_CAPTURES)
 	stallscope reproduce moldeklev-appendix-a
+	@mkdir -p build
+	@stallscope report $(DEMO_CAPTURES) -o build/demo-report.html >/dev/null
+	@echo "HTML report of the bundled captures: $(CURDIR)/build/demo-report.html"
 
 # Run pytest as an executable (not `python -m pytest`) so the repo root is not on sys.path.
 # Two workers (pytest-xdist) for everything but the live captures, which run alone afterwards:
