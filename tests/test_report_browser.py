@@ -152,3 +152,35 @@ def test_screenshot_is_not_blank(page, tmp_path) -> None:
         img.src = 'data:image/png;base64,' + arguments[0];""", png)
     assert stats is not None and stats["w"] > 500 and stats["h"] > 500
     assert stats["colours"] > 20 and 0.01 < stats["ink"] < 0.9, stats
+
+
+def test_index_sorts_and_filters(tmp_path) -> None:
+    """The index of several connections: worst first, a click on a heading sorts by it, the filter
+    keeps the rows holding its text."""
+    pytest.importorskip("selenium", reason="selenium is a test extra (pip install -e '.[test]')")
+    from selenium.webdriver.common.by import By
+
+    from stallscope.analyzers.report import report_files
+
+    out = tmp_path / "three.html"
+    names = ["slow_reader", "mss_mismatch", "pmtu_icmp"]
+    report_files([REPO / "fixtures" / f"{n}.pcap" for n in names], out, max_graphed=0)
+    driver = make_driver()
+    try:
+        driver.get(out.resolve().as_uri())
+        rows = "return Array.prototype.filter.call(document.querySelectorAll('#index tbody tr'), function (r) { return !r.hidden; }).map(function (r) { return [r.cells[1].textContent, parseFloat(r.cells[6].dataset.sort)]; });"
+        first = driver.execute_script(rows)
+        assert len(first) >= 3
+        lost = [r[1] for r in first]
+        assert lost == sorted(lost, reverse=True)  # worst first
+        heading = driver.find_elements(By.CSS_SELECTOR, "#index thead th")[6]  # time lost
+        heading.click()  # descending
+        heading.click()  # ascending
+        assert [r[1] for r in driver.execute_script(rows)] == sorted(lost)
+        box = driver.find_element(By.ID, "filter")
+        box.send_keys("mss_mismatch.pcap")
+        kept = driver.execute_script(rows)
+        assert kept and all("mss_mismatch.pcap" in r[0] for r in kept)
+        assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
+    finally:
+        driver.quit()

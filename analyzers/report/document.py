@@ -228,7 +228,7 @@ def _file_facts(f, container: dict[str, Any] | None) -> FileFacts:
 def utc(ns: int | None) -> str:
     if ns is None:
         return "-"
-    return dt.datetime.fromtimestamp(ns / 1e9, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+    return dt.datetime.fromtimestamp(ns / 1e9, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
 
 
 def _vantage_words(c) -> str:
@@ -379,7 +379,8 @@ def build(analysis, *, containers: list[dict[str, Any] | None] | None = None, ti
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     damaged = [ff for ff in files if ff["facts"].status != "ok"]
     html = env.get_template("report.html.j2").render(
-        title=title or "stallscope report: " + ", ".join(Path(f.path).name for f in analysis.files),
+        title=title or ("stallscope report: " + (", ".join(Path(f.path).name for f in analysis.files)
+                                                  if len(analysis.files) <= 3 else f"{len(analysis.files)} captures")),
         version=__version__, generated=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         files=files, damaged=damaged, cards=cards, figures=figs_out, graphed=len(graphed), total=len(cards),
         max_graphed=max_graphed, max_listed=MAX_LISTED_STALLS,
