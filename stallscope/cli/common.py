@@ -46,14 +46,6 @@ class InputPathError(Exception):
         self.path, self.problem = str(path), problem
 
 
-class OutputWriteError(Exception):
-    """Writing the result failed for a reason of the environment (disk full, no such directory)."""
-
-    def __init__(self, target: str, error: OSError) -> None:
-        super().__init__(f"cannot write {target}: {error.strerror or error}")
-        self.target = target
-
-
 def say(command: str, message: str) -> None:
     """One line on standard error, prefixed with the command's name."""
     try:
@@ -114,13 +106,13 @@ def _stdout_is_devnull() -> bool:
 
 
 def os_errno(e: BaseException) -> int | None:
-    """The errno of an OSError, also from Rust-side writers (Polars, PyArrow) that raise a bare
-    OSError with "... (os error 32)" in its message and no errno attribute."""
+    """The errno of an OSError, also from native writers that raise a bare OSError with the errno
+    only in the message: Polars "(os error 32)", PyArrow "[errno 28]"."""
     if isinstance(e, OSError) and e.errno is not None:
         return e.errno
     import re
 
-    m = re.search(r"\(os error (\d+)\)", str(e))
+    m = re.search(r"(?:\(os error|\[errno) (\d+)", str(e))
     return int(m.group(1)) if m else None
 
 
@@ -157,9 +149,6 @@ def guarded(command: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         except InputPathError as e:
             say(command, f"{e.path}: {e.problem}")
             raise typer.Exit(int(ExitCode.INPUT_REJECTED)) from None
-        except OutputWriteError as e:
-            say(command, str(e))
-            raise typer.Exit(int(ExitCode.ENVIRONMENT)) from None
         except OSError as e:
             if is_broken_pipe(e):
                 raise broken_pipe_exit() from None
@@ -182,10 +171,12 @@ def guarded(command: str, fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _reason(e: OSError) -> str:
-    if e.strerror:
-        return e.strerror
+    """The system's words for the error ("No space left on device"), also for writers (PyArrow)
+    whose message wraps them in their own."""
     code = os_errno(e)
-    return os.strerror(code) if code is not None else str(e)
+    if code is not None:
+        return os.strerror(code)
+    return e.strerror or str(e)
 
 
 def _is_click_exception(e: Exception) -> bool:
@@ -201,7 +192,7 @@ def _flush_or_classify(command: str) -> None:
     except OSError as e:
         if is_broken_pipe(e):
             raise broken_pipe_exit() from None
-        say(command, f"cannot write standard output: {e.strerror or e}")
+        say(command, f"cannot write standard output: {_reason(e)}")
         _quiet_stdout()
         raise typer.Exit(int(ExitCode.ENVIRONMENT)) from None
 
@@ -319,7 +310,7 @@ class BrokenPipeWatch:
             _quiet_stdout()
             if is_broken_pipe(e):
                 raise SystemExit(int(ExitCode.BROKEN_PIPE)) from None
-            say("", f"cannot write standard output: {e.strerror or e}")
+            say("", f"cannot write standard output: {_reason(e)}")
             raise SystemExit(int(ExitCode.ENVIRONMENT)) from None
         if kind is None:
             return False
