@@ -287,3 +287,31 @@ def test_declared_dependencies_are_exactly_the_imported_ones() -> None:
     declared, imported = _declared(), _imported()
     assert imported - declared == set(), "imported but not declared in pyproject.toml"
     assert declared - imported == set(), "declared in pyproject.toml but imported nowhere"
+
+
+def _readme_examples() -> dict[str, str]:
+    """README's command table: command (first column) -> its example (second column)."""
+    text = (REPO / "README.md").read_text()
+    section = text[text.index("## Commands"):text.index("## Layout")]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        if len(cells) >= 2 and cells[1].startswith("`") and "stallscope" in cells[1]:
+            rows[cells[0].strip("`")] = cells[1].strip("`")
+    return rows
+
+
+def test_readme_lists_every_command_with_an_example_that_runs_as_written(tmp_path: Path) -> None:
+    from stallscope.cli.app import _COMMANDS
+
+    examples = _readme_examples()
+    for name in _COMMANDS:
+        assert any(row.split()[0] == name for row in examples), f"README's command table lacks {name}"
+    (tmp_path / "fixtures").symlink_to(FIX)
+    for row, line in examples.items():
+        assert line.startswith(("stallscope ", "sudo stallscope ")), row
+        if line.startswith("sudo"):
+            continue  # needs root and network namespaces (tests/test_capture_cli_scenario.py, test_capture_live.py)
+        r = subprocess.run(line.replace("stallscope", f"'{_exe()}'", 1), shell=True, cwd=tmp_path,
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, (line, r.stderr)

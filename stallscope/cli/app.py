@@ -43,7 +43,7 @@ EXAMPLES: dict[str, list[str]] = {
     "reproduce": ["stallscope reproduce --list", "stallscope reproduce kung-morris"],
     "capture list": ["stallscope capture list", "stallscope capture list -f json"],
     "capture scenario": ["sudo stallscope capture scenario nagle_4k_jumbo --out /tmp/captures"],
-    "capture live": ["sudo stallscope capture live -i eth0 -w cap.pcap --rotate 100 --files 5"],
+    "capture live": ["sudo stallscope capture live -i lo -w /tmp/cap.pcap --rotate 10 --files 3"],
     "score": ["stallscope score fixtures/nagle_4k_jumbo.pcap fixtures/nagle_4k_jumbo.json"],
 }
 

@@ -89,7 +89,7 @@ def bulk(
     congestion: Annotated[Optional[Congestion], _opt("--congestion", panel=HOSTS, help="The sender's congestion control, as TCP_CONGESTION (default: the personality's; cubic for linux, which alone has both).")] = None,
     jumbo_slots: Annotated[Optional[int], _opt("--jumbo-slots", panel=PATH, min=1, help="Receiving NIC's pool of jumbo receive slots; a large frame finding none free is dropped, small frames pass.")] = None,
     jumbo_release: Annotated[Optional[JumboRelease], _opt("--jumbo-release", panel=PATH, help="When a slot comes back: acked (when the cumulative ACK covers its data; default) or timer (--jumbo-replenish-us after arrival).")] = None,
-    jumbo_replenish_us: Annotated[Optional[float], _opt("--jumbo-replenish-us", panel=PATH, min=0.0, help="Time a slot stays taken after its frame arrived, us (with --jumbo-release timer; also a floor with acked).")] = None,
+    jumbo_replenish_us: Annotated[Optional[float], _opt("--jumbo-replenish-us", panel=PATH, min=0.0, help="Time a slot takes to come back, us: after its frame arrived (--jumbo-release timer) or after the ACK released it (acked).")] = None,
     jumbo_min_frame: Annotated[Optional[int], _opt("--jumbo-min-frame", panel=PATH, min=1, help="Smallest frame that needs a jumbo slot, bytes (default 1519: anything above a standard Ethernet frame).")] = None,
     atm_buffer_cells: Annotated[Optional[int], _opt("--atm-buffer-cells", panel=PATH, min=1, help="A congested ATM switch port on the forward path: its buffer, in 53-byte cells.")] = None,
     atm_switch_buffer: Annotated[Optional[int], _opt("--atm-switch-buffer", panel=PATH, min=48, help="The same buffer in bytes of cell payload (48 per cell); --atm-buffer-cells is the usual unit.")] = None,
