@@ -73,7 +73,7 @@ def rule(ctx: StallContext) -> Verdict | None:
     plateau = ctx.profile.get("send_buffer_estimate") or 0
     if plateau < MIN_SEND_BUFFER:
         plateau = 0  # a writer that never had 2 KB out wrote little; its buffer was never full
-    if plateau and outstanding >= BUFFER_IN_USE * plateau:
+    if plateau and outstanding >= buffer_in_flight(ctx, plateau):
         return None  # the whole buffer was in flight: nothing was held back (the window rules' case)
     # Moldeklev (1): the sender's whole buffer was in use and still below the receiver's
     # window-update threshold, so no ACK but the timer's could come.
@@ -91,6 +91,17 @@ def rule(ctx: StallContext) -> Verdict | None:
     if not timer:
         alts = (Alternative("undetermined", None, 0.45, "the releasing ACK was not visibly delayed"),)
     return Verdict(Cause.NAGLE_DELAYED_ACK.value, detail, conf, evidence, alts)
+
+
+def buffer_in_flight(ctx: StallContext, plateau: int) -> float:
+    """What outstanding data means the whole send buffer was in flight. A one-way bulk writer (the
+    peer sends no requests) keeps its buffer full, and the buffer holds at least the largest flight
+    ever seen: a flight below that left data unsent (Moldeklev's S = 16 KB, R = 40 KB: Nagle holds
+    3084 bytes behind 12288 every cycle, though 13300 were out once). Otherwise a writer between
+    messages need not fill it: most of the plateau counts."""
+    if (ctx.profile.get("peer_data_packets") or 0) <= BULK_PEER_PACKETS:
+        return max(plateau, ctx.profile.get("max_in_flight") or 0)
+    return BUFFER_IN_USE * plateau
 
 
 def _window_opened_earlier(ctx: StallContext, rel):

@@ -7,7 +7,7 @@ buffer too small for the path (the flight stops at the buffer's size with the pe
 
 from __future__ import annotations
 
-from stallscope.analyzers.causes.nagle import BUFFER_IN_USE
+from stallscope.analyzers.causes.nagle import buffer_in_flight
 from stallscope.analyzers.causes.common import before, mss, peer_delay, release, timer_driven
 from stallscope.analyzers.peer_acks import DELAYED_MIN_NS
 from stallscope.analyzers.findings import Alternative, Verdict
@@ -51,7 +51,7 @@ def rule(ctx: StallContext) -> Verdict | None:
         return None
     # (With all of its send buffer in flight the sender had nothing unsent for a small window to
     # hold back: the buffer, not the window, stopped it.)
-    buffer_full = bool(plateau) and outstanding >= BUFFER_IN_USE * plateau
+    buffer_full = bool(plateau) and outstanding >= buffer_in_flight(ctx, plateau)
     if ctx.held_len < m and outstanding > 0 and not buffer_full:
         return None  # a short segment waited behind unacknowledged data: the Nagle rules' case
     # The peer's window had room, so the sender's own limits held it: its send buffer (all of it in
