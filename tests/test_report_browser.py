@@ -25,15 +25,17 @@ def _browser_paths() -> tuple[str, str] | None:
     return chromium, driver
 
 
-def make_driver(width: int = 1400, height: int = 1000):
-    """Headless Debian chromium through Debian's chromedriver, with browser and network logs."""
+def make_driver(width: int = 1400, height: int = 1000, webgl: bool = False):
+    """Headless Debian chromium through Debian's chromedriver, with browser and network logs;
+    `webgl`: WebGL through SwiftShader (software), as on a machine without a GPU."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
     chromium, driver = _browser_paths()  # type: ignore[misc]
     opts = webdriver.ChromeOptions()
     opts.binary_location = chromium
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+    gpu = ("--enable-unsafe-swiftshader", "--use-angle=swiftshader") if webgl else ("--disable-gpu",)
+    for arg in (*gpu, "--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
                 f"--window-size={width},{height}", "--hide-scrollbars", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
                 "--disable-default-apps", "--disable-extensions"):
@@ -181,6 +183,39 @@ def test_index_sorts_and_filters(tmp_path) -> None:
         box.send_keys("mss_mismatch.pcap")
         kept = driver.execute_script(rows)
         assert kept and all("mss_mismatch.pcap" in r[0] for r in kept)
+        assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
+    finally:
+        driver.quit()
+
+
+@pytest.mark.slow  # software WebGL (SwiftShader): 5-17 s here
+def test_decimated_webgl_graphs_draw(tmp_path, monkeypatch) -> None:
+    """The large-capture path on a small capture: with the decimation and WebGL thresholds lowered,
+    the report draws its decimated series with scattergl, and they draw without an error."""
+    pytest.importorskip("selenium", reason="selenium is a test extra (pip install -e '.[test]')")
+    from stallscope.analyzers.report import figures, report_files
+
+    monkeypatch.setattr(figures, "COLUMNS", 100)
+    monkeypatch.setattr(figures, "DECIMATE_ABOVE", 200)
+    monkeypatch.setattr(figures, "WEBGL_ABOVE", 50)
+    out = tmp_path / "gl.html"
+    report_files([NAGLE], out)
+    html = out.read_text(encoding="utf-8")
+    assert '"type":"scattergl"' in html and "decimated for the screen" in html
+    driver = make_driver(webgl=True)
+    try:
+        driver.get(out.resolve().as_uri())
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        WebDriverWait(driver, 30).until(lambda d: d.execute_script(
+            "return document.getElementById('fig-0').dataset.drawn === '1';"))
+        gl = driver.execute_script("""
+            var gd = document.getElementById('fig-0');
+            return {gl: gd._fullData.filter(function (t) { return t.type === 'scattergl'; }).length,
+                    canvases: gd.querySelectorAll('canvas').length,
+                    svgTraces: gd.querySelectorAll('.scatterlayer .trace').length, data: gd.data.length};""")
+        assert gl["gl"] > 0 and gl["canvases"] > 0, gl
+        assert gl["svgTraces"] + gl["gl"] == gl["data"], gl  # the others still in SVG
         assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
     finally:
         driver.quit()

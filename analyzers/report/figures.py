@@ -54,6 +54,8 @@ LIMIT_COLOURS = {"application": _C["grey"], "cwnd": _C["blue"], "peer_window": _
 # Pixel columns a series is decimated to (a wide screen), and the size above which it is.
 COLUMNS = 2000
 DECIMATE_ABOVE = 2 * COLUMNS
+# A series of a large connection with more points than this (after decimation) is drawn with WebGL.
+WEBGL_ABOVE = 1000
 # Rows of the grid events are thinned to when there are more than EVENTS_MAX of one kind.
 EVENT_ROWS = 400
 EVENTS_MAX = 20_000
@@ -73,9 +75,10 @@ def _rgba(hex_colour: str, alpha: float) -> str:
     return f"rgba({int(h[0:2], 16)},{int(h[2:4], 16)},{int(h[4:6], 16)},{alpha})"
 
 
-def minmax_indices(x: np.ndarray, y: np.ndarray, x0: float, x1: float, columns: int = COLUMNS) -> np.ndarray:
-    """Indices (in order) of the lowest and highest point of each pixel column: all of them when
-    there are few points. `x` must be sorted."""
+def minmax_indices(x: np.ndarray, y: np.ndarray, x0: float, x1: float, columns: int | None = None) -> np.ndarray:
+    """Indices (in order) of the lowest and highest point of each pixel column (COLUMNS unless
+    given): all of them when there are few points. `x` must be sorted."""
+    columns = columns or COLUMNS
     n = len(x)
     if n <= 2 * columns or x1 <= x0:
         return np.arange(n)
@@ -127,7 +130,7 @@ class _Builder:
 
     def scatter(self, **kw: Any) -> dict[str, Any]:
         n = len(kw.get("x", ()))
-        return trace("scattergl" if self.large and n > 1000 else "scatter", **kw)
+        return trace("scattergl" if self.large and n > WEBGL_ABOVE else "scatter", **kw)
 
     def series(self, x: np.ndarray, y: np.ndarray, *extra: np.ndarray) -> tuple[np.ndarray, ...]:
         idx = minmax_indices(x, y, self.x0, self.x1)
