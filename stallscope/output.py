@@ -18,6 +18,11 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
+# Width given to Rich when the output is not a terminal: tables keep their natural width, so no
+# cell is folded mid-word (a terminal still gets its own width).
+PIPE_WIDTH = 100_000
+
+
 class OutputFormat(str, Enum):
     table = "table"
     json = "json"
@@ -64,8 +69,6 @@ def render_frame(
     if fmt is OutputFormat.parquet:
         if output is None:
             raise ValueError("--format parquet needs an output file (-o FILE)")
-        from stallscope.cli.common import write_parquet
-
         write_parquet(df, output)
         return
     if fmt is OutputFormat.csv:
@@ -75,8 +78,6 @@ def render_frame(
         return
     else:
         from rich.table import Table
-
-        from stallscope.cli.common import console as table_console
 
         handle = None
         if console is None:
@@ -99,3 +100,29 @@ def render_frame(
         sys.stdout.write(text)
     else:
         Path(output).write_text(text)
+
+
+def table_console(file: Any = None, **kwargs: Any) -> Console:
+    """A Rich console for tables: the terminal's width on a terminal, else wide enough that every
+    table keeps its natural width (piped or written to a file, no cell breaks mid-word)."""
+    from rich.console import Console
+
+    target = file if file is not None else sys.stdout
+    try:
+        tty = target.isatty()
+    except (ValueError, AttributeError):
+        tty = False
+    if not tty:
+        kwargs.setdefault("width", PIPE_WIDTH)
+    return Console(file=target, **kwargs)
+
+
+def write_parquet(df: pl.DataFrame, path: Path) -> None:
+    """Polars' writer reports a full disk as a parquet "transport error" with no errno: encode in
+    memory, then write the bytes from Python, so a failed write is an OSError naming the path."""
+    import io
+
+    buf = io.BytesIO()
+    df.write_parquet(buf)
+    with open(path, "wb") as out:
+        out.write(buf.getbuffer())

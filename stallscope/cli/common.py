@@ -22,20 +22,15 @@ import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import typer
 
 from stallscope.exit_codes import ExitCode
-
-if TYPE_CHECKING:
-    from rich.console import Console
+from stallscope.output import PIPE_WIDTH, table_console as console, write_parquet  # noqa: F401  (re-exported)
 
 # Parameters holding input paths that must exist and be readable before the command starts.
 INPUT_PARAMETERS = ("files", "file", "source", "truth")
-# Width given to Rich when the output is not a terminal: tables keep their natural width, so no
-# cell is folded mid-word (a terminal still gets its own width).
-PIPE_WIDTH = 100_000
 
 
 class InputPathError(Exception):
@@ -219,21 +214,6 @@ def stdout_is_terminal() -> bool:
         return False
 
 
-def console(file: IO[str] | None = None, **kwargs: Any) -> Console:
-    """A Rich console for tables: the terminal's width on a terminal, else wide enough that every
-    table keeps its natural width (piped or written to a file, no cell breaks mid-word)."""
-    from rich.console import Console
-
-    target = file if file is not None else sys.stdout
-    try:
-        tty = target.isatty()
-    except (ValueError, AttributeError):
-        tty = False
-    if not tty:
-        kwargs.setdefault("width", PIPE_WIDTH)
-    return Console(file=target, **kwargs)
-
-
 def progress_wanted(quiet: bool) -> bool:
     """A progress display only on a terminal's standard error, and not with --quiet."""
     if quiet or os.environ.get("STALLSCOPE_QUIET") == "1":
@@ -316,13 +296,3 @@ class BrokenPipeWatch:
             return False
         raise SystemExit(code)
 
-
-def write_parquet(df: Any, path: Path) -> None:
-    """Polars' writer reports a full disk as a parquet "transport error" with no errno: encode in
-    memory, then write the bytes from Python, so a failed write is an OSError naming the path."""
-    import io
-
-    buf = io.BytesIO()
-    df.write_parquet(buf)
-    with open(path, "wb") as out:
-        out.write(buf.getbuffer())
