@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from stallscope.analyzers.causes.common import before, mss, peer_delay, release, timer_driven
 from stallscope.analyzers.findings import Alternative, Verdict
+from stallscope.analyzers.peer_acks import BSD_TICK_NS
 from stallscope.analyzers.stalls import StallContext
 from stallscope.vocabulary import Cause
 
@@ -82,7 +83,7 @@ def rule(ctx: StallContext) -> Verdict | None:
     # complete once the tail goes waits for nothing else.
     bulk = (ctx.profile.get("peer_data_packets") or 0) <= BULK_PEER_PACKETS
     if (timer and bulk and peer_max and plateau and ctx.profile.get("window_known", True) and total >= BUFFER_IN_USE * plateau
-            and total < 2 * m and total < UPDATE_SHARE * peer_max):
+            and not _update_reachable(ctx, rel, ack_before, total, m, peer_max)):
         evidence["buffer_in_use"] = total
         return Verdict(Cause.WINDOW_UPDATE_DEADLOCK.value, None, 0.7, evidence,
                        (Alternative(Cause.NAGLE_DELAYED_ACK.value, "copy_rule", 0.3, "Nagle held the rest of the buffer"),))
@@ -91,6 +92,19 @@ def rule(ctx: StallContext) -> Verdict | None:
     if not timer:
         alts = (Alternative("undetermined", None, 0.45, "the releasing ACK was not visibly delayed"),)
     return Verdict(Cause.NAGLE_DELAYED_ACK.value, detail, conf, evidence, alts)
+
+
+def _update_reachable(ctx: StallContext, rel, ack_before: int, total: int, m: int, peer_max: int) -> bool:
+    """Could the sender's whole buffer (`total`) make the receiver send a window update (notes 1.3)?
+    BSD family (SunOS 35 % or 2 MSS; the paper's threshold is used for 4.4BSD's 50 % too). A
+    receiver that held two full segments or more until its timer, and whose timer is not BSD's
+    200 ms tick, ACKs neither every second segment (RFC 1122, FreeBSD, Linux 2.6's quick ACK) nor
+    on BSD's rule: Linux's (tcp_cleanup_rbuf) updates only once the window it advertised has
+    fallen to half the buffer."""
+    tick = ctx.profile.get("_peer_tick") or {}
+    if tick.get("period_ns") != BSD_TICK_NS and rel.ack - ack_before >= 2 * m:
+        return 2 * total >= peer_max
+    return total >= 2 * m or total >= UPDATE_SHARE * peer_max
 
 
 def buffer_in_flight(ctx: StallContext, plateau: int) -> float:
