@@ -107,8 +107,10 @@ class StallContext:
         times = [self.start_ns] + [a.ts_ns for a in self.acks if a.advances] + [self.end_ns]
         if len(times) <= 3 or max(b - a for a, b in zip(times, times[1:])) >= self.threshold_ns:
             return False
-        # ...and the peer's window let it send: otherwise the window held it (SWS, a slow reader).
-        room = max((a.ack + a.window - self.snd_max_before_end for a in self.acks), default=0)
+        # ...and the peer's window let it send before the ACK that ended it: otherwise the window
+        # held it (SWS, a slow reader whose window opened only then).
+        before_last = self.acks[:-1] if self.ended_by_new_data else self.acks
+        room = max((a.ack + a.window - self.snd_max_before_end for a in before_last), default=0)
         return room >= max(self.segment_size, 1)
 
     def in_recovery(self) -> bool:
