@@ -9,6 +9,7 @@ batch's columns arrive as Arrow buffers wrapped here without copying (schema: ca
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -200,3 +201,139 @@ def _concat(frames: list[pl.DataFrame], columns: list[str] | None) -> pl.DataFra
     if not frames:
         return empty_table(columns)
     return pl.concat(frames, how="vertical", rechunk=False) if len(frames) > 1 else frames[0]
+
+
+# --- several files that are one capture ---------------------------------------------------------
+#
+# A rotated capture (tcpdump -C/-G, with or without -W; dumpcap's ring buffer; cap-000.pcap ...)
+# is one stream cut into files. `join_captures` writes the files as one capture, in the order they
+# were written, so the decoder, the connection table and the analyzer see one time-ordered stream
+# with connections continuing across the cuts:
+#   - classic pcap: the first file whole, then each next file's records without its 24-byte file
+#     header (the files must agree on byte order, time precision and link type; the largest
+#     snaplen is kept);
+#   - pcapng: the files one after the other, each its own section (pcapng allows any number).
+# Gzipped members are decompressed on the way. The order is the files' first packet times (a ring
+# buffer's oldest file may have any number), the names' natural order breaking ties.
+
+_PCAP_MAGICS = {b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d",
+                b"\x34\xcd\xb2\xa1", b"\xa1\xb2\xcd\x34"}
+_PCAPNG_MAGIC = b"\x0a\x0d\x0d\x0a"
+_CAPTURE_SUFFIXES = (".pcap", ".pcapng", ".cap", ".pcap.gz", ".pcapng.gz")
+_ROTATED = re.compile(r"^(?P<prefix>.*?)(?P<number>\d+)(?P<suffix>(?:\.(?:pcapng|pcap|cap|gz))*)$")
+
+
+class CaptureSetError(ValueError):
+    """Files that cannot be read as one capture (different formats or link types)."""
+
+
+def _open_plain(path: str | os.PathLike[str]):
+    import gzip
+
+    f = open(path, "rb")
+    if f.peek(2)[:2] == b"\x1f\x8b":
+        return gzip.open(f, "rb")
+    return f
+
+
+def _natural_key(path: Path) -> list[Any]:
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", path.name)]
+
+
+def rotation_groups(paths: Sequence[Path]) -> list[list[Path]]:
+    """The named files grouped into captures. One rotated capture: tcpdump's names (-C/-G with or
+    without -W: cap.pcap, cap.pcap1, cap.pcap2 ... or cap.pcap0 ... cap.pcap9, zero-padded to the
+    width of -W), or names differing only in a zero-padded number of one width (cap-000.pcap,
+    cap-001.pcap ...). Every other file is a capture of its own (read several other files as one
+    with --as-one). Groups keep the order of their first file on the command line."""
+    keys: dict[Path, tuple[str, str, str, int] | None] = {}
+    for p in paths:
+        m = _ROTATED.match(p.name)
+        if not m or not m["prefix"]:
+            keys[p] = None
+            continue
+        tcpdump = not m["suffix"] and m["prefix"].endswith(_CAPTURE_SUFFIXES)
+        # Numbered files count as one set only in the two schemes rotation tools use: tcpdump's
+        # (the number after the whole name) or zero-padded numbers of one width (cap-000.pcap):
+        # trace1.pcap and trace2.pcap stay two captures.
+        width = 0 if tcpdump else len(m["number"]) if len(m["number"]) >= 2 else -1
+        keys[p] = (str(p.parent), m["prefix"], m["suffix"], width) if width >= 0 else None
+    numbered: dict[tuple[str, str, str, int], list[Path]] = {}
+    for p, k in keys.items():
+        if k is not None:
+            numbered.setdefault(k, []).append(p)
+    sets = {k: v for k, v in numbered.items()
+            if len(v) >= 2 and (k[3] == 0 or any(_ROTATED.match(q.name)["number"].startswith("0") for q in v))}
+    for p in paths:  # tcpdump -C without -W: cap.pcap, cap.pcap1, cap.pcap2 ...
+        for k in sets:
+            if keys.get(p) is None and str(p.parent) == k[0] and p.name == k[1] + k[2] and p not in sets[k]:
+                sets[k].append(p)
+    groups: list[list[Path]] = []
+    seen: set[Path] = set()
+    for p in paths:
+        if p in seen:
+            continue
+        k = next((k for k, members in sets.items() if p in members), None)
+        group = sets[k] if k is not None else [p]
+        seen.update(group)
+        groups.append(group)
+    return groups
+
+
+def _first_packet_ns(path: Path) -> int | None:
+    """The time of the first packet (None when there is none, or for pcapng: read by the decoder)."""
+    try:
+        batches = iter_batches(str(path), batch_rows=1, columns=["ts_ns"])
+        for batch in batches:
+            return int(batch["ts_ns"][0])
+    except (CaptureRejected, CaptureDamaged):
+        return None
+    return None
+
+
+def written_order(paths: Sequence[Path]) -> list[Path]:
+    """The files of one capture in the order they were written: by first packet time, then name."""
+    firsts = {p: _first_packet_ns(p) for p in paths}
+    return sorted(paths, key=lambda p: (firsts[p] is None, firsts[p] or 0, _natural_key(p)))
+
+
+def join_captures(paths: Sequence[Path], out: Path) -> Path:
+    """Write the files, already in written order, to `out` as one capture (see above). Raises
+    CaptureSetError when they cannot be one (pcap beside pcapng, another link type)."""
+    import shutil
+
+    header: bytes | None = None
+    kind: str | None = None
+    with open(out, "wb") as dst:
+        for p in paths:
+            with _open_plain(p) as src:
+                head = src.read(24)
+                magic = head[:4]
+                this = "pcapng" if magic == _PCAPNG_MAGIC else "pcap" if magic in _PCAP_MAGICS else None
+                if this is None:
+                    raise CaptureSetError(f"{p}: not a pcap or pcapng file, cannot be read as part of one capture")
+                if kind is not None and this != kind:
+                    raise CaptureSetError(f"{p}: {this} beside {kind}; the files cannot be read as one capture")
+                kind = kind or this
+                if this == "pcapng":
+                    dst.write(head)
+                elif header is None:
+                    header = head
+                    dst.write(head)
+                else:
+                    if len(head) < 24 or head[:4] != header[:4] or head[20:24] != header[20:24]:
+                        raise CaptureSetError(f"{p}: another byte order, time precision or link type than "
+                                              f"{paths[0]}; the files cannot be read as one capture")
+                    snap = max(int.from_bytes(head[16:20], _order(header)), int.from_bytes(header[16:20], _order(header)))
+                    if snap != int.from_bytes(header[16:20], _order(header)):
+                        header = header[:16] + snap.to_bytes(4, _order(header)) + header[20:]
+                        pos = dst.tell()
+                        dst.seek(0)
+                        dst.write(header)
+                        dst.seek(pos)
+                shutil.copyfileobj(src, dst, 1 << 20)
+    return out
+
+
+def _order(header: bytes) -> str:
+    return "little" if header[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1", b"\x34\xcd\xb2\xa1") else "big"

@@ -279,7 +279,7 @@ def test_readme_shows_analyze_first_with_an_example_that_runs_as_written() -> No
     example = re.search(r"```sh\n(.*?)```", commands, re.S).group(1).strip().splitlines()
     assert len(example) == 1 and example[0].startswith("stallscope analyze ")
     rows = [ln for ln in commands.splitlines() if ln.startswith("| `")]
-    assert rows[0].startswith("| `stallscope analyze FILE...` |") and "docs/analysis-json.md" in rows[0]
+    assert rows[0].startswith("| `analyze FILE...` | `stallscope analyze ") and "docs/analysis-json.md" in rows[0]
     r = subprocess.run(["bash", "-c", example[0]], cwd=REPO, capture_output=True, text=True, timeout=180)
     assert r.returncode == ExitCode.OK, r.stderr
     table = [ln for ln in r.stdout.splitlines() if ln.startswith("│")]

@@ -20,8 +20,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from stallscope.cli.common import PIPE_WIDTH, file_progress, say, write_parquet
-from stallscope.cli.options import ANALYSIS_PANEL, OUTPUT_PANEL, CaptureFiles, DebugOption, OutputOption, QuietOption
+from stallscope.cli.common import PIPE_WIDTH, capture_inputs, file_progress, joined_container_facts, say, write_parquet
+from stallscope.cli.options import (ANALYSIS_PANEL, OUTPUT_PANEL, AsOneOption, CaptureFiles, DebugOption, EachOption,
+                                    OutputOption, QuietOption)
 from stallscope.exit_codes import ExitCode
 
 
@@ -48,6 +49,8 @@ def _say(message: str) -> None:
 
 def analyze(
     files: CaptureFiles,
+    as_one: AsOneOption = False,
+    each: EachOption = False,
     stream: StreamOpt = None,
     fmt: FormatOpt = AnalyzeFormat.table,
     output: OutputOption = None,
@@ -61,9 +64,16 @@ def analyze(
 
     code = ExitCode.OK
     results = []
-    with file_progress(files, quiet, "analyze") as advance:
-        for path in files:
-            result = analyze_one(path, stream=stream)
+    containers: list[dict | None] = []
+    inputs = capture_inputs(files, as_one=as_one, each=each)
+    with file_progress([i.label for i in inputs], quiet, "analyze") as advance:
+        for inp in inputs:
+            path = inp.label
+            with inp.path() as readable:
+                result = analyze_one(readable, stream=stream)
+                # The report reads the container's facts from the file: a joined set's while it exists.
+                containers.append(joined_container_facts(readable, result) if report is not None and len(inp.paths) > 1 else None)
+            result.path = path
             results.append(result)
             advance(path)
             if result.status == "rejected":
@@ -81,7 +91,7 @@ def analyze(
     if report is not None:
         from stallscope.analyzers.report import write_report
 
-        write_report(analysis, report)
+        write_report(analysis, report, containers=containers)
     text = _render(analysis, fmt)
     if output is None:
         sys.stdout.write(text)

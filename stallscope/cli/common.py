@@ -296,3 +296,90 @@ class BrokenPipeWatch:
             return False
         raise SystemExit(code)
 
+
+
+# --- several files that are one capture ---------------------------------------------------------
+
+
+class CaptureInput:
+    """One capture as the commands see it: one file, or several files that are one capture (a
+    rotated set, or every file with --as-one). `label` names it in the output: the file, or the
+    set's files joined by '+' in the order they were written."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        self.paths = paths
+        self.label = "+".join(str(p) for p in paths)
+
+    def __repr__(self) -> str:
+        return f"CaptureInput({self.label!r})"
+
+    @contextmanager
+    def path(self) -> Iterator[Path]:
+        """A path to read: the file itself, or a temporary file holding the set as one capture
+        (stallscope.capture.decoder.join_captures), removed afterwards."""
+        if len(self.paths) == 1:
+            yield self.paths[0]
+            return
+        import tempfile
+
+        from stallscope.capture.decoder import CaptureSetError, join_captures
+
+        with tempfile.TemporaryDirectory(prefix="stallscope-") as tmp:
+            suffix = ".pcapng" if _is_pcapng(self.paths[0]) else ".pcap"
+            try:
+                joined = join_captures(self.paths, Path(tmp) / f"joined{suffix}")
+            except CaptureSetError as e:
+                raise InputPathError(self.label, str(e).split(": ", 1)[-1]) from None
+            yield joined
+
+
+def _is_pcapng(path: Path) -> bool:
+    import gzip
+
+    with open(path, "rb") as f:
+        head = f.read(4)
+    if head[:2] == b"\x1f\x8b":
+        with gzip.open(path, "rb") as g:
+            head = g.read(4)
+    return head == b"\x0a\x0d\x0d\x0a"
+
+
+def capture_inputs(files: list[Path], *, as_one: bool = False, each: bool = False) -> list[CaptureInput]:
+    """The captures named on the command line: rotated sets recognised by name read as one (see
+    stallscope.capture.decoder.rotation_groups), every file as one with `as_one`, each file on its
+    own with `each`. Standard input ('-') is always a capture of its own."""
+    if as_one and each:
+        raise typer.BadParameter("--as-one and --each exclude each other", param_hint="--as-one")
+    if len(files) < 2 or each:
+        return [CaptureInput([f]) for f in files]
+    from stallscope.capture.decoder import rotation_groups, written_order
+
+    if as_one:
+        if any(str(f) == "-" for f in files):
+            raise typer.BadParameter("standard input cannot be part of --as-one", param_hint="--as-one")
+        return [CaptureInput(written_order(list(dict.fromkeys(files))))]
+    plain = [f for f in files if str(f) != "-"]
+    member_of = {p: g for g in rotation_groups(plain) for p in g}
+    out: list[CaptureInput] = []
+    done: list[list[Path]] = []
+    for f in files:
+        if str(f) == "-":
+            out.append(CaptureInput([f]))
+            continue
+        g = member_of[f]
+        if any(g is d for d in done):
+            continue
+        done.append(g)
+        out.append(CaptureInput(written_order(g) if len(g) > 1 else g))
+    return out
+
+
+def joined_container_facts(path: Path, result: Any) -> dict[str, Any]:
+    """The container facts the HTML report shows (link type, snaplen, interfaces) for a joined
+    set, read while its temporary file exists; the report would otherwise re-read `result.path`,
+    which names the set's files."""
+    if result.status == "rejected":
+        return {}
+    from stallscope.analyzers.report.document import capture_facts
+
+    return capture_facts(str(path))

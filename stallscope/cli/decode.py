@@ -4,6 +4,7 @@ json/table, with the record accounting on stderr and the documented exit codes."
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -15,8 +16,8 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColu
 
 from stallscope.capture.decoder import DecodeSummary, PacketBatches, empty_table, iter_batches
 from stallscope.capture.errors import CaptureDamaged, CaptureRejected
-from stallscope.cli.common import progress_wanted
-from stallscope.cli.options import INPUT_PANEL, OUTPUT_PANEL, DebugOption, OutputOption, QuietOption
+from stallscope.cli.common import capture_inputs, progress_wanted
+from stallscope.cli.options import INPUT_PANEL, OUTPUT_PANEL, AsOneOption, DebugOption, OutputOption, QuietOption
 from stallscope.exit_codes import ExitCode
 from stallscope.output import OutputFormat, render_frame
 
@@ -24,8 +25,10 @@ JSON_SCHEMA = "stallscope.packets/1"
 # Files smaller than this decode in well under a second: no progress bar.
 PROGRESS_MIN_BYTES = 64 * 1024 * 1024
 
-FileArgument = Annotated[
-    Path, typer.Argument(help="Capture file (pcap, pcapng, optionally .gz); '-' reads standard input.", show_default=False)
+FileArguments = Annotated[
+    list[Path],
+    typer.Argument(help="Capture file (pcap, pcapng, optionally .gz; '-' reads standard input), or the files of one "
+                   "capture.", show_default=False),
 ]
 DecodeFormat = Annotated[
     Optional[OutputFormat],
@@ -129,7 +132,8 @@ def _pump(batches: PacketBatches, sink: _Sink, err: Console, quiet: bool = False
 
 
 def decode(
-    file: FileArgument,
+    files: FileArguments,
+    as_one: AsOneOption = False,
     columns: ColumnsOption = None,
     batch_rows: BatchRowsOption = 65_536,
     output: OutputOption = None,
@@ -137,29 +141,50 @@ def decode(
     quiet: QuietOption = False,
     debug: DebugOption = False,
 ) -> None:
-    """Decode every TCP packet of a capture into the packet table (docs/packet-schema.md)."""
+    """Decode every TCP packet of a capture into the packet table (docs/packet-schema.md).
+
+    Several files are accepted when they are one capture: a rotated set (cap.pcap0 cap.pcap1 ...),
+    or any files with --as-one; they are read as one stream in the order they were written."""
+    inputs = capture_inputs(files, as_one=as_one)
+    if len(inputs) > 1:
+        raise typer.BadParameter("decode reads one capture: name one file, the files of one rotated set, or "
+                                 "several files with --as-one", param_hint="FILES")
+    inp = inputs[0]
+    with inp.path() as readable:
+        _decode(str(readable), inp.label, columns, batch_rows, output, fmt, quiet)
+
+
+def _decode(path: str, label: str, columns: str | None, batch_rows: int, output: Path | None,
+            fmt: OutputFormat | None, quiet: bool) -> None:
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     names = [c.strip() for c in columns.split(",") if c.strip()] if columns else None
     sink = _Sink(_infer_format(fmt, output), output)
+
+    def named(e: Exception) -> str:
+        return str(e).replace(path, label)
+
     try:
-        batches = iter_batches(str(file), batch_rows=batch_rows, columns=names)
+        batches = iter_batches(path, batch_rows=batch_rows, columns=names)
     except ValueError as e:
         raise typer.BadParameter(str(e), param_hint="--columns") from None
     except CaptureRejected as e:
-        err.print(f"stallscope decode: rejected: {e}", markup=False)
+        err.print(f"stallscope decode: rejected: {named(e)}", markup=False)
         raise typer.Exit(ExitCode.INPUT_REJECTED) from None
     code = ExitCode.OK
     message = None
     try:
         _pump(batches, sink, err, quiet)
     except CaptureRejected as e:
-        err.print(f"stallscope decode: rejected: {e}", markup=False)
+        err.print(f"stallscope decode: rejected: {named(e)}", markup=False)
         raise typer.Exit(ExitCode.INPUT_REJECTED) from None
     except CaptureDamaged as e:
-        code, message = ExitCode.INPUT_DAMAGED, f"stallscope decode: damaged: {e} (kept {e.packets_decoded} packets)"
-    sink.close(batches.columns, batches.summary)
-    if batches.summary is not None:
-        err.print(summary_line(batches.summary), markup=False)
+        code, message = ExitCode.INPUT_DAMAGED, f"stallscope decode: damaged: {named(e)} (kept {e.packets_decoded} packets)"
+    summary = batches.summary
+    if summary is not None and label != path:
+        summary = replace(summary, path=label)
+    sink.close(batches.columns, summary)
+    if summary is not None:
+        err.print(summary_line(summary), markup=False)
     if message:
         err.print(message, markup=False)
     raise typer.Exit(code)

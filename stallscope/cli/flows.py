@@ -22,8 +22,9 @@ from stallscope.analyzers.connections import Columns, FileSummary, connection_co
 from stallscope.analyzers.flows_document import FileResult, write_document
 from stallscope.capture.errors import CaptureRejected
 from stallscope.cli.common import console as table_console
-from stallscope.cli.common import file_progress, progress_wanted, say
-from stallscope.cli.options import CaptureFiles, DebugOption, FormatOption, OutputOption, QuietOption
+from stallscope.cli.common import CaptureInput, capture_inputs, file_progress, progress_wanted, say
+from stallscope.cli.options import (AsOneOption, CaptureFiles, DebugOption, EachOption, FormatOption, OutputOption,
+                                    QuietOption)
 from stallscope.exit_codes import ExitCode
 from stallscope.output import OutputFormat
 
@@ -98,46 +99,53 @@ def _readable(table: pl.DataFrame) -> pl.DataFrame:
 
 def flows(
     files: CaptureFiles,
+    as_one: AsOneOption = False,
+    each: EachOption = False,
     fmt: FormatOption = OutputFormat.table,
     output: OutputOption = None,
     quiet: QuietOption = False,
     debug: DebugOption = False,
 ) -> None:
-    """One row per TCP connection: packets, bytes, retransmissions, windows, RTT, idle time."""
+    """One row per TCP connection: packets, bytes, retransmissions, windows, RTT, idle time.
+
+    A rotated capture (cap.pcap0 cap.pcap1 ...) is read as one, connections continuing across its
+    files; --as-one does the same for any files, --each reads every file on its own."""
     if fmt is OutputFormat.parquet and output is None:
         raise typer.BadParameter("--format parquet needs an output file (-o FILE)", param_hint="--output")
-    results, code = _read_all(files, quiet)
+    results, code = _read_all(capture_inputs(files, as_one=as_one, each=each), quiet)
     _render(results, fmt, output)
     if code is not ExitCode.OK:
         raise typer.Exit(int(code))
 
 
-def _read_all(files: list[Path], quiet: bool = False) -> tuple[list[FileResult], ExitCode]:
-    """Every file in turn; a rejected file outranks a damaged one in the exit code."""
-    with file_progress(files, quiet, "flows") as advance:
-        return _read_each(files, quiet, advance)
+def _read_all(inputs: list[CaptureInput], quiet: bool = False) -> tuple[list[FileResult], ExitCode]:
+    """Every capture in turn; a rejected one outranks a damaged one in the exit code."""
+    with file_progress([i.label for i in inputs], quiet, "flows") as advance:
+        return _read_each(inputs, quiet, advance)
 
 
-def _read_each(files: list[Path], quiet: bool, advance) -> tuple[list[FileResult], ExitCode]:
+def _read_each(inputs: list[CaptureInput], quiet: bool, advance) -> tuple[list[FileResult], ExitCode]:
     results: list[FileResult] = []
     code = ExitCode.OK
-    for path in files:
-        try:
-            columns, summary = _read(path, quiet or len(files) > 1)
-            advance(path)
-        except CaptureRejected as e:
-            advance(path)
-            _say(str(e))
-            error = {"kind": e.kind, "message": e.reason, "offset": e.offset, "rejected": True}
-            results.append(FileResult(str(path), "rejected", error, None, None))
-            code = ExitCode.INPUT_REJECTED
-            continue
+    for inp in inputs:
+        label = inp.label
+        with inp.path() as path:
+            try:
+                columns, summary = _read(path, quiet or len(inputs) > 1)
+                advance(label)
+            except CaptureRejected as e:
+                advance(label)
+                _say(str(e).replace(str(path), label))
+                error = {"kind": e.kind, "message": e.reason, "offset": e.offset, "rejected": True}
+                results.append(FileResult(label, "rejected", error, None, None))
+                code = ExitCode.INPUT_REJECTED
+                continue
         if summary.error is not None:
-            _say(f"{path}: {summary.error.message}")
+            _say(f"{label}: {summary.error.message}")
             if code is ExitCode.OK:
                 code = ExitCode.INPUT_DAMAGED
         error = asdict(summary.error) if summary.error else None
-        results.append(FileResult(str(path), summary.status, error, summary, columns))
+        results.append(FileResult(label, summary.status, error, summary, columns))
     return results, code
 
 

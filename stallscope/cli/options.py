@@ -45,6 +45,16 @@ CaptureFiles = Annotated[
     list[Path],
     typer.Argument(help="Capture files (pcap, pcapng, optionally .gz); '-' reads standard input.", show_default=False),
 ]
+AsOneOption = Annotated[
+    bool,
+    typer.Option("--as-one", help="Read all the files named as one capture (cut in pieces), in the order they "
+                 "were written.", rich_help_panel=INPUT_PANEL),
+]
+EachOption = Annotated[
+    bool,
+    typer.Option("--each", help="Read every file on its own, even files named as a rotated set (cap.pcap0, "
+                 "cap.pcap1 ...; by default such a set is read as one capture).", rich_help_panel=INPUT_PANEL),
+]
 
 
 class TableOrJson(str, Enum):

@@ -16,8 +16,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from stallscope.cli.common import file_progress, say
-from stallscope.cli.options import ANALYSIS_PANEL, OUTPUT_PANEL, CaptureFiles, DebugOption, QuietOption
+from stallscope.cli.common import capture_inputs, file_progress, joined_container_facts, say
+from stallscope.cli.options import (ANALYSIS_PANEL, OUTPUT_PANEL, AsOneOption, CaptureFiles, DebugOption, EachOption,
+                                    QuietOption)
 from stallscope.exit_codes import ExitCode
 
 ReportOutput = Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.",
@@ -35,6 +36,8 @@ def _say(message: str) -> None:
 
 def report(
     files: CaptureFiles,
+    as_one: AsOneOption = False,
+    each: EachOption = False,
     stream: StreamOpt = None,
     output: ReportOutput = Path("report.html"),
     max_graphs: GraphsOpt = 12,
@@ -47,9 +50,16 @@ def report(
 
     code = ExitCode.OK
     results = []
-    with file_progress(files, quiet, "report") as advance:
-        for path in files:
-            result = analyze_one(path, stream=stream)
+    containers: list[dict | None] = []
+    inputs = capture_inputs(files, as_one=as_one, each=each)
+    with file_progress([i.label for i in inputs], quiet, "report") as advance:
+        for inp in inputs:
+            path = inp.label
+            with inp.path() as readable:
+                result = analyze_one(readable, stream=stream)
+                # The report reads the container's facts from the file: a joined set's while it exists.
+                containers.append(joined_container_facts(readable, result) if len(inp.paths) > 1 else None)
+            result.path = path
             results.append(result)
             advance(path)
             if result.status == "rejected":
@@ -61,7 +71,7 @@ def report(
                     code = ExitCode.INPUT_DAMAGED
             elif not result.connections:
                 _say(f"{path}: no TCP connection to analyze")
-    write_report(Analysis(results), output, max_graphed=max_graphs)
+    write_report(Analysis(results), output, max_graphed=max_graphs, containers=containers)
     print(output)
     if code is not ExitCode.OK:
         raise typer.Exit(int(code))
