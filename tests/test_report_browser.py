@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -129,6 +130,22 @@ def test_zoom_on_one_graph_moves_the_linked_ones(page) -> None:
     driver.execute_script("return Plotly.relayout(document.getElementById('fig-0'), {'xaxis5.range': [0.5, 0.75]});")
     moved = driver.execute_script(ranges)
     assert all(abs(r[0] - 0.5) < 1e-9 and abs(r[1] - 0.75) < 1e-9 for r in moved), moved
+
+
+def test_prints_with_every_list_unfolded(page, tmp_path) -> None:
+    driver, _, _ = page
+    import base64
+
+    folded = driver.execute_script("return document.querySelectorAll('details:not([open])').length")
+    assert folded > 0  # the stall list of 63 stalls and the sender profile start folded
+    pdf = base64.b64decode(driver.execute_cdp_cmd("Page.printToPDF", {"printBackground": True})["data"])
+    (tmp_path / "report.pdf").write_bytes(pdf)
+    assert pdf.startswith(b"%PDF")
+    pages = len(re.findall(rb"/Type\s*/Page[^s]", pdf))
+    # Unfolded for print (63 stalls with their evidence): many more pages than the screen's view.
+    assert pages >= 8, pages
+    assert driver.execute_script("return document.querySelectorAll('details:not([open])').length") == folded
+    assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
 
 
 def test_screenshot_is_not_blank(page, tmp_path) -> None:

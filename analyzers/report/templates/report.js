@@ -42,6 +42,17 @@
       });
     });
   }
+  // On paper every folded list is shown (the findings are the report); folded again afterwards.
+  window.addEventListener("beforeprint", function () {
+    document.querySelectorAll("details:not([open])").forEach(function (d) {
+      d.setAttribute("open", ""); d.setAttribute("data-print-opened", "1");
+    });
+  });
+  window.addEventListener("afterprint", function () {
+    document.querySelectorAll("details[data-print-opened]").forEach(function (d) {
+      d.removeAttribute("open"); d.removeAttribute("data-print-opened");
+    });
+  });
   setUpIndex();
   drawAll();
 })();
