@@ -79,7 +79,8 @@ def check_inputs(kwargs: dict[str, Any]) -> None:
         if value is None:
             continue
         for path in value if isinstance(value, (list, tuple)) else [value]:
-            check_input(path)
+            if isinstance(path, Path):  # `files` is a count in capture live
+                check_input(path)
 
 
 def _quiet_stdout() -> None:
