@@ -95,13 +95,15 @@ def _poisson_tail(k: int, lam: float) -> float:
     return max(0.0, 1.0 - below)
 
 
-def learn_tick(ack_ts: list[int], delays: list[int]) -> dict[str, int] | None:
+def learn_tick(ack_ts, delays) -> dict[str, int] | None:
     """The free-running clock the receiver's delayed ACKs are locked to, if any: among the ACKs it
-    held (delay >= TICK_MIN_DELAY_NS), the phase window (of each clock in TICK_CLOCKS) that holds
-    far more of their tap times than chance would. Returns period, phase, half-width and count."""
+    held (delay >= TICK_MIN_DELAY_NS; tap times and delays as arrays or lists), the phase window of
+    each clock in TICK_CLOCKS that holds far more of their tap times than chance would. Returns
+    period, phase, half-width and counts, or None."""
     import numpy as np
 
-    ts = np.asarray([t for t, d in zip(ack_ts, delays) if d is not None and d >= TICK_MIN_DELAY_NS], dtype=np.int64)
+    ts, held = np.asarray(ack_ts, dtype=np.int64), np.asarray(delays, dtype=np.float64)
+    ts = ts[held >= TICK_MIN_DELAY_NS]  # (nan, an unknown delay, is not held)
     n = int(ts.size)
     if n < TICK_MIN_ACKS:
         return None

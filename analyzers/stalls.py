@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from stallscope.analyzers.inference import full_segment_size
@@ -203,10 +204,10 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
     ended = cand["ended_by_new_data"]
     if "_peer_tick" not in profile:
         # Learned once per direction, on its first stall: the clock the peer's delayed ACKs follow.
-        rest = timing.rest_of_rtt()
-        peer = [i for i, x in enumerate(rows["dir"]) if x != d and rows["flag_ack"][i] and rows["ack_delay_ns"][i] is not None]
-        profile["_peer_tick"] = learn_tick([rows["ts_ns"][i] for i in peer],
-                                           [max(0, rows["ack_delay_ns"][i] - rest) for i in peer])
+        delay = np.asarray(rows["ack_delay_ns"], dtype=np.float64)  # None -> nan
+        peer = (np.asarray(rows["dir"]) != d) & np.asarray(rows["flag_ack"], dtype=bool) & ~np.isnan(delay)
+        profile["_peer_tick"] = learn_tick(np.asarray(rows["ts_ns"], dtype=np.int64)[peer],
+                                           np.clip(delay[peer] - timing.rest_of_rtt(), 0, None))
     # A timeout's whole repair: resends until the peer acknowledged all that was out before it
     # (go-back-N goes on past the first new data), so one episode's lost segments are counted once.
     recovery: set[int] = {r.seq for r in resends}
