@@ -179,3 +179,18 @@ def test_cli_report_and_analyze_report(tmp_path) -> None:
     r = _cli("analyze", str(NAGLE), "--report", str(tmp_path / "a.html"), "-f", "json", "-o", str(tmp_path / "a.json"))
     assert r.returncode == 0, r.stderr
     assert "mostly nagle_delayed_ack" in (tmp_path / "a.html").read_text(encoding="utf-8")
+
+
+def test_stall_listing_has_a_report_wide_budget(tmp_path, monkeypatch) -> None:
+    """Thousands of connections must not make a report of thousands of stall rows: the worst
+    connections list theirs first, the others say where to find them."""
+    from stallscope.analyzers.report import document
+
+    monkeypatch.setattr(document, "MAX_LISTED_TOTAL", 30)
+    out = tmp_path / "budget.html"
+    analysis, _ = report_files([NAGLE, FIXTURES / "atm_small_buffer.pcap"], out)
+    html = out.read_text(encoding="utf-8")
+    rows = html.count('<td class="mono">')  # one per listed stall (its frames)
+    assert rows == 30
+    assert "The stalls of this connection are not listed one by one" in html
+    assert "stallscope analyze --stream 0 " in html

@@ -23,8 +23,10 @@ from stallscope.analyzers.report import figures
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 # Connections drawn with graphs (the worst first); the others keep their card and findings.
 MAX_GRAPHED = 12
-# Stalls listed one by one per connection (the JSON document has all of them).
+# Stalls listed one by one per connection, and in the whole report (the worst connections first;
+# the JSON document has all of them): a capture of thousands of connections stays readable and small.
 MAX_LISTED_STALLS = 200
+MAX_LISTED_TOTAL = 5000
 
 CAUSE_MEANING = {
     "nagle_delayed_ack": "a segment shorter than the MSS held by Nagle's rule until the receiver's delayed ACK came",
@@ -269,6 +271,8 @@ def _stall_groups(c) -> list[dict[str, Any]]:
 
 
 def _stall_rows(c, limit: int) -> tuple[list[dict[str, Any]], int]:
+    if limit <= 0:
+        return [], len(c.stalls)
     # Transport causes first (most time lost), application idle after.
     ordered = sorted(c.stalls, key=lambda s: (s.cause == "application_idle", -s.time_lost_ns, s.start_ns))
     rows = []
@@ -341,6 +345,7 @@ def build(analysis, *, containers: list[dict[str, Any] | None] | None = None, ti
     cards = []
     figs_out = []
     points = 0
+    listed_budget = MAX_LISTED_TOTAL
     for rank, (i, f, c) in enumerate(connections):
         d = _data_direction(c)
         anchor = f"conn-{i}-{c.stream}"
@@ -357,7 +362,8 @@ def build(analysis, *, containers: list[dict[str, Any] | None] | None = None, ti
                 "limits": sorted(((k, f"{v:.0%}") for k, v in (d.limits.items() if d else []) if v >= 0.005),
                                  key=lambda kv: -float(kv[1].rstrip('%'))),
                 "profile": _profile_rows(d), "figure": None, "ack_figure": None, "figure_facts": None}
-        card["stalls"], card["more_stalls"] = _stall_rows(c, MAX_LISTED_STALLS)
+        card["stalls"], card["more_stalls"] = _stall_rows(c, min(MAX_LISTED_STALLS, listed_budget))
+        listed_budget -= len(card["stalls"])
         if (i, c.stream) in graphed and d is not None:
             if i not in parts_cache:
                 parts_cache = {i: _parts_by_stream(f)}  # one file's table at a time
@@ -383,7 +389,7 @@ def build(analysis, *, containers: list[dict[str, Any] | None] | None = None, ti
                                                   if len(analysis.files) <= 3 else f"{len(analysis.files)} captures")),
         version=__version__, generated=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         files=files, damaged=damaged, cards=cards, figures=figs_out, graphed=len(graphed), total=len(cards),
-        max_graphed=max_graphed, max_listed=MAX_LISTED_STALLS,
+        max_graphed=max_graphed, max_listed_total=MAX_LISTED_TOTAL,
         css=(TEMPLATES / "report.css").read_text(encoding="utf-8"),
         script=(TEMPLATES / "report.js").read_text(encoding="utf-8"),
         plotlyjs=plotly.offline.get_plotlyjs(), palette=figures.OKABE_ITO)
