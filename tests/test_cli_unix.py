@@ -315,3 +315,16 @@ def test_readme_lists_every_command_with_an_example_that_runs_as_written(tmp_pat
         r = subprocess.run(line.replace("stallscope", f"'{_exe()}'", 1), shell=True, cwd=tmp_path,
                            capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, (line, r.stderr)
+
+
+def test_piped_reproduction_table_has_one_line_per_row() -> None:
+    """The issue's case: `reproduce kung-morris | cat` put one short word per line in its notes."""
+    import json
+
+    table = run("reproduce", "kung-morris")
+    rows = json.loads(run("reproduce", "kung-morris", "-f", "json").stdout)["rows"]
+    assert table.stderr == ""
+    body = _table_body(table.stdout)
+    assert len(body) == len(rows)
+    for line, row in zip(body, rows):
+        assert [c.strip() for c in line.strip("│").split("│")][-2] == str(row["paper"])

@@ -7,7 +7,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from stallscope.cli.options import OutputOption, TableOrJson, TableOrJsonOption
+from stallscope.cli.common import spinner
+from stallscope.cli.options import ANALYSIS_PANEL, INPUT_PANEL, OutputOption, QuietOption, TableOrJson, TableOrJsonOption
 from stallscope.exit_codes import ExitCode
 from stallscope.output import write_json
 
@@ -15,11 +16,12 @@ from stallscope.output import write_json
 def score(
     source: Annotated[Optional[Path], typer.Argument(help="An analysis JSON (stallscope.analysis/1) or a capture to analyze.", show_default=False)] = None,
     truth: Annotated[Optional[Path], typer.Argument(help="Ground truth: <pcap>.truth.json (stallscope.ground_truth/1) or fixtures/NAME.json (stallscope.capture_truth/1).", show_default=False)] = None,
-    corpus: Annotated[Optional[Path], typer.Option("--corpus", help="Score every capture in this directory that has a truth file beside it (instead of SOURCE TRUTH).")] = None,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Analyzer processes for --corpus.")] = 1,
-    offset_ns: Annotated[int, typer.Option("--offset-ns", help="Subtract this from every reported time (a capture whose clock starts at another epoch than the truth's; 0 for the simulator's pcaps).")] = 0,
+    corpus: Annotated[Optional[Path], typer.Option("--corpus", rich_help_panel=INPUT_PANEL, help="Score every capture in this directory that has a truth file beside it (instead of SOURCE TRUTH).")] = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, rich_help_panel=INPUT_PANEL, help="Analyzer processes for --corpus.")] = 1,
+    offset_ns: Annotated[int, typer.Option("--offset-ns", rich_help_panel=ANALYSIS_PANEL, help="Subtract this from every reported time (a capture whose clock starts at another epoch than the truth's; 0 for the simulator's pcaps).")] = 0,
     fmt: TableOrJsonOption = TableOrJson.table,
     output: OutputOption = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Score stalls and causes against ground truth: per-cause precision and recall and a confusion
     matrix (simulator truth), or hit/miss/extra per capture (capture truth). Exit 1 when a trace
@@ -30,7 +32,8 @@ def score(
         if corpus is not None:
             if source is not None or truth is not None:
                 raise scoring.ScoreError("give either --corpus DIR or SOURCE TRUTH, not both")
-            report = scoring.score_corpus(corpus, jobs=jobs, offset_ns=offset_ns)
+            with spinner(f"scoring the corpus in {corpus}", quiet):
+                report = scoring.score_corpus(corpus, jobs=jobs, offset_ns=offset_ns)
         else:
             if source is None or truth is None:
                 raise scoring.ScoreError("give SOURCE and TRUTH (or --corpus DIR)")
@@ -62,11 +65,12 @@ def _fmt(v: Any) -> str:
 
 
 def render_tables(doc: dict[str, Any], output: Path | None = None) -> None:
-    from rich.console import Console
     from rich.table import Table
 
+    from stallscope.output import table_console
+
     out = open(output, "w") if output is not None else None
-    console = Console(file=out, width=200) if out is not None else Console()
+    console = table_console(out)  # natural width off a terminal: no cell folded mid-word
     try:
         gt = doc.get("ground_truth")
         if gt is not None:

@@ -9,7 +9,9 @@ from typing import Annotated, Optional
 import polars as pl
 import typer
 
-from stallscope.cli.options import OutputOption, SeedOption, TableOrJson, TableOrJsonOption
+from stallscope.cli.options import OUTPUT_PANEL, OutputOption, SeedOption, TableOrJson, TableOrJsonOption
+
+HOSTS, LINK, APP = "Hosts", "Link", "Application"
 from stallscope.exit_codes import ExitCode
 from stallscope.output import OutputFormat, dumps_json, render_frame
 
@@ -21,17 +23,17 @@ class OnOff(str, Enum):
 
 
 def naglemark(
-    personality: Annotated[str, typer.Option("--personality", help="TCP personality of both hosts (e.g. tru64).")] = "tru64",
-    link: Annotated[str, typer.Option("--link", help="Link preset: ethernet10 or fddi (any preset works).")] = "ethernet10",
-    nagle: Annotated[str, typer.Option("--nagle", help="Server's Nagle variant: NAGLE, OFF, MINSHALL, MSMV, EOM, E+M, MIN+MORE, DLDET, E+M+M, E+M+D, BORMAN, UNACKED-MSS, CORK.")] = "NAGLE",
-    app_buf: Annotated[int, typer.Option("--app-buf", min=1, help="Server write() size in bytes.")] = 4096,
-    sockbuf: Annotated[int, typer.Option("--sockbuf", min=1, help="Server socket send buffer in bytes.")] = 16384,
-    trial: Annotated[str, typer.Option("--trial", help="s, S (sequential lengths), r, R (random); lower case = one connection per request.")] = "S",
-    receiver_inference: Annotated[OnOff, typer.Option("--receiver-inference", help="Client's Tru64 small-sender ACK inference (Mogul §9).")] = OnOff.off,
-    responses: Annotated[int, typer.Option("--responses", min=1, max=1000, help="Responses per trial (1000 in the paper).")] = 1000,
-    think_ms: Annotated[float, typer.Option("--think-ms", min=0.0, help="Client's time between a response's last byte and its next request, never part of a sample (the Mogul reproductions use a calibrated value).")] = 0.0,
+    personality: Annotated[str, typer.Option("--personality", rich_help_panel=HOSTS, help="TCP personality of both hosts (e.g. tru64).")] = "tru64",
+    link: Annotated[str, typer.Option("--link", rich_help_panel=LINK, help="Link preset: ethernet10 or fddi (any preset works).")] = "ethernet10",
+    nagle: Annotated[str, typer.Option("--nagle", rich_help_panel=HOSTS, help="Server's Nagle variant: NAGLE, OFF, MINSHALL, MSMV, EOM, E+M, MIN+MORE, DLDET, E+M+M, E+M+D, BORMAN, UNACKED-MSS, CORK.")] = "NAGLE",
+    app_buf: Annotated[int, typer.Option("--app-buf", rich_help_panel=APP, min=1, help="Server write() size in bytes.")] = 4096,
+    sockbuf: Annotated[int, typer.Option("--sockbuf", rich_help_panel=HOSTS, min=1, help="Server socket send buffer in bytes.")] = 16384,
+    trial: Annotated[str, typer.Option("--trial", rich_help_panel=APP, help="s, S (sequential lengths), r, R (random); lower case = one connection per request.")] = "S",
+    receiver_inference: Annotated[OnOff, typer.Option("--receiver-inference", rich_help_panel=HOSTS, help="Client's Tru64 small-sender ACK inference (Mogul §9).")] = OnOff.off,
+    responses: Annotated[int, typer.Option("--responses", rich_help_panel=APP, min=1, max=1000, help="Responses per trial (1000 in the paper).")] = 1000,
+    think_ms: Annotated[float, typer.Option("--think-ms", rich_help_panel=APP, min=0.0, help="Client's time between a response's last byte and its next request, never part of a sample (the Mogul reproductions use a calibrated value).")] = 0.0,
     seed: SeedOption = 0,
-    pcap: Annotated[Optional[Path], typer.Option("--pcap", help="Write the server's capture here (the data sender's side) and its ground truth as <pcap>.truth.json (stallscope.ground_truth/1); the same trial, recorded.")] = None,
+    pcap: Annotated[Optional[Path], typer.Option("--pcap", rich_help_panel=OUTPUT_PANEL, help="Write the server's capture here (the data sender's side) and its ground truth as <pcap>.truth.json (stallscope.ground_truth/1); the same trial, recorded.")] = None,
     fmt: TableOrJsonOption = TableOrJson.table,
     output: OutputOption = None,
 ) -> None:
