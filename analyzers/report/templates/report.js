@@ -27,11 +27,16 @@
     var table = document.getElementById("index");
     if (!table) return;
     Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, col) {
-      th.addEventListener("click", function () {
+      function sort() {
         var dir = th.getAttribute("aria-sort") === "descending" ? "ascending" : "descending";
         Array.prototype.forEach.call(table.tHead.rows[0].cells, function (o) { o.removeAttribute("aria-sort"); });
         th.setAttribute("aria-sort", dir);
         sortTable(table, col, th.classList.contains("num"), dir);
+      }
+      th.tabIndex = 0;  // sortable from the keyboard too
+      th.addEventListener("click", sort);
+      th.addEventListener("keydown", function (e) {
+        if (e.key === "Enter" || e.key === " ") { e.preventDefault(); sort(); }
       });
     });
     var input = document.getElementById("filter");
