@@ -95,7 +95,8 @@ def rule(ctx: StallContext) -> Verdict | None:
 
 
 def _update_reachable(ctx: StallContext, rel, ack_before: int, total: int, m: int, peer_max: int) -> bool:
-    """Could the sender's whole buffer (`total`) make the receiver send a window update (notes 1.3)?
+    """Could the sender's whole buffer (`total`) make the receiver send a window update
+    (docs/tcp-rules.md#window-update-thresholds)?
     BSD family (SunOS 35 % or 2 MSS; the paper's threshold is used for 4.4BSD's 50 % too). A
     receiver that held two full segments or more until its timer, and whose timer is not BSD's
     200 ms tick, ACKs neither every second segment (RFC 1122, FreeBSD, Linux 2.6's quick ACK) nor
