@@ -40,6 +40,7 @@ def test_report_holds_the_findings_as_text(nagle_report) -> None:
     assert facts["connections"] == 1 and facts["graphed"] == 2  # the linked graphs and the ACK-delay histogram
     # Header: the file, capture facts, the decode's accounting.
     assert "fixtures/nagle_4k_jumbo.pcap" in html and "Ethernet (1)" in html and ">128</td>" in html
+    assert "<td>at the sender of the data</td>" in html
     text = " ".join(html.split())
     assert "1360 records = 1360 TCP + 0 not TCP + 0 not decoded: every record accounted for" in text
     # Card: verdict naming the top cause; the time-lost bar; the findings with frames and filters.

@@ -242,6 +242,21 @@ def _vantage_words(c) -> str:
     return "; ".join(parts) or "unknown"
 
 
+def _file_vantage(f) -> str:
+    """Where the tap sat, as seen from each connection's data sender, counted over the file."""
+    counts: dict[str, int] = {}
+    for c in f.connections:
+        d = _data_direction(c)
+        v = (c.vantage.get(str(d.dir)) or {}).get("vantage", "unknown") if d is not None else "unknown"
+        counts[v] = counts.get(v, 0) + 1
+    if not counts:
+        return "-"
+    n = sum(counts.values())
+    return ", ".join(f"at the {v}" + (f" of the data ({k} of {n} connections)" if n > 1 else " of the data")
+                     if v in ("sender", "receiver") else f"{v} ({k} of {n})" if n > 1 else v
+                     for v, k in sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
 def _lost_bar(c, d) -> list[dict[str, Any]]:
     """Time the data direction lost by cause over the connection's duration, as segments of one
     bar (widths in %); the rest is time it made progress (or had not begun)."""
@@ -335,7 +350,7 @@ def build(analysis, *, containers: list[dict[str, Any] | None] | None = None, ti
         facts = _file_facts(f, containers[i] if containers else None)
         files.append({"facts": facts, "notes": f.notes, "index": i, "first": utc(facts.first_ns), "last": utc(facts.last_ns),
                       "span": duration(None if facts.first_ns is None else facts.last_ns - facts.first_ns),
-                      "accounting": _accounting(f.decode)})
+                      "accounting": _accounting(f.decode), "vantage": _file_vantage(f)})
         for c in f.connections:
             connections.append((i, f, c))
     # Worst first: most time lost, then longest.
