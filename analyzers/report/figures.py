@@ -391,9 +391,13 @@ def connection_figure(conn, part: pl.DataFrame, d: int) -> tuple[dict[str, Any],
         ss = [s for s in conn.stalls if s.dir == d and s.cause == cause]
         xs, ys = _bars(np.array([(s.start_ns - t0) / 1e9 for s in ss]), np.array([(s.end_ns - t0) / 1e9 for s in ss]),
                        f"stall: {cause}")
+        # Hover names each stall: cause, detail, frames, time lost (no capture text in it).
+        words = [f"{s.cause}{'/' + s.detail if s.detail else ''}: frames {s.start_frame}-{s.end_frame}, "
+                 f"{s.duration_ns / 1e6:.1f} ms ({s.time_lost_ns / 1e6:.1f} ms lost)" for s in ss]
+        text = [w for w in words for w in (w, w, None)]
         fig.add_trace(trace("scatter", x=xs, y=ys, mode="lines", name=f"stall: {cause}", legendgroup=f"stall:{cause}",
-                                 showlegend=False, line=dict(color=cause_colour(cause), width=10),
-                                 hovertemplate=f"stall: {cause}<extra></extra>"), row=5, col=1)
+                            showlegend=False, line=dict(color=cause_colour(cause), width=10), text=text,
+                            hovertemplate="%{text}<extra></extra>"), row=5, col=1)
     fig.update_yaxes(type="category", row=5, col=1)
     fig.update_xaxes(title_text="seconds since the connection's first packet", row=5, col=1)
     fig.layout.update(height=1100, margin=dict(l=70, r=20, t=40, b=50), hovermode="closest",
