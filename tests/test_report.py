@@ -195,3 +195,48 @@ def test_stall_listing_has_a_report_wide_budget(tmp_path, monkeypatch) -> None:
     assert rows == 30
     assert "The stalls of this connection are not listed one by one" in html
     assert "stallscope analyze --stream 0 " in html
+
+
+def _pcapng_with_markup(path: Path) -> None:
+    """A small pcapng whose section comment, interface name and interface comment carry markup."""
+    import socket
+    import struct
+
+    import dpkt
+
+    def opt(code: int, val: bytes) -> bytes:
+        return struct.pack("<HH", code, len(val)) + val + b"\0" * ((4 - len(val) % 4) % 4)
+
+    def block(btype: int, body: bytes) -> bytes:
+        return struct.pack("<II", btype, 12 + len(body)) + body + struct.pack("<I", 12 + len(body))
+
+    def packet(ts_us: int, src: str, dst: str, sport: int, dport: int, flags: int, seq: int, ack: int,
+               data: bytes = b"") -> bytes:
+        tcp = dpkt.tcp.TCP(sport=sport, dport=dport, seq=seq, ack=ack, flags=flags, win=65535, data=data)
+        ip = dpkt.ip.IP(src=socket.inet_aton(src), dst=socket.inet_aton(dst), p=6, data=tcp, ttl=64)
+        ip.len = len(ip)
+        raw = bytes(dpkt.ethernet.Ethernet(src=b"\x02" * 6, dst=b"\x04" * 6, type=0x0800, data=ip))
+        return block(6, struct.pack("<IIIII", 0, ts_us >> 32, ts_us & 0xFFFFFFFF, len(raw), len(raw)) + raw
+                     + b"\0" * ((4 - len(raw) % 4) % 4))
+
+    shb = block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1) + opt(1, b'<script>alert("shb")</script>')
+                + opt(0, b""))
+    idb = block(1, struct.pack("<HHI", 1, 0, 65535) + opt(2, b'<script>alert("if")</script>')
+                + opt(1, b"<b>comment</b>") + opt(0, b""))
+    a, b, syn, ack, psh = "10.0.0.1", "10.0.0.2", dpkt.tcp.TH_SYN, dpkt.tcp.TH_ACK, dpkt.tcp.TH_PUSH
+    path.write_bytes(shb + idb + packet(1_000_000, a, b, 1000, 80, syn, 100, 0)
+                     + packet(1_001_000, b, a, 80, 1000, syn | ack, 500, 101)
+                     + packet(1_002_000, a, b, 1000, 80, ack, 101, 501)
+                     + packet(1_003_000, a, b, 1000, 80, ack | psh, 101, 501, b"x" * 100)
+                     + packet(1_004_000, b, a, 80, 1000, ack, 501, 201))
+
+
+def test_pcapng_interface_name_is_escaped(tmp_path) -> None:
+    cap = tmp_path / "iface.pcapng"
+    _pcapng_with_markup(cap)
+    out = tmp_path / "iface.html"
+    analysis, _ = report_files([cap], out)
+    assert analysis.files[0].status == "ok" and analysis.files[0].connections
+    html = out.read_text(encoding="utf-8")
+    assert "interfaces: &lt;script&gt;alert(&#34;if&#34;)&lt;/script&gt;" in html
+    assert "<script>alert" not in html and "<b>comment" not in html
