@@ -66,7 +66,7 @@ def analyze(
     results = []
     containers: list[dict | None] = []
     inputs = capture_inputs(files, as_one=as_one, each=each)
-    with file_progress([i.label for i in inputs], quiet, "analyze") as advance:
+    with file_progress([i.label for i in inputs], quiet, "analyze", one_large=True) as advance:
         for inp in inputs:
             path = inp.label
             with inp.path() as readable:

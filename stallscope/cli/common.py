@@ -225,6 +225,21 @@ def progress_wanted(quiet: bool) -> bool:
         return False
 
 
+# An input at least this large gets a progress display of its own (its analysis takes seconds).
+LARGE_INPUT = 64 << 20
+
+
+def _size(label: Any) -> int:
+    """Bytes of an input: a file, or a set's files joined by '+' (CaptureInput.label)."""
+    total = 0
+    for part in str(label).split("+"):
+        try:
+            total += os.stat(part).st_size
+        except OSError:
+            pass
+    return total
+
+
 @contextmanager
 def spinner(message: str, quiet: bool) -> Iterator[None]:
     """A Rich status line with elapsed time on stderr while one long step runs (a reproduction, a
@@ -242,10 +257,16 @@ def spinner(message: str, quiet: bool) -> Iterator[None]:
 
 
 @contextmanager
-def file_progress(paths: list[Path], quiet: bool, label: str = "files") -> Iterator[Callable[[Path], None]]:
+def file_progress(paths: list[Any], quiet: bool, label: str = "files",
+                  one_large: bool = False) -> Iterator[Callable[[Any], None]]:
     """A bar over several input files: yields `advance(path)` to call after each. Shown only for
-    two or more files (one file gets its own byte bar where the reader offers one)."""
+    two or more files; one file gets its own byte bar where the reader offers one, or with
+    `one_large` a spinner when it is large (LARGE_INPUT bytes or more)."""
     if len(paths) < 2 or not progress_wanted(quiet):
+        if one_large and len(paths) == 1 and progress_wanted(quiet) and _size(paths[0]) >= LARGE_INPUT:
+            with spinner(f"{label}: {Path(str(paths[0]).split('+')[0]).name}", quiet):
+                yield lambda _path: None
+            return
         yield lambda _path: None
         return
     from rich.console import Console

@@ -52,7 +52,7 @@ def report(
     results = []
     containers: list[dict | None] = []
     inputs = capture_inputs(files, as_one=as_one, each=each)
-    with file_progress([i.label for i in inputs], quiet, "report") as advance:
+    with file_progress([i.label for i in inputs], quiet, "report", one_large=True) as advance:
         for inp in inputs:
             path = inp.label
             with inp.path() as readable:
