@@ -46,31 +46,48 @@ def make_driver(width: int = 1400, height: int = 1000, webgl: bool = False):
 
 
 pytestmark = [
+    # A chromium start and plotly.js parsing and drawing: 17-21 s for the module on this shared
+    # 2-core machine under load (page load alone 3.6 s), so `make test-slow` runs it, not `make test`.
+    pytest.mark.slow,
     pytest.mark.skipif(_browser_paths() is None,
                        reason="no chromium/chromedriver (scripts/install-deps.sh installs Debian's as root)"),
 ]
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory):
+def browser():
+    """One headless chromium for the module's tests (starting it is most of their time)."""
     pytest.importorskip("selenium", reason="selenium is a test extra (pip install -e '.[test]')")
+    driver = make_driver()
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def _fresh_logs(driver) -> None:
+    """Drop the logs of pages loaded before (each read returns what came since the last)."""
+    driver.get_log("browser")
+    driver.get_log("performance")
+
+
+@pytest.fixture(scope="module")
+def page(browser, tmp_path_factory):
     from stallscope.analyzers.report import report_files
 
     out = tmp_path_factory.mktemp("browser") / "nagle.html"
     report_files([NAGLE], out)
-    driver = make_driver()
-    try:
-        url = out.resolve().as_uri()
-        driver.get(url)
-        # Every plot marks itself drawn once Plotly.newPlot's promise resolves.
-        from selenium.webdriver.support.ui import WebDriverWait
+    driver = browser
+    _fresh_logs(driver)
+    url = out.resolve().as_uri()
+    driver.get(url)
+    # Every plot marks itself drawn once Plotly.newPlot's promise resolves.
+    from selenium.webdriver.support.ui import WebDriverWait
 
-        WebDriverWait(driver, 30).until(lambda d: d.execute_script(
-            "var p = document.querySelectorAll('div.plot[data-figure]');"
-            "return p.length > 0 && Array.prototype.every.call(p, function (e) { return e.dataset.drawn === '1'; });"))
-        yield driver, url, out
-    finally:
-        driver.quit()
+    WebDriverWait(driver, 30).until(lambda d: d.execute_script(
+        "var p = document.querySelectorAll('div.plot[data-figure]');"
+        "return p.length > 0 && Array.prototype.every.call(p, function (e) { return e.dataset.drawn === '1'; });"))
+    yield driver, url, out
 
 
 def test_no_console_error(page) -> None:
@@ -173,10 +190,9 @@ def test_screenshot_is_not_blank(page, tmp_path) -> None:
     assert stats["colours"] > 20 and 0.01 < stats["ink"] < 0.9, stats
 
 
-def test_index_sorts_and_filters(tmp_path) -> None:
+def test_index_sorts_and_filters(browser, tmp_path) -> None:
     """The index of several connections: worst first, a click on a heading sorts by it, the filter
     keeps the rows holding its text."""
-    pytest.importorskip("selenium", reason="selenium is a test extra (pip install -e '.[test]')")
     from selenium.webdriver.common.by import By
 
     from stallscope.analyzers.report import report_files
@@ -184,28 +200,26 @@ def test_index_sorts_and_filters(tmp_path) -> None:
     out = tmp_path / "three.html"
     names = ["slow_reader", "mss_mismatch", "pmtu_icmp"]
     report_files([REPO / "fixtures" / f"{n}.pcap" for n in names], out, max_graphed=0)
-    driver = make_driver()
-    try:
-        driver.get(out.resolve().as_uri())
-        rows = "return Array.prototype.filter.call(document.querySelectorAll('#index tbody tr'), function (r) { return !r.hidden; }).map(function (r) { return [r.cells[1].textContent, parseFloat(r.cells[6].dataset.sort)]; });"
-        first = driver.execute_script(rows)
-        assert len(first) >= 3
-        lost = [r[1] for r in first]
-        assert lost == sorted(lost, reverse=True)  # worst first
-        heading = driver.find_elements(By.CSS_SELECTOR, "#index thead th")[6]  # time lost
-        heading.click()  # descending
-        heading.click()  # ascending
-        assert [r[1] for r in driver.execute_script(rows)] == sorted(lost)
-        box = driver.find_element(By.ID, "filter")
-        box.send_keys("mss_mismatch.pcap")
-        kept = driver.execute_script(rows)
-        assert kept and all("mss_mismatch.pcap" in r[0] for r in kept)
-        assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
-    finally:
-        driver.quit()
+    driver = browser
+    _fresh_logs(driver)
+    driver.get(out.resolve().as_uri())
+    rows = "return Array.prototype.filter.call(document.querySelectorAll('#index tbody tr'), function (r) { return !r.hidden; }).map(function (r) { return [r.cells[1].textContent, parseFloat(r.cells[6].dataset.sort)]; });"
+    first = driver.execute_script(rows)
+    assert len(first) >= 3
+    lost = [r[1] for r in first]
+    assert lost == sorted(lost, reverse=True)  # worst first
+    heading = driver.find_elements(By.CSS_SELECTOR, "#index thead th")[6]  # time lost
+    heading.click()  # descending
+    heading.click()  # ascending
+    assert [r[1] for r in driver.execute_script(rows)] == sorted(lost)
+    box = driver.find_element(By.ID, "filter")
+    box.send_keys("mss_mismatch.pcap")
+    kept = driver.execute_script(rows)
+    assert kept and all("mss_mismatch.pcap" in r[0] for r in kept)
+    assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
 
 
-@pytest.mark.slow  # software WebGL (SwiftShader): 5-17 s here
+# Software WebGL (SwiftShader): 5-17 s on its own.
 def test_decimated_webgl_graphs_draw(tmp_path, monkeypatch) -> None:
     """The large-capture path on a small capture: with the decimation and WebGL thresholds lowered,
     the report draws its decimated series with scattergl, and they draw without an error."""
