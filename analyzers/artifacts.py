@@ -100,7 +100,17 @@ def _duplicates(keyed: pl.DataFrame) -> pl.Series:
                   + pl.col("sack_right").list.sum().fill_null(0)).cast(pl.Int64),
     )
     arrays = {c: np.ascontiguousarray(cols[c].to_numpy()) for c in cols.columns}
-    return frame_from_columns([_native.analysis_duplicates(arrays, DUPLICATE_WINDOW_NS)]).to_series()
+    dup = frame_from_columns([_native.analysis_duplicates(arrays, DUPLICATE_WINDOW_NS)]).to_series()
+    if not dup.any():
+        return dup
+    # A pure ACK with neither an IPv4 id nor a TCP timestamp to tell it apart is the same frame as
+    # the duplicate ACK TCP sends for each segment that arrives out of order. Two merged capture
+    # points copy every frame, data too, so such an ACK is taken for a copy only in a connection
+    # where frames that carry an identity (data, an id, a timestamp) were copied as well.
+    weak = (pl.col("payload_len") == 0) & (pl.col("ip_id").fill_null(0) == 0) & pl.col("opt_ts_val").is_null()
+    marks = keyed.select("stream", weak=weak).with_columns(dup=dup)
+    copied = marks.filter(pl.col("dup") & ~pl.col("weak"))["stream"].unique()
+    return marks.select(pl.col("dup") & (~pl.col("weak") | pl.col("stream").is_in(copied.implode()))).to_series()
 
 
 def _inconsistency(packets: pl.DataFrame) -> int:

@@ -50,11 +50,13 @@ pub fn duplicate_rows(
     ts_ns: &[i64],
     window_ns: i64,
 ) -> Vec<bool> {
-    // The latest row per digest, swept of rows older than the window so that the map stays a few
-    // hundred entries (in cache). The default hasher over the digest resists crafted captures; two
-    // identities with one digest only share a slot (the later replaces the earlier), so a copy can
-    // at worst be missed, never invented.
-    let mut latest: HashMap<u64, (i64, Identity)> = HashMap::new();
+    // The latest original row per digest, and whether its copy was seen: two capture points give
+    // each frame one copy, so a row matching an original that already has its copy is a frame of
+    // its own (TCP's duplicate ACKs repeat the same headers too). Swept of rows older than the
+    // window so that the map stays a few hundred entries (in cache). The default hasher over the
+    // digest resists crafted captures; two identities with one digest only share a slot (the later
+    // replaces the earlier), so a copy can at worst be missed, never invented.
+    let mut latest: HashMap<u64, (i64, Identity, bool)> = HashMap::new();
     let mut out = vec![false; rows.len()];
     let mut stream = None;
     for (k, &i) in rows.iter().enumerate() {
@@ -64,10 +66,15 @@ pub fn duplicate_rows(
             latest.clear();
             stream = Some(id.stream);
         } else if k % SWEEP_ROWS == 0 {
-            latest.retain(|_, (t, _)| *t >= ts - window_ns);
+            latest.retain(|_, (t, _, _)| *t >= ts - window_ns);
         }
-        if let Some((t, prev)) = latest.insert(id.digest(), (ts, id)) {
-            out[i] = prev == id && ts - t <= window_ns;
+        let slot = latest.entry(id.digest()).or_insert((i64::MIN, id, true));
+        let (t, original, copied) = *slot;
+        if original == id && !copied && ts - t <= window_ns {
+            out[i] = true;
+            slot.2 = true;
+        } else {
+            *slot = (ts, id, false);
         }
     }
     out
@@ -90,6 +97,16 @@ mod tests {
             window: 10,
             sack: 0,
         }
+    }
+
+    #[test]
+    fn one_copy_per_frame() {
+        // A frame, its copy, then the same headers again (a duplicate ACK) and its copy.
+        let ids = [id(1), id(1), id(1), id(1)];
+        assert_eq!(
+            duplicate_rows(&[0, 1, 2, 3], |i| ids[i], &[0, 50, 400, 450], 1_000),
+            vec![false, true, false, true]
+        );
     }
 
     #[test]
