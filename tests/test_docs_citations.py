@@ -29,24 +29,10 @@ OUTSIDE = {
     "an absolute path of this machine": re.compile(r"(?<![\w./-])" + "/wo" + r"rk/"),
 }
 
-# Files not yet changed, with the citations they still hold and where each should point. The
-# analyzers are being edited by another engineer now; once a file is fixed, its entry must go
-# (the test fails on an entry whose file no longer has any of these citations).
-PENDING: dict[str, dict[str, str]] = {
-    "analyzers/inference.py": {
-        "notes 1.4": "docs/tcp-rules.md#linux-nagle-minshall-cork-and-nodelay",
-    },
-    "analyzers/causes/windows.py": {
-        "notes 1.3 test 4": "docs/tcp-rules.md#bsd-output-decision-order",
-    },
-    "analyzers/causes/nagle.py": {
-        "notes 1.1": "docs/tcp-rules.md#socket-copy-loop",
-        "notes 1.5": "docs/tcp-rules.md#linux-20-partial-segment",
-    },
-    "analyzers/causes/loss.py": {
-        "notes 4": "docs/tcp-rules.md#loss-recovery",
-    },
-}
+# Files not yet changed, with the citations they still hold and where each should point; once a
+# file is fixed, its entry must go (the test fails on an entry whose file no longer has any of
+# these citations). None is left.
+PENDING: dict[str, dict[str, str]] = {}
 
 
 def _files() -> list[str]:

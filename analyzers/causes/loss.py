@@ -1,5 +1,6 @@
-"""Stalls that end in a retransmission timeout (notes 4: one fast retransmit repairs one loss per
-window; several losses, or a lost repair, leave the sender waiting for its timer).
+"""Stalls that end in a retransmission timeout (docs/tcp-rules.md#loss-recovery: one fast
+retransmit repairs one loss per window; several losses, or a lost repair, leave the sender
+waiting for its timer).
 
 Which loss: the segments resent in the stall. Several -> burst (Kung & Morris: an ATM switch drops
 cells of several packets, so fast retransmit cannot recover); one -> single. A path cause found for

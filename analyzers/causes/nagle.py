@@ -22,7 +22,7 @@ from stallscope.analyzers.peer_acks import BSD_TICK_NS
 from stallscope.analyzers.stalls import StallContext
 from stallscope.vocabulary import Cause
 
-SUNOS_COPY = 4096  # SunOS 4.1 sosend calls the protocol every 4 KB (notes 1.1)
+SUNOS_COPY = 4096  # SunOS 4.1 sosend calls the protocol every 4 KB (docs/tcp-rules.md#socket-copy-loop)
 # The receiver's window-update threshold of Moldeklev (1): SunOS sends an update when the window
 # slides 35 % of the buffer (4.4BSD: 50 %; the trace does not tell the two apart, the paper's is used).
 UPDATE_SHARE = 0.35
@@ -66,7 +66,8 @@ def rule(ctx: StallContext) -> Verdict | None:
         opened = _window_opened_earlier(ctx, rel) if no_room else None
         if rel.ack >= ctx.snd_max_before_end and opened is not None:
             # Salamon: the tail did not fit the window when written; a later ACK made room, yet it
-            # went only once everything was acknowledged (Linux 2.0's tcp_ack, notes 1.5).
+            # went only once everything was acknowledged (Linux 2.0's tcp_ack,
+            # docs/tcp-rules.md#linux-20-partial-segment).
             evidence["window_opened_frame"] = opened.frame
             return Verdict(Cause.NODELAY_TAIL_HELD.value, None, conf, evidence)
     peer_max = ctx.profile.get("peer_receive_window_max") or 0

@@ -1,8 +1,9 @@
 """Stalls in which a window, not Nagle, left no room: the peer's advertised window (a slow reader,
 a zero window), Moldeklev's window-update deadlock (the receiver's window-update rule is not met,
 so only its delayed-ACK timer moves the sender), the sender's silly-window avoidance (a usable
-window smaller than a segment and than half the peer's largest, notes 1.3 test 4), and a send
-buffer too small for the path (the flight stops at the buffer's size with the peer's window open).
+window smaller than a segment and than half the peer's largest,
+docs/tcp-rules.md#bsd-output-decision-order), and a send buffer too small for the path (the flight
+stops at the buffer's size with the peer's window open).
 """
 
 from __future__ import annotations
