@@ -4,9 +4,9 @@ window had room) and the peer's receive buffer R (largest window advertised), it
 whether Nagle is on, the options it negotiated, and a stack guess with its evidence.
 
 Nagle: a segment shorter than the MSS sent while an earlier short segment is still unacknowledged
-breaks both the classic rule and Minshall's (docs/tcp-rules.md#linux-nagle-minshall-cork-and-nodelay), so it proves Nagle off; a short segment
-sent while only full ones are out is allowed by Minshall (Linux) and proves nothing; with no
-violation, Nagle is taken to be on, the default of every stack.
+breaks both the classic rule and Minshall's (docs/tcp-rules.md#linux-nagle-minshall-cork-and-nodelay),
+so it proves Nagle off; a short segment sent while only full ones are out is allowed by Minshall
+(Linux) and proves nothing; with no violation, Nagle is taken to be on, the default of every stack.
 """
 
 from __future__ import annotations
