@@ -22,8 +22,8 @@ from stallscope.analyzers.findings import (UNDETERMINED, Alternative, Connection
 from stallscope.analyzers.sender_state import PACKET_INPUT, STATE_COLUMNS, by_stream_time, sender_state
 from stallscope.analyzers.causes.common import timer_driven, tolerance
 from stallscope.analyzers.stalls import RTT_MULTIPLE, StallContext, build_context, candidates
-from stallscope.capture.decoder import DecodeSummary, read_packets
-from stallscope.capture.errors import CaptureDamaged, CaptureRejected
+from stallscope.packets.decoder import DecodeSummary, read_packets
+from stallscope.packets.errors import CaptureDamaged, CaptureRejected
 
 SCHEMA = "stallscope.analysis/1"
 # Causes that stand even while ACKs kept coming: the sender held data it had (Nagle waits for the

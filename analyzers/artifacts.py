@@ -19,7 +19,7 @@ import polars as pl
 from stallscope import _native
 from stallscope.analyzers.findings import Note
 from stallscope.analyzers.sender_state import by_stream_time, sender_state
-from stallscope.capture.decoder import frame_from_columns
+from stallscope.packets.decoder import frame_from_columns
 
 # Two copies of one frame: same direction, sequence, ACK, IP id, TCP timestamp, length, flags,
 # window and SACK blocks this close in time (native/src/analysis/duplicates.rs).

@@ -18,7 +18,7 @@ from stallscope.analyzers.connection_schema import table_schema
 
 if TYPE_CHECKING:
     import polars as pl
-from stallscope.capture.errors import CaptureRejected
+from stallscope.packets.errors import CaptureRejected
 
 Status = Literal["ok", "damaged"]
 

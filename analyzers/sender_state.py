@@ -18,9 +18,9 @@ import numpy as np
 import polars as pl
 
 from stallscope import _native
-from stallscope.capture.decoder import frame_from_columns
+from stallscope.packets.decoder import frame_from_columns
 
-# Columns read from the packet table (capture/schema.py).
+# Columns read from the packet table (packets/schema.py).
 PACKET_INPUT = [
     "frame", "ts_ns", "stream", "dir", "seq_rel", "ack_rel", "flag_syn", "flag_fin", "flag_rst", "flag_ack",
     "flag_psh", "win_scaled", "wscale_known", "payload_len", "payload_captured", "opt_mss", "opt_ts_val",

@@ -33,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 # Snippets run in a child interpreter; each prints {"inner_s": seconds} as its last line.
 DECODE_SNIPPET = """
 import json, sys, time
-from stallscope.capture.decoder import iter_batches
+from stallscope.packets.decoder import iter_batches
 t = time.perf_counter()
 rows = sum(b.height for b in iter_batches(sys.argv[1]))
 print(json.dumps({"inner_s": time.perf_counter() - t, "rows": rows}))

@@ -1,1 +1,2 @@
-"""Capture: the native decoder bindings, the packet schema, namespaces, link emulator, workloads."""
+"""Making captures: network namespaces, the user-space link emulator, workloads, labelled scenarios
+and their ground truth, tcpdump and live capture. Reading them is stallscope.packets."""

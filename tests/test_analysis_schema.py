@@ -18,7 +18,7 @@ import pytest
 from shared_material import AVAILABLE, PUBLIC, requires_public
 
 from stallscope.analyzers.analyze import SCHEMA, Analysis, analyze_one
-from stallscope.capture.schema import ANOMALY_BITS, NOT_DECODED_REASONS, NOT_TCP_REASONS
+from stallscope.packets.schema import ANOMALY_BITS, NOT_DECODED_REASONS, NOT_TCP_REASONS
 from stallscope.vocabulary import DETAILS, Cause
 
 REPO = Path(__file__).resolve().parents[1]

@@ -8,7 +8,7 @@ import polars as pl
 
 from stallscope.analyzers import artifacts
 from stallscope.analyzers.sender_state import PACKET_INPUT
-from stallscope.capture.schema import BY_NAME
+from stallscope.packets.schema import BY_NAME
 
 MS = 1_000_000
 

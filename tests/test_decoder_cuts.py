@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from stallscope.capture.decoder import read_packets
-from stallscope.capture.errors import CaptureDamaged, CaptureRejected
+from stallscope.packets.decoder import read_packets
+from stallscope.packets.errors import CaptureDamaged, CaptureRejected
 from shared_material import PUBLIC, requires_public
 
 FIXTURES = PUBLIC

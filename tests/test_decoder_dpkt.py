@@ -20,8 +20,8 @@ from pathlib import Path
 import dpkt
 import pytest
 
-from stallscope.capture.decoder import read_packets
-from stallscope.capture.errors import CaptureError
+from stallscope.packets.decoder import read_packets
+from stallscope.packets.errors import CaptureError
 from shared_material import PUBLIC, requires_public
 
 FIXTURES = PUBLIC

@@ -12,8 +12,8 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from stallscope.capture.decoder import read_packets
-from stallscope.capture.errors import CaptureDamaged, CaptureRejected
+from stallscope.packets.decoder import read_packets
+from stallscope.packets.errors import CaptureDamaged, CaptureRejected
 from stallscope.cli.app import app
 from stallscope.exit_codes import ExitCode
 from shared_material import PUBLIC, requires_public

@@ -1,4 +1,4 @@
-"""The packet table's schema: the decoded frames are what capture/schema.py (which takes the native
+"""The packet table's schema: the decoded frames are what packets/schema.py (which takes the native
 declaration) says (tests/test_packet_schema_declared.py holds the declaration itself)."""
 
 from pathlib import Path
@@ -7,8 +7,8 @@ import polars as pl
 import pytest
 
 from stallscope import _native
-from stallscope.capture import schema
-from stallscope.capture.decoder import empty_table, iter_batches, read_packets
+from stallscope.packets import schema
+from stallscope.packets.decoder import empty_table, iter_batches, read_packets
 from shared_material import PUBLIC, requires_public
 
 FIXTURES = PUBLIC
@@ -74,7 +74,7 @@ def test_columns_cross_without_a_copy():
     """The Arrow array wraps the very bytes Rust built: same address as the native buffer."""
     import numpy as np
 
-    from stallscope.capture.decoder import _column
+    from stallscope.packets.decoder import _column
 
     dec = _native.Decoder(str(FIXTURES / "zeek" / "tcp_timestamp.pcap"), ["seq_raw", "src_addr"])
     columns, error, finished = dec.next_batch(1000)

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stallscope.capture.decoder import read_packets
+from stallscope.packets.decoder import read_packets
 
 SRC4, DST4 = bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])
 SRC6, DST6 = bytes.fromhex("20010db8" + "00" * 11 + "01"), bytes.fromhex("20010db8" + "00" * 11 + "02")

@@ -13,7 +13,7 @@ import pytest
 
 from stallscope.analyzers.connection_schema import table_schema
 from stallscope.analyzers.connections import connections
-from stallscope.capture.decoder import read_packets
+from stallscope.packets.decoder import read_packets
 from shared_material import PUBLIC
 
 CLIENT, SERVER = ("10.1.0.1", 40000), ("10.1.0.2", 80)
@@ -154,7 +154,7 @@ def test_missing_handshake_marks_the_first_sender_initiator(tmp_path: Path) -> N
 @pytest.mark.skipif(not PUBLIC.is_dir(), reason="no public fixtures")
 def test_table_invariants_on_public_fixtures() -> None:
     """Schema as documented; every TCP packet in exactly one connection; payload split exactly."""
-    from stallscope.capture.errors import CaptureRejected
+    from stallscope.packets.errors import CaptureRejected
 
     checked = 0
     for path in sorted(PUBLIC.glob("*/*.pcap*")):

@@ -22,9 +22,9 @@ import pytest
 
 import tshark_oracle as oracle
 from stallscope.analyzers.connections import connections
-from stallscope.capture.decoder import read_packets
-from stallscope.capture.errors import CaptureDamaged, CaptureRejected
-from stallscope.capture.schema import ANOMALY_BITS
+from stallscope.packets.decoder import read_packets
+from stallscope.packets.errors import CaptureDamaged, CaptureRejected
+from stallscope.packets.schema import ANOMALY_BITS
 from shared_material import PUBLIC
 
 CAPTURES = sorted(p for p in PUBLIC.glob("*/*") if p.suffix in (".pcap", ".pcapng")) if PUBLIC.is_dir() else []

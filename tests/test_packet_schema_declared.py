@@ -1,5 +1,5 @@
 """The packet table's columns, anomaly bits and not-a-row reasons are declared once, natively;
-capture/schema.py adds a dtype and a meaning to each. Every native name has a meaning, no meaning
+packets/schema.py adds a dtype and a meaning to each. Every native name has a meaning, no meaning
 is left for a name the native side dropped, and docs/packet-schema.md is the rendering of both."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from stallscope import _native
-from stallscope.capture import schema
+from stallscope.packets import schema
 
 REPO = Path(__file__).resolve().parents[1]
 

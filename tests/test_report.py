@@ -119,7 +119,7 @@ def test_events_are_thinned_only_to_one_per_cell() -> None:
 def test_capture_strings_are_escaped(tmp_path) -> None:
     """A file name and addresses carrying markup come out as text, never as markup."""
     from stallscope.analyzers.sender_state import PACKET_INPUT
-    from stallscope.capture.decoder import read_packets
+    from stallscope.packets.decoder import read_packets
     import polars as pl
 
     evil = '<script>alert("x")</script>'

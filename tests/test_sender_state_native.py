@@ -16,9 +16,9 @@ import polars_sender_state as oracle
 from shared_material import PUBLIC
 from stallscope.analyzers import vantage
 from stallscope.analyzers.sender_state import PACKET_INPUT, by_stream_time, sender_state
-from stallscope.capture.decoder import read_packets
-from stallscope.capture.errors import CaptureDamaged, CaptureRejected
-from stallscope.capture.schema import BY_NAME
+from stallscope.packets.decoder import read_packets
+from stallscope.packets.errors import CaptureDamaged, CaptureRejected
+from stallscope.packets.schema import BY_NAME
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CAPTURES = sorted(FIXTURES.glob("*.pcap")) + sorted(p for p in PUBLIC.glob("*/*.pcap*") if p.is_file())

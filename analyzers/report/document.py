@@ -188,14 +188,14 @@ def _pcap_header(path: str) -> dict[str, Any] | None:
 def capture_facts(path: str) -> dict[str, Any]:
     """The container's facts (link types, snaplens, interface names, drop counters): a classic
     pcap's from its header; otherwise from a pass of the decoder that decodes one column only."""
-    from stallscope.capture.decoder import iter_batches
+    from stallscope.packets.decoder import iter_batches
 
     quick = _pcap_header(path)
     if quick is not None:
         return quick
     if path == "-":
         return {}
-    from stallscope.capture.errors import CaptureDamaged, CaptureRejected
+    from stallscope.packets.errors import CaptureDamaged, CaptureRejected
 
     batches = iter_batches(path, columns=["frame"])
     try:

@@ -338,13 +338,13 @@ class CaptureInput:
     @contextmanager
     def path(self) -> Iterator[Path]:
         """A path to read: the file itself, or a temporary file holding the set as one capture
-        (stallscope.capture.decoder.join_captures), removed afterwards."""
+        (stallscope.packets.decoder.join_captures), removed afterwards."""
         if len(self.paths) == 1:
             yield self.paths[0]
             return
         import tempfile
 
-        from stallscope.capture.decoder import CaptureSetError, join_captures
+        from stallscope.packets.decoder import CaptureSetError, join_captures
 
         with tempfile.TemporaryDirectory(prefix="stallscope-") as tmp:
             suffix = ".pcapng" if _is_pcapng(self.paths[0]) else ".pcap"
@@ -368,13 +368,13 @@ def _is_pcapng(path: Path) -> bool:
 
 def capture_inputs(files: list[Path], *, as_one: bool = False, each: bool = False) -> list[CaptureInput]:
     """The captures named on the command line: rotated sets recognised by name read as one (see
-    stallscope.capture.decoder.rotation_groups), every file as one with `as_one`, each file on its
+    stallscope.packets.decoder.rotation_groups), every file as one with `as_one`, each file on its
     own with `each`. Standard input ('-') is always a capture of its own."""
     if as_one and each:
         raise typer.BadParameter("--as-one and --each exclude each other", param_hint="--as-one")
     if len(files) < 2 or each:
         return [CaptureInput([f]) for f in files]
-    from stallscope.capture.decoder import rotation_groups, written_order
+    from stallscope.packets.decoder import rotation_groups, written_order
 
     if as_one:
         if any(str(f) == "-" for f in files):

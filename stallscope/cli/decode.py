@@ -14,8 +14,8 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
 
-from stallscope.capture.decoder import DecodeSummary, PacketBatches, empty_table, iter_batches
-from stallscope.capture.errors import CaptureDamaged, CaptureRejected
+from stallscope.packets.decoder import DecodeSummary, PacketBatches, empty_table, iter_batches
+from stallscope.packets.errors import CaptureDamaged, CaptureRejected
 from stallscope.cli.common import capture_inputs, progress_wanted
 from stallscope.cli.options import INPUT_PANEL, OUTPUT_PANEL, AsOneOption, DebugOption, OutputOption, QuietOption
 from stallscope.exit_codes import ExitCode

@@ -20,7 +20,7 @@ import typer
 
 from stallscope.analyzers.connections import Columns, FileSummary, connection_columns, to_frame
 from stallscope.analyzers.flows_document import FileResult, write_document
-from stallscope.capture.errors import CaptureRejected
+from stallscope.packets.errors import CaptureRejected
 from stallscope.cli.common import console as table_console
 from stallscope.cli.common import CaptureInput, capture_inputs, file_progress, progress_wanted, say
 from stallscope.cli.options import (AsOneOption, CaptureFiles, DebugOption, EachOption, FormatOption, OutputOption,

@@ -1,6 +1,6 @@
 //! Python binding of the analyzer's per-packet passes (native/src/analysis). Columns arrive as
 //! contiguous numpy arrays (bools as uint8) and leave as Arrow buffers in the decoder's column
-//! shape, so capture/decoder.py's wrapper turns them into Polars columns without a copy.
+//! shape, so packets/decoder.py's wrapper turns them into Polars columns without a copy.
 
 use std::collections::HashMap;
 

@@ -1,4 +1,4 @@
-//! The packet table's columns: their one Rust declaration (kept equal to capture/schema.py by a
+//! The packet table's columns: their one Rust declaration (kept equal to packets/schema.py by a
 //! test) and Arrow-layout builders. Buffers are little-endian Arrow buffers (values, validity
 //! bitmap, string views, i64 list offsets) that Python wraps without copying.
 

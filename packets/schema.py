@@ -3,7 +3,7 @@ order), the anomaly bits and the reasons a record is not a row are declared once
 builders that produce them (native/src/tables/columns.rs, native/src/wire/packet.rs,
 native/src/wire/outcome.rs); this module takes them from there, gives each its Polars dtype and its
 meaning (tests/test_decoder_schema.py holds that every native name has one and no meaning is
-stale), and renders docs/packet-schema.md (`python -m stallscope.capture.schema`).
+stale), and renders docs/packet-schema.md (`python -m stallscope.packets.schema`).
 
 Conventions: times are integer nanoseconds since the Unix epoch; addresses are text (IPv4 dotted,
 IPv6 RFC 5952); `*_raw` are the 32-bit wire values, `*_rel` relative to the connection's first
@@ -147,8 +147,8 @@ def render_markdown() -> str:
         "# The packet table",
         "",
         "One row per decoded TCP segment, produced by `stallscope decode` and",
-        "`stallscope.capture.decoder.read_packets` / `iter_batches`. Generated from",
-        "the native declaration and `capture/schema.py` (`python -m stallscope.capture.schema >",
+        "`stallscope.packets.decoder.read_packets` / `iter_batches`. Generated from",
+        "the native declaration and `packets/schema.py` (`python -m stallscope.packets.schema >",
         "docs/packet-schema.md`); do not edit.",
         "",
         "| column | dtype | nullable | meaning |",

@@ -1,6 +1,6 @@
 """The packet decoder's Python API: captures (pcap, pcapng, optionally gzip; "-" = stdin) to
 Polars packet tables, streamed in bounded batches. The native core does all per-packet work; each
-batch's columns arrive as Arrow buffers wrapped here without copying (schema: capture/schema.py).
+batch's columns arrive as Arrow buffers wrapped here without copying (schema: packets/schema.py).
 
     table, summary = read_packets("trace.pcap", columns=["ts_ns", "seq_rel"])
     for batch in iter_batches("big.pcapng.gz", batch_rows=100_000): ...
@@ -19,8 +19,8 @@ import polars as pl
 import pyarrow as pa
 
 from stallscope import _native
-from stallscope.capture.errors import CaptureDamaged, CaptureRejected
-from stallscope.capture.schema import BY_NAME, COLUMN_NAMES
+from stallscope.packets.errors import CaptureDamaged, CaptureRejected
+from stallscope.packets.schema import BY_NAME, COLUMN_NAMES
 
 DEFAULT_BATCH_ROWS = 65_536
 
