@@ -16,8 +16,7 @@ from typing import TextIO
 from stallscope.analyzers.connection_schema import CONNECTION_COLUMNS, DIRECTION_COLUMNS, DIRECTIONS
 from stallscope.analyzers.connections import Columns, FileSummary
 
-SCHEMA = "stallscope.flows"
-SCHEMA_VERSION = 1
+SCHEMA = "stallscope.flows/2"
 _INDENT = " " * 8  # connections sit four levels deep
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
@@ -92,7 +91,7 @@ def write_document(results: list[FileResult], out: TextIO) -> None:
                 "connections": f"\x00connections-{i}",
             }
         )
-    text = json.dumps({"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "files": files}, indent=2, ensure_ascii=False)
+    text = json.dumps({"schema": SCHEMA, "files": files}, indent=2, ensure_ascii=False)
     for i, r in enumerate(results):
         head, text = text.split(f'"\\u0000connections-{i}"', 1)
         out.write(head)

@@ -1,7 +1,6 @@
 """Every command's JSON, produced by the installed console script, against its JSON Schema under
 docs/schemas/, and the shared shape (docs/cli-json.md): an object whose first key is `schema`,
-naming the document and its version as "stallscope.NAME/N" (flows, documented before this rule,
-names its version in `schema_version`), with a table's rows under `rows`."""
+naming the document and its version as "stallscope.NAME/N", with a table's rows under `rows`."""
 
 from __future__ import annotations
 
@@ -63,11 +62,8 @@ def test_every_schema_file_is_exercised() -> None:
 
 def check_shape(doc: dict, name: str) -> None:
     assert next(iter(doc)) == "schema"
-    if name == "flows":
-        assert doc["schema"] == "stallscope.flows" and isinstance(doc["schema_version"], int)
-    else:
-        assert re.fullmatch(r"stallscope\.[a-z_]+/\d+", doc["schema"]), doc["schema"]
-        assert validator(name).schema["properties"]["schema"]["const"] == doc["schema"]
+    assert re.fullmatch(r"stallscope\.[a-z_]+/\d+", doc["schema"]), doc["schema"]
+    assert validator(name).schema["properties"]["schema"]["const"] == doc["schema"]
     lists = [k for k, v in doc.items() if isinstance(v, list) and v and all(isinstance(r, dict) for r in v)]
     # A document that is a table keeps it under "rows"; the others hold named parts (files, stalls).
     assert not {"reproductions", "scenarios", "items", "entries"} & set(lists)

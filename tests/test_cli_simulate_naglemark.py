@@ -24,9 +24,9 @@ def _json(args):
 def test_json_carries_the_score_and_every_response():
     doc = _json(ARGS + ["--nagle", "NAGLE"])
     assert doc["parameters"]["nagle"] == "NAGLE" and doc["parameters"]["raw_rate_bps"] == 10_000_000
-    lengths = [r["length"] for r in doc["responses"]]
+    lengths = [r["length"] for r in doc["rows"]]
     assert len(lengths) == 20 and all(5000 * i < n <= 5000 * (i + 1) for i, n in enumerate(lengths))
-    delayed = sum(r["elapsed_ns"] > nm.cutoff_ns(r["length"], 10_000_000) for r in doc["responses"])
+    delayed = sum(r["elapsed_ns"] > nm.cutoff_ns(r["length"], 10_000_000) for r in doc["rows"])
     assert doc["score_pct"] == 100.0 * delayed / 20
     assert doc["score_pct"] > 0  # traditional Nagle delays some of these lengths
 
@@ -45,9 +45,9 @@ def test_think_time_is_a_parameter_outside_each_sample():
     off = _json(ARGS + ["--nagle", "OFF"])
     off_think = _json(ARGS + ["--nagle", "OFF", "--think-ms", "25"])
     assert off["parameters"]["think_ns"] == 0 and off_think["parameters"]["think_ns"] == 25_000_000
-    assert off["responses"] == off_think["responses"]
+    assert off["rows"] == off_think["rows"]
     nagle = _json(ARGS + ["--nagle", "NAGLE"])
-    assert _json(ARGS + ["--nagle", "NAGLE", "--think-ms", "25"])["responses"] != nagle["responses"]
+    assert _json(ARGS + ["--nagle", "NAGLE", "--think-ms", "25"])["rows"] != nagle["rows"]
     r = CliRunner().invoke(app, ARGS + ["--think-ms", "-1"])
     assert r.exit_code == ExitCode.USAGE
 

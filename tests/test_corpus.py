@@ -156,7 +156,7 @@ def test_simulate_naglemark_pcap_writes_capture_and_truth(tmp_path):
     assert truth["schema"] == "stallscope.ground_truth/1" and truth["parameters"]["app"] == "naglemark"
     from stallscope.simulate.apps.naglemark import cutoff_ns
 
-    delayed = sum(1 for r in json.loads(without.output)["responses"]
+    delayed = sum(1 for r in json.loads(without.output)["rows"]
                   if r["elapsed_ns"] > cutoff_ns(r["length"], 100_000_000))
     server = [st for st in truth["stalls"] if st["direction"].startswith("10.0.0.2:")]
     assert truth["summary"]["delayed"] == delayed == len(server) > 0

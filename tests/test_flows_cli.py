@@ -49,7 +49,7 @@ def test_json_document_has_exactly_the_documented_fields_in_order() -> None:
     assert r.returncode == ExitCode.OK, r.stderr
     doc = json.loads(r.stdout)
     assert list(doc) == documented_fields("Top level")
-    assert (doc["schema"], doc["schema_version"]) == ("stallscope.flows", 1)
+    assert list(doc) == ["schema", "files"] and doc["schema"] == "stallscope.flows/2"
     assert [f["path"] for f in doc["files"]] == [str(GOOD), str(IPV6)]
     for f in doc["files"]:
         assert list(f) == documented_fields("`files[]`")

@@ -80,14 +80,14 @@ def naglemark(
     ]
     if fmt is TableOrJson.json:
         doc = {
-            "schema": "stallscope.naglemark/1",
+            "schema": "stallscope.naglemark/2",
             "parameters": {
                 "personality": personality, "link": link, "nagle": variant.value, "app_buf": app_buf,
                 "sockbuf": sockbuf, "trial": trial_type.value, "receiver_inference": receiver_inference.value,
                 "responses": responses, "seed": seed, "raw_rate_bps": rate, "think_ns": think_ns,
             },
             "score_pct": result.score_pct,
-            "responses": [{"length": r["length"], "elapsed_ns": r["elapsed_ns"]} for r in rows],
+            "rows": [{"length": r["length"], "elapsed_ns": r["elapsed_ns"]} for r in rows],
         }
         text = dumps_json(doc) + "\n"
         if output is None:
