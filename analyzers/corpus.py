@@ -24,8 +24,11 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -309,22 +312,31 @@ def _run_one(args: tuple[TraceSpec, Path]) -> dict[str, Any]:
     return run_trace(*args)
 
 
-def generate(out_dir: Path, *, small: bool = False, jobs: int = 2, only: list[str] | None = None) -> dict[str, Any]:
-    """Write the corpus (or the small one) into `out_dir` with its manifest; the manifest."""
+def generate(out_dir: Path, *, small: bool = False, jobs: int = 2, only: list[str] | None = None,
+             on_trace: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Write the corpus (or the small one) into `out_dir` with its manifest; the manifest.
+    `on_trace(done, total)` is called as each trace is written (a progress display)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     specs = small_plan() if small else plan()
     if only:
         specs = [s for s in specs if any(o in s.name for o in only)]
     tasks = [(s, out_dir) for s in specs]
+    entries: list[dict[str, Any]] = []
     if jobs > 1:
         import multiprocessing
 
         with multiprocessing.get_context("spawn").Pool(jobs) as pool:
             # Longest first would balance better, but the order of results is the plan's either way.
-            entries = pool.map(_run_one, tasks, chunksize=1)
+            for entry in pool.imap(_run_one, tasks, chunksize=1):
+                entries.append(entry)
+                if on_trace:
+                    on_trace(len(entries), len(tasks))
     else:
-        entries = [_run_one(t) for t in tasks]
+        for t in tasks:
+            entries.append(_run_one(t))
+            if on_trace:
+                on_trace(len(entries), len(tasks))
     manifest = {
         "schema": MANIFEST_SCHEMA,
         "mode": "small" if small else "full",
@@ -356,6 +368,22 @@ def coverage(entries: list[dict[str, Any]]) -> dict[str, Any]:
             "pcap_bytes": sum(e["pcap_bytes"] for e in entries)}
 
 
+@contextmanager
+def _progress(quiet: bool) -> Iterator[Callable[[int, int], None] | None]:
+    """A Rich bar on standard error while traces are written: only on a terminal, not with --quiet
+    or STALLSCOPE_QUIET=1 (the CLI's rule, docs/cli.md)."""
+    if quiet or os.environ.get("STALLSCOPE_QUIET") == "1" or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("corpus"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("corpus", total=None)
+        yield lambda done, total: bar.update(task, completed=done, total=total)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m stallscope.analyzers.corpus",
                                      description="Generate the scoring corpus (simulated traces with ground truth).")
@@ -364,13 +392,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", "-j", type=int, default=2, help="worker processes (default 2)")
     parser.add_argument("--only", action="append", help="only traces whose name contains this (repeatable)")
     parser.add_argument("--list", action="store_true", help="print the plan's trace names and exit")
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar (shown only on a terminal)")
     args = parser.parse_args(argv)
     if args.list:
         for s in (small_plan() if args.small else plan()):
             print(s.name)
         return 0
     t0 = time.monotonic()
-    manifest = generate(args.out_dir, small=args.small, jobs=args.jobs, only=args.only)
+    with _progress(args.quiet) as advance:
+        manifest = generate(args.out_dir, small=args.small, jobs=args.jobs, only=args.only, on_trace=advance)
     cov = manifest["coverage"]
     print(f"{cov['traces']} traces, {cov['pcap_bytes'] / 1e6:.1f} MB of pcap in {args.out_dir} "
           f"({time.monotonic() - t0:.1f} s, {args.jobs} worker(s))", file=sys.stderr)

@@ -210,14 +210,15 @@ def test_unreadable_path_is_told_as_such(tmp_path: Path) -> None:
     assert r.stderr.strip() == f"stallscope flows: {locked}: permission denied"
 
 
-def _stderr_on_a_terminal(args: list[str]) -> tuple[int, bytes]:
-    """Run with standard error on a pseudo-terminal (standard output discarded); what it showed."""
+def _stderr_on_a_terminal(args: list[str], command: list[str] | None = None) -> tuple[int, bytes]:
+    """Run `command` (the installed stallscope) with standard error on a pseudo-terminal (standard
+    output discarded); what it showed."""
     import pty
 
     master, slave = pty.openpty()
     env = dict(os.environ, TERM="xterm-256color", COLUMNS="120")
     env.pop("STALLSCOPE_QUIET", None)
-    p = subprocess.Popen([_exe(), *args], stdout=subprocess.DEVNULL, stderr=slave, cwd=REPO, env=env)
+    p = subprocess.Popen([*(command or [_exe()]), *args], stdout=subprocess.DEVNULL, stderr=slave, cwd=REPO, env=env)
     os.close(slave)
     shown = b""
     while True:
@@ -249,6 +250,15 @@ def test_progress_bar_on_a_terminal_only_and_not_with_quiet() -> None:
     assert piped.returncode == 0 and piped.stderr == ""
 
 
+def test_corpus_generation_shows_a_bar_on_a_terminal_only(tmp_path: Path) -> None:
+    corpus = [sys.executable, "-P", "-m", "stallscope.analyzers.corpus"]
+    args = [str(tmp_path / "c"), "--small", "--only", "bulk-linux-atm140", "-j", "1"]
+    code, shown = _stderr_on_a_terminal(args, corpus)
+    assert code == 0 and b"corpus" in shown and "━".encode() in shown
+    code, shown = _stderr_on_a_terminal([*args, "--quiet"], corpus)
+    assert code == 0 and "━".encode() not in shown and b"1 traces" in shown  # the closing summary only
+
+
 def test_reproduction_shows_a_spinner_on_a_terminal() -> None:
     code, shown = _stderr_on_a_terminal(["reproduce", "moldeklev-appendix-a"])
     assert code == 0 and b"reproducing moldeklev-appendix-a" in shown
@@ -259,7 +269,7 @@ def test_reproduction_shows_a_spinner_on_a_terminal() -> None:
 
 # Distribution name -> the import name it provides, where they differ.
 IMPORT_NAMES = {"pyyaml": "yaml", "pillow": "PIL"}
-SOURCES = ["stallscope", "analyzers", "capture", "simulate"]
+SOURCES = ["stallscope", "analyzers", "packets", "capture", "simulate"]
 
 
 def _declared() -> set[str]:
