@@ -108,9 +108,11 @@ def _duplicates(keyed: pl.DataFrame) -> pl.Series:
     # points copy every frame, data too, so such an ACK is taken for a copy only in a connection
     # where frames that carry an identity (data, an id, a timestamp) were copied as well.
     weak = (pl.col("payload_len") == 0) & (pl.col("ip_id").fill_null(0) == 0) & pl.col("opt_ts_val").is_null()
-    marks = keyed.select("stream", weak=weak).with_columns(dup=dup)
-    copied = marks.filter(pl.col("dup") & ~pl.col("weak"))["stream"].unique()
-    return marks.select(pl.col("dup") & (~pl.col("weak") | pl.col("stream").is_in(copied.implode()))).to_series()
+    rows = dup.arg_true()
+    marks = keyed.select("stream", "payload_len", "ip_id", "opt_ts_val")[rows].select("stream", weak=weak)
+    copied = marks.filter(~pl.col("weak"))["stream"].unique().implode()
+    kept = marks.select(pl.col("weak") & ~pl.col("stream").is_in(copied)).to_series()
+    return dup.scatter(rows.filter(kept), False)
 
 
 def _inconsistency(packets: pl.DataFrame) -> int:
@@ -176,12 +178,12 @@ def _wrap_notes(packets: pl.DataFrame) -> dict[int, list[Note]]:
     # wraps when its ISN plus its highest sequence end passes 2^32 (rows are read only then).
     isn = (pl.col(SEQ_RAW).cast(pl.Int64) - pl.col("seq_rel")) % _WRAP
     end = pl.col("seq_rel") + pl.col("payload_len").cast(pl.Int64)
-    tops = packets.group_by(["stream", "dir"]).agg(isn.first().alias("_isn"), end.max().alias("_top")).filter(
+    cols = packets.select("stream", "dir", "ts_ns", "frame", SEQ_RAW, "seq_rel", "payload_len")
+    tops = cols.group_by(["stream", "dir"]).agg(isn.first().alias("_isn"), end.max().alias("_top")).filter(
         pl.col("_isn") + pl.col("_top") >= _WRAP)
     if tops.height == 0:
         return {}
-    wrapped = packets.join(tops.select("stream", "dir"), on=["stream", "dir"], how="semi").filter(
-        (isn + end) >= _WRAP).sort(["stream", "ts_ns", "frame"])
+    wrapped = cols.filter((isn + end) >= _WRAP).sort(["stream", "ts_ns", "frame"])
     out: dict[int, list[Note]] = {}
     for (s, d), g in wrapped.group_by(["stream", "dir"], maintain_order=True):
         out.setdefault(int(s), []).append(Note(
