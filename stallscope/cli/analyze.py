@@ -20,7 +20,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from stallscope.cli.common import PIPE_WIDTH, capture_inputs, file_progress, joined_container_facts, say, write_parquet
+from stallscope.cli.common import PIPE_WIDTH, analyze_captures, write_parquet
 from stallscope.cli.options import (ANALYSIS_PANEL, OUTPUT_PANEL, AsOneOption, CaptureFiles, DebugOption, EachOption,
                                     OutputOption, QuietOption)
 from stallscope.exit_codes import ExitCode
@@ -43,9 +43,6 @@ ReportOpt = Annotated[Optional[Path], typer.Option("--report", help="Also write 
                                                    "to this file.", rich_help_panel=OUTPUT_PANEL)]
 
 
-def _say(message: str) -> None:
-    say("analyze", message)
-
 
 def analyze(
     files: CaptureFiles,
@@ -60,31 +57,10 @@ def analyze(
     debug: DebugOption = False,
 ) -> None:
     """Name the cause of every stall in each capture, with the evidence (frames, ACKs, windows)."""
-    from stallscope.analyzers.analyze import Analysis, analyze_one
+    from stallscope.analyzers.analyze import Analysis
 
-    code = ExitCode.OK
-    results = []
-    containers: list[dict | None] = []
-    inputs = capture_inputs(files, as_one=as_one, each=each)
-    with file_progress([i.label for i in inputs], quiet, "analyze", one_large=True) as advance:
-        for inp in inputs:
-            path = inp.label
-            with inp.path() as readable:
-                result = analyze_one(readable, stream=stream)
-                # The report reads the container's facts from the file: a joined set's while it exists.
-                containers.append(joined_container_facts(readable, result) if report is not None and len(inp.paths) > 1 else None)
-            result.path = path
-            results.append(result)
-            advance(path)
-            if result.status == "rejected":
-                _say(f"{path}: rejected: {result.error['message']}")
-                code = ExitCode.INPUT_REJECTED
-            elif result.status == "damaged":
-                _say(f"{path}: damaged at byte {result.error['offset']}: {result.error['message']}")
-                if code is ExitCode.OK:
-                    code = ExitCode.INPUT_DAMAGED
-            elif not result.connections:
-                _say(f"{path}: no TCP connection to analyze")
+    results, containers, code = analyze_captures("analyze", files, as_one=as_one, each=each, stream=stream,
+                                                 quiet=quiet, container_facts=report is not None)
     analysis = Analysis(results)
     if packets is not None:
         _write_packets(results, packets)

@@ -405,3 +405,37 @@ def joined_container_facts(path: Path, result: Any) -> dict[str, Any]:
     from stallscope.analyzers.report.document import capture_facts
 
     return capture_facts(str(path))
+
+
+def analyze_captures(command: str, files: list[Path], *, as_one: bool, each: bool, stream: int | None, quiet: bool,
+                     container_facts: bool) -> tuple[list[Any], list[dict[str, Any] | None], ExitCode]:
+    """Analyze every capture named on the command line (`analyze`, `report`): the per-file
+    analyses, the container facts of joined sets (with `container_facts`, for the HTML report) and
+    the exit status; damaged, rejected and empty inputs are told on standard error as they come."""
+    from stallscope.analyzers.analyze import analyze_one
+
+    code = ExitCode.OK
+    results: list[Any] = []
+    containers: list[dict[str, Any] | None] = []
+    inputs = capture_inputs(files, as_one=as_one, each=each)
+    with file_progress([i.label for i in inputs], quiet, command, one_large=True) as advance:
+        for inp in inputs:
+            path = inp.label
+            with inp.path() as readable:
+                result = analyze_one(readable, stream=stream)
+                # The report reads the container's facts from the file: a joined set's while it exists.
+                joined = container_facts and len(inp.paths) > 1
+                containers.append(joined_container_facts(readable, result) if joined else None)
+            result.path = path
+            results.append(result)
+            advance(path)
+            if result.status == "rejected":
+                say(command, f"{path}: rejected: {result.error['message']}")
+                code = ExitCode.INPUT_REJECTED
+            elif result.status == "damaged":
+                say(command, f"{path}: damaged at byte {result.error['offset']}: {result.error['message']}")
+                if code is ExitCode.OK:
+                    code = ExitCode.INPUT_DAMAGED
+            elif not result.connections:
+                say(command, f"{path}: no TCP connection to analyze")
+    return results, containers, code

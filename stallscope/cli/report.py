@@ -16,7 +16,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from stallscope.cli.common import capture_inputs, file_progress, joined_container_facts, say
+from stallscope.cli.common import analyze_captures
 from stallscope.cli.options import (ANALYSIS_PANEL, OUTPUT_PANEL, AsOneOption, CaptureFiles, DebugOption, EachOption,
                                     QuietOption)
 from stallscope.exit_codes import ExitCode
@@ -30,9 +30,6 @@ GraphsOpt = Annotated[int, typer.Option("--max-graphs", help="Draw graphs for at
                                         rich_help_panel=OUTPUT_PANEL)]
 
 
-def _say(message: str) -> None:
-    say("report", message)
-
 
 def report(
     files: CaptureFiles,
@@ -45,32 +42,11 @@ def report(
     debug: DebugOption = False,
 ) -> None:
     """Write an HTML report of why each TCP connection was slow: findings, evidence and linked graphs."""
-    from stallscope.analyzers.analyze import Analysis, analyze_one
+    from stallscope.analyzers.analyze import Analysis
     from stallscope.analyzers.report import write_report
 
-    code = ExitCode.OK
-    results = []
-    containers: list[dict | None] = []
-    inputs = capture_inputs(files, as_one=as_one, each=each)
-    with file_progress([i.label for i in inputs], quiet, "report", one_large=True) as advance:
-        for inp in inputs:
-            path = inp.label
-            with inp.path() as readable:
-                result = analyze_one(readable, stream=stream)
-                # The report reads the container's facts from the file: a joined set's while it exists.
-                containers.append(joined_container_facts(readable, result) if len(inp.paths) > 1 else None)
-            result.path = path
-            results.append(result)
-            advance(path)
-            if result.status == "rejected":
-                _say(f"{path}: rejected: {result.error['message']}")
-                code = ExitCode.INPUT_REJECTED
-            elif result.status == "damaged":
-                _say(f"{path}: damaged at byte {result.error['offset']}: {result.error['message']}")
-                if code is ExitCode.OK:
-                    code = ExitCode.INPUT_DAMAGED
-            elif not result.connections:
-                _say(f"{path}: no TCP connection to analyze")
+    results, containers, code = analyze_captures("report", files, as_one=as_one, each=each, stream=stream,
+                                                 quiet=quiet, container_facts=True)
     write_report(Analysis(results), output, max_graphed=max_graphs, containers=containers)
     print(output)
     if code is not ExitCode.OK:
