@@ -13,7 +13,8 @@ from typing import Any
 SHOW_STALLS = 8
 
 
-def _rate(bps: float | None) -> str:
+def rate(bps: float | None) -> str:
+    """A bit rate for a person: Gbit/s, Mbit/s, kbit/s or bit/s."""
     if bps is None:
         return "-"
     for unit, scale in (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
@@ -26,19 +27,14 @@ def _ms(ns: int) -> str:
     return f"{ns / 1e6:.1f} ms" if ns < 10_000_000_000 else f"{ns / 1e9:.2f} s"
 
 
-def _data_dir(c) -> Any:
-    senders = [d for d in c.directions if d.role == "data sender"]
-    return senders[0] if senders else (c.directions[0] if c.directions else None)
-
-
 def summary_rows(analysis) -> list[dict[str, str]]:
     rows = []
     for f in analysis.files:
         for c in f.connections:
-            d = _data_dir(c)
+            d = c.data_direction
             rows.append({
                 "file": f.path, "stream": str(c.stream), "connection": f"{c.initiator} -> {c.responder}",
-                "goodput": _rate(d.goodput_bps if d else None), "time lost": _ms(c.time_lost_ns),
+                "goodput": rate(d.goodput_bps if d else None), "time lost": _ms(c.time_lost_ns),
                 "top cause": c.top_cause() or "-",
             })
     return rows

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from stallscope.vocabulary import UNDETERMINED
+from stallscope.vocabulary import UNDETERMINED  # noqa: F401  (the findings name it too)
 
 
 @dataclass(frozen=True)
@@ -154,6 +154,13 @@ class ConnectionAnalysis:
     @property
     def time_lost_ns(self) -> int:
         return sum(s.time_lost_ns for s in self.stalls if s.cause != "application_idle")
+
+    @property
+    def data_direction(self) -> DirectionAnalysis | None:
+        """The direction that sent the data (the first direction when neither did): the one a
+        summary speaks of."""
+        senders = [d for d in self.directions if d.role == "data sender"]
+        return senders[0] if senders else (self.directions[0] if self.directions else None)
 
     def top_cause(self) -> str | None:
         lost: dict[str, int] = {}

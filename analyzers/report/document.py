@@ -18,6 +18,7 @@ from typing import Any
 import polars as pl
 
 from stallscope import __version__
+from stallscope.analyzers.analysis_text import rate
 from stallscope.analyzers.report import figures
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -52,15 +53,6 @@ LINKTYPES = {0: "BSD loopback", 1: "Ethernet", 12: "raw IP", 14: "raw IP", 101: 
              127: "802.11 radiotap"}
 
 
-def rate(bps: float | None) -> str:
-    if bps is None:
-        return "-"
-    for unit, scale in (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
-        if bps >= scale:
-            return f"{bps / scale:.2f} {unit}"
-    return f"{bps:.0f} bit/s"
-
-
 def duration(ns: int | None) -> str:
     if ns is None:
         return "-"
@@ -69,11 +61,6 @@ def duration(ns: int | None) -> str:
     if ns < 10_000_000_000:
         return f"{ns / 1e6:.1f} ms"
     return f"{ns / 1e9:.2f} s"
-
-
-def _data_direction(c) -> Any:
-    senders = [d for d in c.directions if d.role == "data sender"]
-    return senders[0] if senders else (c.directions[0] if c.directions else None)
 
 
 def wireshark_filter(stream: int, first: int, last: int) -> str:
@@ -246,7 +233,7 @@ def _file_vantage(f) -> str:
     """Where the tap sat, as seen from each connection's data sender, counted over the file."""
     counts: dict[str, int] = {}
     for c in f.connections:
-        d = _data_direction(c)
+        d = c.data_direction
         v = (c.vantage.get(str(d.dir)) or {}).get("vantage", "unknown") if d is not None else "unknown"
         counts[v] = counts.get(v, 0) + 1
     if not counts:
@@ -362,7 +349,7 @@ def build(analysis, *, containers: list[dict[str, Any] | None] | None = None, ti
     points = 0
     listed_budget = MAX_LISTED_TOTAL
     for rank, (i, f, c) in enumerate(connections):
-        d = _data_direction(c)
+        d = c.data_direction
         anchor = f"conn-{i}-{c.stream}"
         card = {"anchor": anchor, "file": f.path, "file_index": i, "stream": c.stream, "initiator": c.initiator,
                 "responder": c.responder, "duration": duration(c.duration_ns), "duration_ns": c.duration_ns,
