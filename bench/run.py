@@ -3,6 +3,7 @@
 Times, on the same file in one run (page cache warmed first), each as a separate process:
   analyze     `stallscope analyze FILE -f json -o /dev/null`: the product's main job
   analyze API analyzers.analyze.analyze_file(FILE) in a fresh interpreter
+  report      `stallscope report FILE -o report.html`: the analysis and its HTML report (size printed)
   flows       `stallscope flows FILE -f json -o /dev/null`
   decode      the packet table through the Python API (capture.decoder.iter_batches), no output
   tcptrace    `tcptrace -l -n FILE`
@@ -163,8 +164,10 @@ def main() -> None:
     warm(args.capture)
     f = str(args.capture)
     py = sys.executable
+    report = Path(tempfile.mkdtemp(prefix="stallscope-bench-")) / "report.html"
     tools = [
         ("stallscope analyze", [console_script("stallscope"), "analyze", f, "-f", "json", "-o", os.devnull], args.repeat),
+        ("stallscope report", [console_script("stallscope"), "report", f, "--quiet", "-o", str(report)], args.repeat),
         ("analyze (Python API)", [py, "-c", ANALYZE_SNIPPET, f], args.repeat),
         ("stallscope flows", [console_script("stallscope"), "flows", f, "-f", "json", "-o", os.devnull], args.repeat),
         ("flows (Python API)", [py, "-c", FLOWS_SNIPPET, f], args.repeat),
@@ -180,6 +183,8 @@ def main() -> None:
     flows_api = next(r for r in results if r.name == "flows (Python API)")
     n = flows_api.extra["records"] if flows_api.extra else 0
     print(table(results, size, n))
+    print(f"HTML report of the capture: {report.stat().st_size / 1e6:.1f} MB")
+    shutil.rmtree(report.parent, ignore_errors=True)
     print(f"RSS floor (this process, charged to every child at exec): {floor_rss() / 1e6:.1f} MB")
 
 
