@@ -462,7 +462,7 @@ def choose(engine: str, cfg: Any, impairments: dict[str, Any] | None) -> bool:
 
 def naglemark_trial(
     *, personality: str, link: str, variant: Any, sockbuf: int, receiver_inference: bool, seed: int,
-    trial: Any, app_buf: int, lengths: list[int], engine: str = "auto", think_ns: int = 0,
+    trial: Any, app_buf: int, lengths: list[int], engine: str = "auto", think_ns: int = 0, record: bool = False,
 ) -> Any | None:
     """naglemark_net.make_network + naglemark.run_trial in the native core, as the same
     TrialResult; None when the Python simulator must run it ("auto": not built, an unknown name,
@@ -491,7 +491,7 @@ def naglemark_trial(
     config = {
         "personality": personality, "link": link, "variant": NagleVariant(variant).value, "sockbuf": sockbuf,
         "receiver_inference": bool(receiver_inference), "per_request": trial.per_request, "app_buf": app_buf,
-        "lengths": list(lengths), "think_ns": int(think_ns),
+        "lengths": list(lengths), "think_ns": int(think_ns), "record": bool(record),
     }
     try:
         raw = native.naglemark_trial(config, (list(internal[:624]), internal[624]), phases)

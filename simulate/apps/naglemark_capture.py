@@ -101,7 +101,7 @@ class NaglemarkCapture:
 def run_naglemark_capture(
     *, personality: str, link: str, variant: NagleVariant | str, sockbuf: int, app_buf: int,
     trial: nm.TrialType | str, lengths: list[int], seed: int, receiver_inference: bool = False,
-    think_ns: int = 0, pcap: Path | None = None,
+    think_ns: int = 0, pcap: Path | None = None, engine: str = "auto",
 ) -> NaglemarkCapture:
     """One naglemark trial (naglemark_net.make_network + naglemark.run_trial, the same random draws)
     with the server's side recorded; writes `pcap` and `<pcap>.truth.json` when given."""
@@ -119,6 +119,11 @@ def run_naglemark_capture(
         "rate_bps": preset.rate_bps, "delay_ns": preset.delay_ns,
         "bytes": sum(lengths), "lengths_first_last": [lengths[0], lengths[-1]] if lengths else [],
     })
+    native = _native_capture(personality=personality, link=link, variant=variant, sockbuf=sockbuf, app_buf=app_buf,
+                             trial=trial, lengths=lengths, seed=seed, receiver_inference=receiver_inference,
+                             think_ns=think_ns, gt=gt, engine=engine)
+    if native is not None:
+        return _finish(native, pcap)
     sim = Simulator(seed=seed)
     tick = 200 * NS_PER_MS  # make_network's draws, in its order
     client_phase = sim.rng.randrange(tick)
@@ -129,11 +134,41 @@ def run_naglemark_capture(
     )
     result = nm.run_trial(net, trial=trial, app_buf=app_buf, sockbuf=sockbuf, raw_rate_bps=preset.rate_bps,
                           lengths=lengths, think_ns=think_ns)
-    records = net.records()
-    delayed = sum(1 for s in result.samples if s.elapsed_ns > nm.cutoff_ns(s.length, preset.rate_bps))
+    return _finish(_summarized(result, gt, net.records(), net.connections, preset.rate_bps), pcap)
+
+
+def _summarized(result: nm.TrialResult, gt: GroundTruth, records: list, connections: int, rate_bps: int
+                ) -> NaglemarkCapture:
+    delayed = sum(1 for s in result.samples if s.elapsed_ns > nm.cutoff_ns(s.length, rate_bps))
     gt.summary = {"score_pct": round(result.score_pct, 4), "responses": len(result.samples), "delayed": delayed,
-                  "finished_ns": result.finished_ns, "connections": net.connections, "packets": len(records)}
-    capture = NaglemarkCapture(result, gt, records, preset.rate_bps)
+                  "finished_ns": result.finished_ns, "connections": connections, "packets": len(records)}
+    return NaglemarkCapture(result, gt, records, rate_bps)
+
+
+def _native_capture(*, personality: str, link: str, variant: NagleVariant, sockbuf: int, app_buf: int,
+                    trial: nm.TrialType, lengths: list[int], seed: int, receiver_inference: bool, think_ns: int,
+                    gt: GroundTruth, engine: str) -> NaglemarkCapture | None:
+    """The trial in the native core with the servers tapped and both ends' stalls recorded."""
+    from ..ground_truth import Stall
+    from ..native_core import naglemark_trial
+    from stallscope.vocabulary import Cause
+
+    out = naglemark_trial(personality=personality, link=link, variant=variant, sockbuf=sockbuf,
+                          receiver_inference=receiver_inference, seed=seed, trial=trial, app_buf=app_buf,
+                          lengths=lengths, think_ns=think_ns, record=True, engine=engine)
+    if out is None:
+        return None
+    result, raw = out
+    for start, end, cause, detail, direction, evidence in raw["stalls"]:
+        gt.add(Stall(start, end, Cause(cause), detail, direction, evidence))
+    for drop in raw["drops"]:
+        gt.count_drop(drop[2])
+    records = raw["trace"].segments(Segment, ((CLIENT_ADDR, FIRST_CLIENT_PORT), (SERVER_ADDR, SERVER_PORT)), 1)
+    return _summarized(result, gt, records, raw["connections"], LINK_PRESETS[link].rate_bps)
+
+
+def _finish(capture: NaglemarkCapture, pcap: Path | None) -> NaglemarkCapture:
+    gt, records = capture.ground_truth, capture.records
     if pcap is not None:
         from ..pcap_writer import write_pcap
         from ..run_bulk import truth_path

@@ -9,7 +9,7 @@ use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
-use crate::sim::ground_truth::Evidence;
+use crate::sim::ground_truth::{Drop, Evidence, Stall};
 use crate::sim::nagle::NagleVariant;
 use crate::sim::naglemark::{run_trial, TrialConfig};
 use crate::sim::rng::PyRandom;
@@ -127,6 +127,38 @@ fn evidence_value(py: Python<'_>, e: &Evidence) -> PyResult<PyObject> {
     })
 }
 
+/// A run's stalls as `(start_ns, end_ns, cause, detail, direction, evidence dict)` tuples.
+fn stalls_list<'py>(py: Python<'py>, stalls: &[Stall]) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty(py);
+    for s in stalls {
+        let ev = PyDict::new(py);
+        for (k, v) in &s.evidence {
+            ev.set_item(*k, evidence_value(py, v)?)?;
+        }
+        let t = PyTuple::new(
+            py,
+            [
+                s.start_ns.into_pyobject(py)?.into_any(),
+                s.end_ns.into_pyobject(py)?.into_any(),
+                s.cause.name().into_pyobject(py)?.into_any(),
+                s.detail.into_pyobject(py)?.into_any(),
+                s.direction.as_str().into_pyobject(py)?.into_any(),
+                ev.into_any(),
+            ],
+        )?;
+        out.append(t)?;
+    }
+    Ok(out)
+}
+
+/// A run's drops as `(at_ns, uid, reason, place, source host, seq, payload_len, ip_len)` tuples.
+fn drops_list(drops: &[Drop]) -> Vec<(i64, u64, &'static str, &str, u32, i64, u32, u32)> {
+    drops
+        .iter()
+        .map(|x| (x.at_ns, x.uid, x.reason, x.place.as_str(), u32::from(x.flow_src), x.seq, x.payload_len, x.ip_len))
+        .collect()
+}
+
 /// The trace as columns (one list per Segment field, plus the time "t").
 fn record_columns<'py>(py: Python<'py>, r: &[(i64, crate::sim::segment::Segment)]) -> PyResult<Bound<'py, PyDict>> {
     let cols = PyDict::new(py);
@@ -161,6 +193,7 @@ fn segments<'py>(
     records: &[(i64, crate::sim::segment::Segment)],
     class: &Bound<'py, PyAny>,
     endpoints: &[(String, u16); 2],
+    pair_port_step: u16,
 ) -> PyResult<Bound<'py, PyList>> {
     let addr: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = endpoints
         .iter()
@@ -181,6 +214,15 @@ fn segments<'py>(
         };
         let (src, sport) = &addr[usize::from(s.src & 1)];
         let (dst, dport) = &addr[usize::from(1 - (s.src & 1))];
+        // Host pair k of a naglemark trial: the even host's port is endpoints[0]'s + k * step.
+        let pair_port = |p: &Bound<'py, PyAny>| -> PyResult<Bound<'py, PyAny>> {
+            if pair_port_step == 0 {
+                return Ok(p.clone());
+            }
+            let port = endpoints[0].1 as u64 + u64::from(s.src >> 1) * u64::from(pair_port_step);
+            Ok(port.into_pyobject(py)?.into_any())
+        };
+        let (sport, dport) = if s.src & 1 == 0 { (pair_port(sport)?, dport.clone()) } else { (sport.clone(), pair_port(dport)?) };
         let sack = if s.sack.is_empty() { empty.clone() } else { PyTuple::new(py, &s.sack)?.into_any() };
         let opt = |v: Option<u32>| -> PyResult<Bound<'py, PyAny>> {
             Ok(match v { Some(x) => x.into_pyobject(py)?.into_any(), None => none.clone() })
@@ -189,7 +231,7 @@ fn segments<'py>(
         let args = PyTuple::new(
             py,
             [
-                src.clone(), dst.clone(), sport.clone(), dport.clone(),
+                src.clone(), dst.clone(), sport, dport,
                 s.seq.into_pyobject(py)?.into_any(), s.ack.into_pyobject(py)?.into_any(),
                 u32::from(s.flags).into_pyobject(py)?.into_any(), s.window.into_pyobject(py)?.into_any(),
                 s.payload_len.into_pyobject(py)?.into_any(), opt(s.mss)?, opt(s.wscale.map(u32::from))?,
@@ -222,14 +264,17 @@ impl NativeTrace {
     }
 
     /// `[(t, segment_class(src, dst, sport, dport, seq, ..., uid, tags)), ...]`; `endpoints` are
-    /// the (addr, port) of host 0 and host 1.
+    /// the (addr, port) of even and odd hosts; with `pair_port_step`, host pair k's even host
+    /// has port endpoints[0]'s + k * step (a naglemark client's port per connection).
+    #[pyo3(signature = (segment_class, endpoints, pair_port_step = 0))]
     fn segments<'py>(
         &self,
         py: Python<'py>,
         segment_class: Bound<'py, PyAny>,
         endpoints: [(String, u16); 2],
+        pair_port_step: u16,
     ) -> PyResult<Bound<'py, PyList>> {
-        segments(py, &self.records, &segment_class, &endpoints)
+        segments(py, &self.records, &segment_class, &endpoints, pair_port_step)
     }
 }
 
@@ -253,32 +298,8 @@ fn simulate_bulk<'py>(
     let records = std::mem::take(&mut out.records);
     d.set_item("trace", Bound::new(py, NativeTrace { records })?)?;
 
-    let stalls = PyList::empty(py);
-    for s in &out.stalls {
-        let ev = PyDict::new(py);
-        for (k, v) in &s.evidence {
-            ev.set_item(*k, evidence_value(py, v)?)?;
-        }
-        let t = PyTuple::new(
-            py,
-            [
-                s.start_ns.into_pyobject(py)?.into_any(),
-                s.end_ns.into_pyobject(py)?.into_any(),
-                s.cause.name().into_pyobject(py)?.into_any(),
-                s.detail.into_pyobject(py)?.into_any(),
-                s.direction.as_str().into_pyobject(py)?.into_any(),
-                ev.into_any(),
-            ],
-        )?;
-        stalls.append(t)?;
-    }
-    d.set_item("stalls", stalls)?;
-    let drops: Vec<_> = out
-        .drops
-        .iter()
-        .map(|x| (x.at_ns, x.uid, x.reason, x.place.as_str(), u32::from(x.flow_src), x.seq, x.payload_len, x.ip_len))
-        .collect();
-    d.set_item("drops", drops)?;
+    d.set_item("stalls", stalls_list(py, &out.stalls)?)?;
+    d.set_item("drops", drops_list(&out.drops))?;
     d.set_item("started_at", out.started_at)?;
     d.set_item("finished_at", out.finished_at)?;
     d.set_item("now", out.now)?;
@@ -379,6 +400,10 @@ fn naglemark_trial<'py>(
         client_tick_phase_ns: phases.0,
         server_tick_phase_ns: phases.1,
         think_ns: get(config, "think_ns")?,
+        record: match config.get_item("record")? {
+            Some(v) => v.extract()?,
+            None => false,
+        },
     };
     let rng = PyRandom::from_state(&rng_state.0, rng_state.1).map_err(PyValueError::new_err)?;
     let out = py.allow_threads(|| run_trial(&cfg, rng)).map_err(PyValueError::new_err)?;
@@ -388,6 +413,11 @@ fn naglemark_trial<'py>(
     d.set_item("events", out.events)?;
     d.set_item("now", out.now)?;
     d.set_item("connections", out.connections)?;
+    if cfg.record {
+        d.set_item("stalls", stalls_list(py, &out.stalls)?)?;
+        d.set_item("drops", drops_list(&out.drops))?;
+        d.set_item("trace", Bound::new(py, NativeTrace { records: out.records })?)?;
+    }
     Ok(d)
 }
 

@@ -6,15 +6,22 @@
 use std::collections::VecDeque;
 
 use super::app::{App, AppEvent, NmServer};
-use super::engine::{Ns, NS_PER_S};
+use super::engine::{Ns, NS_PER_MS, NS_PER_S};
+use super::ground_truth::{Drop, Stall};
+use super::segment::Segment;
 use super::link::{preset, SerialLink};
 use super::nagle::NagleVariant;
-use super::net::{Event, HostIndex, Net};
+use super::net::{Event, HostIndex, Net, Tapped};
 use super::tcp::congestion as cc_mod;
 use super::tcp::costs::FREE;
-use super::tcp::host::{Host, HostConfig};
+use super::tcp::host::{Host, HostConfig, PeerWindow};
 use super::tcp::personality::{get_personality, lan_server_personality, Personality};
 
+/// The hosts' addresses and ports: connection k's client port is FIRST_CLIENT_PORT + k.
+pub const CLIENT_ADDR: &str = "10.0.0.1";
+pub const SERVER_ADDR: &str = "10.0.0.2";
+pub const SERVER_PORT: u16 = 8000;
+pub const FIRST_CLIENT_PORT: u16 = 20000;
 pub const REQUEST_BYTES: u64 = 16;
 pub const CLIENT_READ_BYTES: u64 = 131_072;
 const SLICE_EVENTS: u64 = 4096;
@@ -35,6 +42,8 @@ pub struct TrialConfig {
     pub server_tick_phase_ns: Ns,
     /// The client's time between a response's last byte and its next request (not measured).
     pub think_ns: Ns,
+    /// Record the servers' packets (what a capture at the server shows) and both ends' stalls.
+    pub record: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -45,6 +54,12 @@ pub struct TrialOutcome {
     pub events: u64,
     pub now: Ns,
     pub connections: u32,
+    /// With `record`: every server's packets, by time (at equal times connection by connection,
+    /// what arrived before what was sent).
+    pub records: Vec<(Ns, Segment)>,
+    /// With `record`: both ends' stalls in the order they were recorded.
+    pub stalls: Vec<Stall>,
+    pub drops: Vec<Drop>,
 }
 
 /// The client's state (naglemark._Client) and the network's (HostPairNetwork), kept in Net
@@ -71,6 +86,9 @@ pub struct Naglemark {
     pairs: Vec<(HostIndex, HostIndex)>,
     pub finished: Option<Ns>,
     pub error: Option<String>,
+    record: bool,
+    /// Stalls collected from the hosts as they record them (one ground truth for the trial).
+    stalls: Vec<Stall>,
 }
 
 fn nm(net: &mut Net) -> &mut Naglemark {
@@ -81,6 +99,9 @@ fn nm(net: &mut Net) -> &mut Naglemark {
 pub fn with_host(net: &mut Net, i: HostIndex, f: impl FnOnce(&mut Host, &mut Net)) {
     let mut h = net.hosts[usize::from(i)].take().unwrap_or_else(|| panic!("host {i} is busy or absent"));
     f(&mut h, net);
+    if !h.stalls.is_empty() {
+        nm(net).stalls.append(&mut h.stalls);
+    }
     net.hosts[usize::from(i)] = Some(h);
 }
 
@@ -101,11 +122,15 @@ fn connect(net: &mut Net, now: Ns) {
         return;
     }
     let (c, s) = (c as HostIndex, s as HostIndex);
-    let (p, variant, sockbuf, infer) = (state.p, state.variant, state.sockbuf, state.infer);
+    let (p, variant, sockbuf, infer, record) = (state.p, state.variant, state.sockbuf, state.infer, state.record);
     let (cphase, sphase) = (state.client_phase, state.server_phase);
     let pre = preset(&state.link).expect("link checked");
     let link_name = state.link.clone();
-    let host_cfg = |index: HostIndex, nagle, sndbuf, phase, uid_base, iss| HostConfig {
+    // A stall is a gap of 10 ms or two round trips, whichever is longer (as in a bulk run).
+    let threshold = (10 * NS_PER_MS).max(4 * pre.delay_ns);
+    let client_end = format!("{CLIENT_ADDR}:{}", u32::from(FIRST_CLIENT_PORT) + n);
+    let server_end = format!("{SERVER_ADDR}:{SERVER_PORT}");
+    let host_cfg = |index: HostIndex, nagle, sndbuf, phase, uid_base, iss, peer_window, direction| HostConfig {
         index,
         personality: p.name,
         mtu: pre.mtu,
@@ -120,18 +145,27 @@ fn connect(net: &mut Net, now: Ns) {
         nagle: Some(nagle),
         receiver_inference: Some(infer),
         cost: FREE,
-        record_stalls: false,
-        stall_threshold_ns: 10 * super::engine::NS_PER_MS,
+        record_stalls: record,
+        stall_threshold_ns: threshold,
         tick_phase_ns: phase,
         uid_base,
         iss,
-        peer_window_update: None,
+        peer_window,
+        direction,
     };
     let iss = net.rng.randrange(1 << 32) as i64;
-    let mut client = Host::new(host_cfg(c, NagleVariant::Nagle, None, cphase, (2 * u64::from(n)) << 32, iss), net);
+    let client_dir = format!("{client_end} -> {server_end}");
+    let mut client = Host::new(
+        host_cfg(c, NagleVariant::Nagle, None, cphase, (2 * u64::from(n)) << 32, iss, PeerWindow::Unknown, client_dir),
+        net,
+    );
     let iss = net.rng.randrange(1 << 32) as i64;
-    let mut server =
-        Host::new(host_cfg(s, variant, Some(sockbuf), sphase, (2 * u64::from(n) + 1) << 32, iss), net);
+    // The server is the data sender: whether its buffer can trigger the client's window update.
+    let server_dir = format!("{server_end} -> {client_end}");
+    let mut server = Host::new(
+        host_cfg(s, variant, Some(sockbuf), sphase, (2 * u64::from(n) + 1) << 32, iss, PeerWindow::Host(c), server_dir),
+        net,
+    );
     // lan_server_personality: the server was built with it in Python; only cwnd depends on it.
     server.p = lan_server_personality(p);
     server.cc = cc_mod::new_state(server.p.recovery, 536, server.p.initial_cwnd_segments, server.p.linux_ca, server.p.cubic);
@@ -290,7 +324,12 @@ pub fn run_trial(cfg: &TrialConfig, rng: super::rng::PyRandom) -> Result<TrialOu
         pairs: Vec::new(),
         finished: None,
         error: None,
+        record: cfg.record,
+        stalls: Vec::new(),
     }));
+    if cfg.record {
+        net.tapped = Tapped::Servers;
+    }
     net.schedule(0, Event::Start); // run_trial: sim.schedule(sim.now, client.start)
     let mut ran: u64 = 0;
     while let Some((now, ev)) = net.queue.pop(Ns::MAX) {
@@ -327,5 +366,20 @@ pub fn run_trial(cfg: &TrialConfig, rng: super::rng::PyRandom) -> Result<TrialOu
             net.now()
         ));
     };
-    Ok(TrialOutcome { samples: state.samples, finished_ns, events: net.queue.events_run(), now: net.now(), connections: state.connections })
+    // The taps' records: sorted by time, connection (src >> 1: hosts 2k and 2k + 1) and arrival
+    // before emission; a stable sort keeps each tap's own order.
+    let [out, inn] = std::mem::take(&mut net.taps);
+    let mut records: Vec<(Ns, bool, Segment)> =
+        inn.into_iter().map(|(t, s)| (t, false, s)).chain(out.into_iter().map(|(t, s)| (t, true, s))).collect();
+    records.sort_by_key(|(t, emitted, s)| (*t, s.src >> 1, *emitted));
+    Ok(TrialOutcome {
+        samples: state.samples,
+        finished_ns,
+        events: net.queue.events_run(),
+        now: net.now(),
+        connections: state.connections,
+        records: records.into_iter().map(|(t, _, s)| (t, s)).collect(),
+        stalls: state.stalls,
+        drops: std::mem::take(&mut net.drops),
+    })
 }

@@ -43,6 +43,27 @@ pub struct PathStages {
     pub nic: Option<(u32, u32, JumboNic)>,
 }
 
+/// Which hosts the taps record (what a capture at them would show).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tapped {
+    Nobody,
+    /// A bulk run's sender.
+    One(HostIndex),
+    /// Every naglemark server (odd host indices), the data senders.
+    Servers,
+}
+
+impl Tapped {
+    #[inline]
+    fn covers(self, h: HostIndex) -> bool {
+        match self {
+            Tapped::Nobody => false,
+            Tapped::One(t) => t == h,
+            Tapped::Servers => h & 1 == 1,
+        }
+    }
+}
+
 #[derive(Debug)]
 pub enum Event {
     /// A host's own scheduled callback (ticks, timers, CPU completions, delayed emits).
@@ -71,8 +92,8 @@ pub struct Net {
     pub out_link: Vec<u32>,
     /// The host each link delivers to, by link index.
     pub link_sink: Vec<HostIndex>,
-    /// The host whose traffic the taps record (run_bulk's sender), if any.
-    pub tapped: Option<HostIndex>,
+    /// The hosts whose traffic the taps record.
+    pub tapped: Tapped,
     /// [out, in] of the tapped host: what it emitted and what reached it.
     pub taps: [Vec<(Ns, Segment)>; 2],
     pub loss: LossClassifier,
@@ -90,7 +111,7 @@ impl Net {
     pub fn new(rng: PyRandom) -> Net {
         Net {
             queue: EventQueue::new(), rng, drops: Vec::new(), finished_at: None, started_at: None,
-            links: Vec::new(), stages: Vec::new(), out_link: Vec::new(), link_sink: Vec::new(), tapped: None,
+            links: Vec::new(), stages: Vec::new(), out_link: Vec::new(), link_sink: Vec::new(), tapped: Tapped::Nobody,
             taps: [Vec::new(), Vec::new()], loss: LossClassifier::default(), rx_drops_logged: None,
             hosts: Vec::new(), naglemark: None, path: PathStages::default(),
         }
@@ -135,7 +156,7 @@ impl Net {
     /// segments enter their link, synchronously.
     pub fn emit(&mut self, now: Ns, from: HostIndex, seg: Segment) {
         let l = self.out_link[usize::from(from)];
-        if self.tapped == Some(from) {
+        if self.tapped.covers(from) {
             self.taps[0].push((now, seg.clone()));
         }
         if let Some((_, _, nic)) = self.path.nic.as_mut().filter(|n| n.1 == l) {
@@ -211,7 +232,7 @@ impl Net {
     #[inline]
     pub fn deliver_to(&mut self, now: Ns, link: u32, seg: &Segment) -> HostIndex {
         let to = self.link_sink[link as usize];
-        if self.tapped == Some(to) {
+        if self.tapped.covers(to) {
             self.taps[1].push((now, seg.clone()));
         }
         to

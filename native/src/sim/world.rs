@@ -10,18 +10,21 @@ use super::engine::{Ns, NS_PER_MS, NS_PER_S};
 use super::ground_truth::{Drop, Stall};
 use super::link::{preset, SerialLink};
 use super::nagle::NagleVariant;
-use super::net::{Event, Net, PathStages, ASIDE, RECEIVER, SENDER};
+use super::net::{Event, Net, PathStages, Tapped, ASIDE, RECEIVER, SENDER};
 use super::nic::{JumboNic, JumboSlotPool};
 use super::pmtu::{Mode, PmtuHop, PmtuStage};
 use super::rng::PyRandom;
 use super::segment::Segment;
 use super::stage::{LossModel, LossStage, REASON_GILBERT_LOSS, REASON_INJECTED_LOSS, REASON_RANDOM_LOSS};
 use super::tcp::costs::HostCost;
-use super::tcp::host::{Host, HostConfig};
+use super::tcp::host::{Host, HostConfig, PeerWindow};
 use super::tcp::personality::get_personality;
 use super::tcp::state::TcpState;
 
 pub const MAX_SIM_NS: Ns = 4 * 3600 * NS_PER_S;
+
+/// The bulk run's two ends (sender, receiver) as "addr:port", the stalls' directions.
+pub const ENDPOINTS: [&str; 2] = ["10.0.0.1:40000", "10.0.0.2:5001"];
 
 /// BulkConfig's fields, and the loss impairments the native core supports.
 #[derive(Clone, Debug)]
@@ -204,7 +207,7 @@ pub fn run_bulk(cfg: &BulkRun, rng: PyRandom, draws: Draws) -> Result<BulkOutcom
     net.stages[0] = fwd_stages;
     net.stages[1] = rev_stages;
     net.path = path_stages(&cfg.link, im, rate, delay, mtu, net.out_link[usize::from(SENDER)], net.out_link[usize::from(RECEIVER)])?;
-    net.tapped = Some(SENDER);
+    net.tapped = Tapped::One(SENDER);
     net.rx_drops_logged = Some(RECEIVER);
     // _mark_predictable reads the receiver's buffer before the receiver is up (its initial size).
     let receiver_rcvbuf = cfg.rcvbuf.unwrap_or(recv_p.default_rcvbuf as u32);
@@ -228,7 +231,8 @@ pub fn run_bulk(cfg: &BulkRun, rng: PyRandom, draws: Draws) -> Result<BulkOutcom
         tick_phase_ns: draws.sender_tick_phase,
         uid_base: 0,
         iss: draws.sender_iss,
-        peer_window_update: Some((recv_p.window_update, receiver_rcvbuf)),
+        peer_window: PeerWindow::Fixed(recv_p.window_update, receiver_rcvbuf),
+        direction: format!("{} -> {}", ENDPOINTS[0], ENDPOINTS[1]),
     };
     let receiver_cfg = HostConfig {
         index: RECEIVER,
@@ -250,7 +254,8 @@ pub fn run_bulk(cfg: &BulkRun, rng: PyRandom, draws: Draws) -> Result<BulkOutcom
         tick_phase_ns: draws.receiver_tick_phase,
         uid_base: 1 << 40,
         iss: draws.receiver_iss,
-        peer_window_update: None,
+        peer_window: PeerWindow::Unknown,
+        direction: format!("{} -> {}", ENDPOINTS[1], ENDPOINTS[0]),
     };
     let sender = Host::new(sender_cfg, &mut net);
     let receiver = Host::new(receiver_cfg, &mut net);

@@ -26,8 +26,6 @@ use crate::sim::segment::{
 
 pub const MAX_WINDOW: i64 = 65535;
 
-/// The two ends of run_bulk (Python builds the stall direction from addresses and ports).
-const ENDPOINTS: [&str; 2] = ["10.0.0.1:40000", "10.0.0.2:5001"];
 const NAMES: [&str; 2] = ["sender", "receiver"];
 
 /// Application-level CPU work (HostCpu.process's callback).
@@ -77,8 +75,25 @@ pub struct HostConfig {
     pub tick_phase_ns: Ns,
     pub uid_base: u64,
     pub iss: i64,
-    /// run_bulk's _mark_predictable input: the receiver's window-update rule and rcvbuf.
-    pub peer_window_update: Option<(WindowUpdateRule, u32)>,
+    /// What the stall tracker knows of the peer's window-update rule (Moldeklev (1)).
+    pub peer_window: PeerWindow,
+    /// "addr:port -> addr:port" of this host's data, the stalls' direction once established.
+    pub direction: String,
+}
+
+/// Where a sender learns whether its whole send buffer can trigger the receiver's window
+/// update (Moldeklev & Gunningberg (1): S < R and S below the update threshold deadlocks on the
+/// window-update rule, not on Nagle).
+#[derive(Clone, Copy, Debug)]
+pub enum PeerWindow {
+    /// Not known: no stall is marked as the window-update rule's.
+    Unknown,
+    /// The receiver's rule and its receive buffer before the receiver is up (a bulk run's
+    /// connecting sender is established first).
+    Fixed(WindowUpdateRule, u32),
+    /// Read from the peer host when this one is established (a naglemark server is established
+    /// after its client, whose buffer is then rounded to its segment size).
+    Host(HostIndex),
 }
 
 pub struct Host {
@@ -195,7 +210,8 @@ pub struct Host {
     pub probe_mss_changes: u64,
     pub aborted_at: Option<Ns>,
     pub reset_by_peer_at: Option<Ns>,
-    peer_window_update: Option<(WindowUpdateRule, i64)>,
+    peer_window: PeerWindow,
+    direction: String,
 }
 
 impl Host {
@@ -315,7 +331,8 @@ impl Host {
             probe_mss_changes: 0,
             aborted_at: None,
             reset_by_peer_at: None,
-            peer_window_update: cfg.peer_window_update.map(|(rule, r)| (rule, i64::from(r))),
+            peer_window: cfg.peer_window,
+            direction: cfg.direction,
         };
         h.start_ticks(net, cfg.tick_phase_ns);
         h
@@ -1407,10 +1424,13 @@ impl Host {
         self.dack = delack_mod::new_state(p, self.rcvbuf, self.maxseg);
         self.state = TcpState::Established;
         self.tracker.start(now);
-        let i = usize::from(self.index & 1);
-        self.tracker.direction = format!("{} -> {}", ENDPOINTS[i], ENDPOINTS[1 - i]);
-        // on_established_hooks: run_bulk's _mark_predictable (the receiver is not up yet).
-        if let Some((rule, r)) = self.peer_window_update {
+        self.tracker.direction = self.direction.clone();
+        let peer = match self.peer_window {
+            PeerWindow::Unknown => None,
+            PeerWindow::Fixed(rule, r) => Some((rule, i64::from(r))),
+            PeerWindow::Host(i) => net.hosts.get(usize::from(i)).and_then(|h| h.as_deref()).map(|h| (h.p.window_update, h.rcvbuf)),
+        };
+        if let Some((rule, r)) = peer {
             let s = self.sndbuf;
             self.tracker.update_unreachable = s < r && !rules::window_update_due(rule, s, 0, r, self.maxseg, r - s);
         }
