@@ -1,1 +1,1 @@
-"""The reference TCP simulator: deterministic event engine, personalities, links, reproductions."""
+"""The reference TCP simulator (run in the native core, native/src/sim/): bulk runs, naglemark, ground truth, reproductions."""

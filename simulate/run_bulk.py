@@ -1,7 +1,8 @@
-"""One bulk transfer between two simulated hosts over a named path, with taps at the sender.
+"""One bulk transfer between two simulated hosts over a named path, recorded at the sender.
 
 Returns goodput, duration, the ground-truth stalls and the packet records; optionally writes a
-pcap and the ground truth JSON beside it (`<pcap>.truth.json`).
+pcap and the ground truth JSON beside it (`<pcap>.truth.json`). The run itself is the native
+core's (simulate/native_core.py).
 """
 
 from __future__ import annotations
@@ -10,24 +11,14 @@ from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
 from typing import Any
 
-from .engine import NS_PER_MS, NS_PER_S, Simulator
 from .ground_truth import GroundTruth, Stall
-from .links.drops import DropLog
-from .links.presets import LINK_PRESETS, make_path
-from .links.tap import Tap
-from .loss_attribution import make_loss_classifier
-from .nagle import NagleVariant
+from .host_cost import COST_MODELS, HostCost
+from .links.presets import LINK_PRESETS
+from .path_counters import PathCounters
 from .segment import Segment
-from .apps.bulk import BulkReader, BulkWriter
-from .tcp.costs import COST_MODELS, HostCost
-from .tcp import rules
-from .tcp.host import Host
-from .tcp.personality import get_personality
 
 SENDER_ADDR, RECEIVER_ADDR = "10.0.0.1", "10.0.0.2"
 SENDER_PORT, RECEIVER_PORT = 40000, 5001
-# Free-running clocks of the two hosts start at seeded phases, as two machines booted apart.
-MAX_SIM_NS = 4 * 3600 * NS_PER_S
 
 
 @dataclass(frozen=True)
@@ -89,11 +80,12 @@ class BulkResult:
     events: int
     ground_truth: GroundTruth
     records: list[tuple[int, Segment]] = field(repr=False, default_factory=list)
-    path_inputs: tuple[Any, Any] | None = field(repr=False, default=None)
+    # What the path's stages counted (links, loss stages, ATM switch, PMTU hop, jumbo NIC).
+    path: PathCounters | None = field(repr=False, default=None)
     # The sender gave up after its maximum number of retransmissions and reset the connection.
     aborted: bool = False
     aborted_at_ns: int | None = None
-    # Every packet the path threw away (links/drops.py Drop), in log order: what the truth's loss
+    # Every packet the path threw away (links/drops.py Drop), in time order: what the truth's loss
     # causes are checked against.
     drops: list[Any] = field(repr=False, default_factory=list)
 
@@ -139,12 +131,10 @@ def path_parameters(cfg: BulkConfig) -> dict[str, Any]:
 
 
 def impairment_parameters(impairments: dict[str, Any] | None) -> dict[str, Any]:
-    """The run's make_path impairments as JSON values for the ground truth (what a scorer needs to
-    know was injected); callbacks and logs passed in by the caller are left out."""
+    """The run's path impairments as JSON values for the ground truth (what a scorer needs to know
+    was injected)."""
     out: dict[str, Any] = {}
     for key, value in sorted((impairments or {}).items()):
-        if key in ("icmp_sink", "drop_log") or callable(value):
-            continue
         if is_dataclass(value) and not isinstance(value, type):
             value = asdict(value)
         elif isinstance(value, tuple):
@@ -153,140 +143,16 @@ def impairment_parameters(impairments: dict[str, Any] | None) -> dict[str, Any]:
     return out
 
 
-def run_bulk(cfg: BulkConfig, pcap: Path | None = None, *, impairments: dict[str, Any] | None = None,
-             engine: str = "auto") -> BulkResult:
-    """Run one transfer. `impairments` go to make_path (loss, atm_switch, jumbo_slots, pmtu_mtu...);
-    the built path inputs are kept on the result as `path_inputs` for their counters.
-    `engine`: "auto" runs the identical native core when it supports the config and is built,
-    "python" forces this code, "native" requires the native core (simulate/native_core.py)."""
+def run_bulk(cfg: BulkConfig, pcap: Path | None = None, *, impairments: dict[str, Any] | None = None) -> BulkResult:
+    """Run one transfer. `impairments` are the path's (loss, gilbert, drop_nth, atm_switch,
+    jumbo_slots, pmtu_mtu...: native_core.IMPAIRMENTS); their counters are on `result.path`.
+    Raises ValueError naming what is wrong with an invalid configuration."""
     from . import native_core
 
-    if native_core.choose(engine, cfg, impairments):
-        result = native_core.run_bulk_native(cfg, impairments)
-        if pcap is not None:
-            write_outputs(result, Path(pcap), path_parameters(cfg))
-        return result
-    sim = Simulator(cfg.seed)
-    send_p = get_personality(cfg.personality)
-    recv_p = get_personality(cfg.receiver_personality or cfg.personality)
-    cost = cfg.host_cost()
-    path = path_parameters(cfg)
-    params = {k: (v if not isinstance(v, HostCost) else asdict(v)) for k, v in asdict(cfg).items()}
-    params["mtu"] = path["mtu"]
-    params["impairments"] = impairment_parameters(impairments)
-    gt = GroundTruth(parameters=params)
-    drop_log = DropLog(gt)
-    classify = make_loss_classifier(drop_log)
-    rtt_ns = 2 * path["delay_ns"]
-    threshold = max(10 * NS_PER_MS, 2 * rtt_ns)
-    nagle = NagleVariant.parse(cfg.nagle) if cfg.nagle else None
-    host_mtu = cfg.host_mtu if cfg.host_mtu is not None else path["mtu"]
-    sender = Host(
-        sim, "sender", SENDER_ADDR, SENDER_PORT, send_p, mtu=host_mtu, sndbuf=cfg.sndbuf, rcvbuf=cfg.rcvbuf,
-        mss=cfg.mss, nagle=nagle, cost=cost, ground_truth=gt, loss_classifier=classify,
-        stall_threshold_ns=threshold, tick_phase_ns=sim.rng.randrange(NS_PER_S), uid_base=0,
-        route_mtu=cfg.route_mtu, advertised_mss=cfg.advertised_mss, mtu_probing=cfg.mtu_probing, sack=cfg.sack,
-        congestion=cfg.congestion,
-    )
-    receiver = Host(
-        sim, "receiver", RECEIVER_ADDR, RECEIVER_PORT, recv_p, mtu=host_mtu, sndbuf=cfg.sndbuf,
-        rcvbuf=cfg.rcvbuf, mss=cfg.mss, nagle=NagleVariant.parse(cfg.receiver_nagle) if cfg.receiver_nagle else None,
-        receiver_inference=cfg.receiver_inference, cost=cost, ground_truth=gt, loss_classifier=classify,
-        stall_threshold_ns=threshold, tick_phase_ns=sim.rng.randrange(NS_PER_S), uid_base=1 << 40, sack=cfg.sack,
-    )
-    receiver.on_rx_drop = drop_log.callback("receiver-rx-fifo")
-    sender.on_established_hooks.append(lambda now: _mark_predictable(sender, receiver))
-    impairments = dict(impairments or {})
-    if impairments.get("pmtu_mtu") and impairments.get("pmtu_mode", "icmp") == "icmp":
-        impairments.setdefault("icmp_sink", sender.on_icmp_frag_needed)  # the hop's ICMP reaches the sender
-    fwd_in, rev_in = make_path(
-        sim, cfg.link, rate_bps=path["rate_bps"], delay_ns=path["delay_ns"], mtu=path["mtu"],
-        queue_bytes=cfg.queue_bytes, drop_log=drop_log, **impairments,
-    )
-    out_tap = Tap("sender-out", fwd_in)
-    in_tap = Tap("sender-in", sender)
-    sender.attach(out_tap)
-    fwd_in.connect(receiver)
-    receiver.attach(rev_in)
-    rev_in.connect(in_tap)
-
-    writer = BulkWriter(sender, cfg.bytes, cfg.write, cfg.think_ns, reply_bytes=cfg.reply)
-    finished: dict[str, int] = {}
-
-    def done(now: int) -> None:
-        finished["at"] = now
-
-    reader = BulkReader(receiver, cfg.read, cfg.bytes, done, message=cfg.write, reply_bytes=cfg.reply)
-    started: dict[str, int] = {}
-
-    def sender_up(now: int) -> None:
-        started["at"] = now
-        writer.start(now)
-
-    receiver.on_established = reader.start
-    sender.on_established = sender_up
-    receiver.listen()
-    sim.schedule(0, lambda now: sender.connect(now, RECEIVER_ADDR, RECEIVER_PORT))
-
-    def watchdog(now: int) -> None:
-        if "at" in finished and receiver.state.value in ("CLOSED", "LAST-ACK") or now >= MAX_SIM_NS:
-            sender.stop()
-            receiver.stop()
-            return
-        if "at" in finished and now - finished["at"] > 5 * NS_PER_S:
-            sender.stop()
-            receiver.stop()
-            return
-        if sender.stopped and "at" not in started:
-            receiver.stop()  # the sender gave up opening the connection
-            return
-        if sender.stopped and receiver.stopped:
-            return
-        sim.schedule(now + NS_PER_S, watchdog)
-
-    sim.schedule(NS_PER_S, watchdog)
-    sim.run(until=MAX_SIM_NS)
-    start = started.get("at", 0)
-    end = finished.get("at")
-    completed = end is not None
-    # An unfinished run lasts until the sender gave up, else to where the run stopped.
-    duration = (end if completed else sender.aborted_at if sender.aborted_at is not None else sim.now) - start
-    goodput = reader.received * 8 / (duration / NS_PER_S) / 1e6 if duration > 0 else 0.0
-    # At equal times an arrival comes before what the sender sent at that instant (its ACK of a
-    # SYN-ACK, the data an ACK released): a capture shows cause before effect.
-    records = sorted(in_tap.records + out_tap.records, key=lambda r: r[0])
-    # Both hosts record (the replying host's stalls too): one order whatever the engine.
-    gt.stalls.sort(key=stall_order)
-    gt.summary = {
-        "goodput_mbit_s": round(goodput, 4), "duration_ns": duration, "completed": completed,
-        "maxseg": sender.maxseg, "sndbuf": sender.sndbuf, "rcvbuf": receiver.rcvbuf,
-        "segments_sent": sender.segments_sent, "retransmits": sender.retransmits, "timeouts": sender.timeouts,
-        "rx_fifo_drops": len(receiver.rx_drops), "aborted": sender.aborted_at is not None,
-        "icmp_mss_changes": sender.icmp_mss_changes,
-    }
-    result = BulkResult(
-        config=cfg, goodput_mbit_s=goodput, duration_s=duration / NS_PER_S, duration_ns=duration,
-        bytes=reader.received, completed=completed, stalls=sorted(gt.stalls, key=lambda s: (s.start_ns, s.end_ns)),
-        packets=len(records), retransmits=sender.retransmits, timeouts=sender.timeouts, events=sim.events_run,
-        ground_truth=gt, records=records, path_inputs=(fwd_in, rev_in),
-        aborted=sender.aborted_at is not None, aborted_at_ns=sender.aborted_at, drops=list(drop_log.drops),
-    )
+    result = native_core.run_bulk(cfg, impairments)
     if pcap is not None:
-        write_outputs(result, Path(pcap), path)
+        write_outputs(result, Path(pcap), path_parameters(cfg))
     return result
-
-
-def stall_order(s: Stall) -> tuple[int, int, str]:
-    """Ground truth's stall order: by end (when the stall was recorded), start, direction."""
-    return (s.end_ns, s.start_ns, s.direction)
-
-
-def _mark_predictable(sender: Host, receiver: Host) -> None:
-    """Tell the sender's stall tracker when its whole buffer cannot trigger the receiver's window
-    update (Moldeklev (1)): such deadlocks are the window-update rule's, not Nagle's."""
-    s, r = sender.sndbuf, receiver.rcvbuf
-    sender.stalls.update_unreachable = s < r and not rules.window_update_due(
-        receiver.p.window_update, s, 0, r, sender.maxseg, r - s)  # the receiver is not up yet
 
 
 def write_outputs(result: BulkResult, pcap: Path, path: dict[str, Any]) -> None:

@@ -1,4 +1,4 @@
-"""What travels through the simulated network: one TCP/IP segment, and the node/link contract.
+"""One simulated TCP/IP segment, as a run's packet records carry it (the pcap writer's input).
 
 Sequence numbers here are unbounded Python ints counted from the connection's ISN; the pcap writer
 maps them onto 32-bit wire values. Windows are the raw 16-bit field (the sender applies its scale).
@@ -7,7 +7,6 @@ maps them onto 32-bit wire values. Windows are the raw 16-bit field (the sender 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
 
 # TCP header flag bits (same values as native/src/wire/packet.rs).
 FIN, SYN, RST, PSH, ACK, URG = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
@@ -69,9 +68,3 @@ class Segment:
     def seq_space(self) -> int:
         """Sequence space the segment occupies (SYN and FIN count one each)."""
         return self.payload_len + (1 if self.flags & SYN else 0) + (1 if self.flags & FIN else 0)
-
-
-class Receiver(Protocol):
-    """Anything that accepts segments: a host, a link input, a tap."""
-
-    def receive(self, now: int, segment: Segment) -> None: ...

@@ -15,7 +15,7 @@ def reader_cost(cost: str | Any, read_rate_bps: int | None) -> Any:
     replies at that rate too). None: the model as it is."""
     from dataclasses import replace
 
-    from stallscope.simulate.tcp.costs import COST_MODELS, HostCost
+    from stallscope.simulate.host_cost import COST_MODELS, HostCost
 
     if read_rate_bps is None:
         return cost

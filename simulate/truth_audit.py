@@ -3,7 +3,7 @@
 Each truth stall must be borne out by what the run did:
 - a loss cause (burst/single loss, PMTU black hole, MSS mismatch, jumbo slots) has a data segment of
   its direction dropped in its episode, and one of the episode's drop reasons gives that cause and
-  detail (loss_attribution._BY_REASON);
+  detail (_BY_REASON below);
 - ack_loss_timeout: none of the timed-out segments was dropped, and a pure ACK of the peer was;
 - spurious_timeout: none of the timed-out segments was dropped;
 - nagle_delayed_ack: data unacknowledged (evidence b_sent > 0, and for the tapped sender, the
@@ -22,7 +22,31 @@ from typing import Any
 
 from stallscope.vocabulary import Cause
 from .ground_truth import Stall
-from .loss_attribution import _BY_REASON, HOST_UID_SHIFT, _STRUCTURAL
+
+
+# The simulator's reading of its drop reasons (native/src/sim/loss.rs), restated so the audit
+# checks the ground truth against the drops independently of the code that wrote it.
+# Drop reason -> (cause, detail when several packets were lost); single losses of the
+# congestion kinds become SINGLE_LOSS_TIMEOUT. Listed in priority order for mixed episodes:
+# a path that cannot carry the segment at all explains the stall before any loss pattern does.
+_BY_REASON: dict[str, tuple[Cause, str | None]] = {
+    "pmtu_blackhole": (Cause.PMTU_BLACKHOLE, None),
+    "pmtu_frag_needed": (Cause.PMTU_BLACKHOLE, None),  # the sender timed out despite the ICMP
+    "exceeds_mtu": (Cause.MSS_MISMATCH, None),  # a segment sized by an MSS the path cannot carry
+    "jumbo_slot_exhaustion": (Cause.JUMBO_SLOT_EXHAUSTION, None),
+    "atm_cell_loss": (Cause.BURST_LOSS_TIMEOUT, "atm_cell_loss"),
+    "atm_ppd": (Cause.BURST_LOSS_TIMEOUT, "atm_cell_loss"),
+    "atm_epd": (Cause.BURST_LOSS_TIMEOUT, "queue_overflow"),  # whole packets, as a packet switch
+    "queue_overflow": (Cause.BURST_LOSS_TIMEOUT, "queue_overflow"),
+    "random_loss": (Cause.BURST_LOSS_TIMEOUT, None),
+    "gilbert_loss": (Cause.BURST_LOSS_TIMEOUT, None),
+    "injected_loss": (Cause.BURST_LOSS_TIMEOUT, None),
+}
+_STRUCTURAL = {Cause.PMTU_BLACKHOLE, Cause.MSS_MISMATCH, Cause.JUMBO_SLOT_EXHAUSTION}
+
+# A uid's host: every host numbers its segments from its own uid_base (run_bulk: 0 and 1 << 40,
+# naglemark: n << 32), so the bits above 32 tell whose segment a drop was.
+HOST_UID_SHIFT = 32
 
 LOSS_CAUSES = {Cause.BURST_LOSS_TIMEOUT, Cause.SINGLE_LOSS_TIMEOUT, *_STRUCTURAL}
 TIMEOUT_CAUSES = LOSS_CAUSES | {Cause.ACK_LOSS_TIMEOUT, Cause.SPURIOUS_TIMEOUT}

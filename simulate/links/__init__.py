@@ -1,5 +1,4 @@
-"""Simulated links: serial links, ATM cell switching, NIC slot pools, loss, path MTU, taps.
-
-The decision classes (atm, nic, loss, pmtu) are pure: time is passed in and they hold no
-simulator types, so the capture package's user-space emulator can reuse them.
+"""Link models in Python: the named link presets, and the pure decision classes (ATM cell
+switching, a NIC's jumbo-slot pool, loss models, a path-MTU hop) that the capture package's
+user-space emulator applies to live packets. The simulator's own links are in its native core.
 """

@@ -19,10 +19,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine import NS_PER_S
-from ..links.stages import JumboNicStage
 from ..run_bulk import BulkConfig, run_bulk
 from ..segment import SYN
+from ..units import NS_PER_S
 from . import ReproductionResult
 from .impaired_bulk import run_impaired
 
@@ -43,7 +42,8 @@ def run_case(mtu: int, slots: int, window: int, transfer: int = TRANSFER, seed: 
     cfg = BulkConfig(personality="freebsd4", link="gige", mtu=mtu, sndbuf=window, rcvbuf=window,
                      write=65536, read=65536, bytes=transfer, seed=seed)
     result, path = run_impaired(cfg, jumbo_slots=slots, drop_nth=(TRIGGER_SEGMENT,), loss_data_only=True)
-    nic: JumboNicStage = path["forward"].find(JumboNicStage)
+    nic = path.forward.nic
+    assert nic is not None
     sent = [(t, s) for t, s in result.records if s.src == "10.0.0.1" and s.payload_len]
     retransmits = [(t, s.seq) for t, s in sent if "retransmit" in s.tags]
     hole = min((seq for _, seq in retransmits), default=None)
@@ -53,7 +53,7 @@ def run_case(mtu: int, slots: int, window: int, transfer: int = TRANSFER, seed: 
         "goodput_mbit_s": result.goodput_mbit_s,
         "completed": result.completed,
         "timeouts": result.timeouts,
-        "jumbo_drops": nic.pool.dropped,
+        "jumbo_drops": nic.dropped,
         "retransmit_gaps_s": gaps,
         "first_to_last_retransmit_s": (hole_times[-1] - hole_times[0]) / NS_PER_S if hole_times else 0.0,
         "max_payload": max((s.payload_len for _, s in sent), default=0),
@@ -74,11 +74,12 @@ def slow_return_case(transfer: int = TRANSFER, seed: int = 1) -> dict[str, Any]:
                      write=65536, read=65536, bytes=transfer, seed=seed)
     result, path = run_impaired(cfg, jumbo_slots=384, jumbo_hold_until_acked=False,
                                 jumbo_replenish_ns=SLOW_SLOT_RETURN_NS)
-    nic: JumboNicStage = path["forward"].find(JumboNicStage)
+    nic = path.forward.nic
+    assert nic is not None
     timeouts = [s for s in result.stalls if s.cause.value != "receiver_window_limited"]
     return {
         "goodput_mbit_s": result.goodput_mbit_s, "completed": result.completed,
-        "timeouts": result.timeouts, "jumbo_drops": nic.pool.dropped,
+        "timeouts": result.timeouts, "jumbo_drops": nic.dropped,
         "stall_causes": sorted({s.cause.value for s in timeouts}),
         "max_payload": max((s.payload_len for _, s in result.records if s.src == "10.0.0.1"), default=0),
     }

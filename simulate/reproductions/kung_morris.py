@@ -30,11 +30,10 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from ..engine import NS_PER_S
 from stallscope.vocabulary import Cause
-from ..links.atm_path import AtmSwitchPath
 from ..links.presets import OC3_CELL_RATE, AtmSwitchSpec
 from ..run_bulk import BulkConfig
+from ..units import NS_PER_S
 from . import ReproductionResult
 from .impaired_bulk import run_impaired
 
@@ -59,10 +58,11 @@ def run_case(mtu: int, policy: str, buffer_bytes: int, seed: int = 1, transfer: 
     cfg = BulkConfig(personality="tru64", link="oc3", mtu=mtu, sndbuf=WINDOW, rcvbuf=WINDOW,
                      write=WINDOW, read=WINDOW, bytes=transfer, seed=seed)
     result, path = run_impaired(cfg, atm_switch=AtmSwitchSpec(buffer_bytes, OUT_CELL_RATE, policy))
-    switch_path: AtmSwitchPath = path["forward"].find(AtmSwitchPath)
+    switch = path.forward.atm
+    assert switch is not None
     timeouts = [s for s in result.stalls if s.cause in TIMEOUT_CAUSES]
     # Packets damaged per loss episode: PDUs lost since the previous timeout stall ended.
-    lost_at = [p.at_ns for p in switch_path.pdus if not p.fate.delivered]
+    lost_at = [p.at_ns for p in switch.pdus if not p.fate.delivered]
     per_episode, prev_end = [], -1
     for stall in timeouts:
         per_episode.append(sum(1 for t in lost_at if prev_end < t <= stall.end_ns))
@@ -71,8 +71,8 @@ def run_case(mtu: int, policy: str, buffer_bytes: int, seed: int = 1, transfer: 
         "goodput_mbit_s": result.goodput_mbit_s,
         "completed": result.completed,
         "timeouts": result.timeouts,
-        "pdus_lost": switch_path.switch.pdus_lost,
-        "cells_dropped": switch_path.switch.cells_dropped,
+        "pdus_lost": switch.pdus_lost,
+        "cells_dropped": switch.cells_dropped,
         "pdus_per_episode": statistics.median(per_episode) if per_episode else 0,
         "pause_s": statistics.median(s.duration_ns for s in timeouts) / NS_PER_S if timeouts else 0.0,
         "stall_causes": sorted({f"{s.cause.value}/{s.detail}" for s in timeouts}),

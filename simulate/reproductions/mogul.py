@@ -16,7 +16,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 from ..apps import naglemark as nm
-from ..engine import NS_PER_MS
+from ..units import NS_PER_MS
 from ..nagle import NagleVariant
 from . import mogul_compare as mc
 
@@ -74,33 +74,12 @@ def trial_lengths(spec: TrialSpec) -> list[int]:
 
 def run_spec(spec: TrialSpec) -> float:
     """One trial's score (module-level so a process pool can run it)."""
-    from ..apps.naglemark_net import make_network  # the TCP hosts; imported in the worker
-    from ..native_core import naglemark_trial  # the Rust core, identical results, when it can run it
+    from ..native_core import naglemark_trial
 
-    native = naglemark_trial(personality=spec.personality, link=spec.link, variant=spec.variant,
-                             sockbuf=spec.sockbuf, receiver_inference=spec.receiver_inference, seed=spec.seed,
-                             trial=spec.trial, app_buf=spec.app_buf, lengths=trial_lengths(spec),
-                             think_ns=spec.think_ns)
-    if native is not None:
-        return native[0].score_pct
-
-    network, raw_rate_bps = make_network(
-        personality=spec.personality,
-        link=spec.link,
-        variant=spec.variant,
-        sockbuf=spec.sockbuf,
-        receiver_inference=spec.receiver_inference,
-        seed=spec.seed,
-    )
-    result = nm.run_trial(
-        network,
-        trial=spec.trial,
-        app_buf=spec.app_buf,
-        sockbuf=spec.sockbuf,
-        raw_rate_bps=raw_rate_bps,
-        lengths=trial_lengths(spec),
-        think_ns=spec.think_ns,
-    )
+    result, _raw = naglemark_trial(personality=spec.personality, link=spec.link, variant=spec.variant,
+                                   sockbuf=spec.sockbuf, receiver_inference=spec.receiver_inference, seed=spec.seed,
+                                   trial=spec.trial, app_buf=spec.app_buf, lengths=trial_lengths(spec),
+                                   think_ns=spec.think_ns)
     return result.score_pct
 
 
@@ -218,21 +197,14 @@ def _table_result(name: str, link: str, responses: int, random_repetitions: int,
     )
 
 
-# Without the native core the CLI runs a subsample that keeps one table to minutes (see the module
-# docstring); with the verified native core it runs the paper's size, ~8 s a table.
-DEFAULT_RESPONSES = 200
-DEFAULT_RANDOM_REPETITIONS = 2
+# The paper's size: 1000 responses per trial, 10 repetitions of the random trials (the tolerances
+# are stated for that size); ~8 s a table here. Smaller sizes are for quick looks and tests.
 PAPER_RANDOM_REPETITIONS = 10
 
 
 def default_size() -> tuple[int, int]:
-    """(responses, random repetitions) for `stallscope reproduce`: the paper's 1000 and 10 when the
-    trials run natively (the tolerances are stated for that size), else the subsample."""
-    from .. import native_core
-
-    if native_core.native_built() and native_core.verified():
-        return nm.RESPONSES_PER_TRIAL, PAPER_RANDOM_REPETITIONS
-    return DEFAULT_RESPONSES, DEFAULT_RANDOM_REPETITIONS
+    """(responses, random repetitions) for `stallscope reproduce`: the paper's."""
+    return nm.RESPONSES_PER_TRIAL, PAPER_RANDOM_REPETITIONS
 
 
 def table4(responses: int | None = None, random_repetitions: int | None = None, workers: int = 2, seed: int = 0):

@@ -13,10 +13,10 @@ import csv
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
-from ..engine import NS_PER_MS
+from ..units import NS_PER_MS
 from stallscope.vocabulary import Cause
 from ..run_bulk import BulkConfig, BulkResult, run_bulk
-from ..tcp.costs import SUN_IPX
+from ..host_cost import SUN_IPX
 from . import ReproductionResult, reference_dir
 
 TRANSFER_BYTES = 16 * 1024 * 1024

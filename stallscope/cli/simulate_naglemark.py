@@ -48,8 +48,6 @@ def naglemark(
     except ValueError as exc:
         typer.echo(f"error: {exc}" if "Nagle" in str(exc) else f"error: --trial must be one of s, S, r, R (got {trial!r})", err=True)
         raise typer.Exit(ExitCode.USAGE) from None
-    from stallscope.simulate.apps.naglemark_net import make_network
-
     spec = TrialSpec(link, variant, app_buf, sockbuf, trial_type, seed, responses, personality, receiver_inference is OnOff.on)
     think_ns = round(think_ms * 1_000_000)
     try:
@@ -61,18 +59,15 @@ def naglemark(
                 trial=trial_type, lengths=trial_lengths(spec), seed=seed,
                 receiver_inference=receiver_inference is OnOff.on, think_ns=think_ns, pcap=pcap,
             )
-            result, rate = capture.result, capture.raw_rate_bps
+            result = capture.result
         else:
-            network, rate = make_network(
-                personality=personality, link=link, variant=variant, sockbuf=sockbuf,
-                receiver_inference=receiver_inference is OnOff.on, seed=seed,
-            )
+            result = nm.run_trial(personality=personality, link=link, variant=variant, sockbuf=sockbuf,
+                                  app_buf=app_buf, trial=trial_type, lengths=trial_lengths(spec), seed=seed,
+                                  receiver_inference=receiver_inference is OnOff.on, think_ns=think_ns)
     except (KeyError, ValueError) as exc:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(f"error: {exc.args[0] if isinstance(exc, KeyError) else exc}", err=True)
         raise typer.Exit(ExitCode.USAGE) from None
-    if pcap is None:
-        result = nm.run_trial(network, trial=trial_type, app_buf=app_buf, sockbuf=sockbuf, raw_rate_bps=rate,
-                              lengths=trial_lengths(spec), think_ns=think_ns)
+    rate = result.raw_rate_bps
     rows = [
         {"length": s.length, "elapsed_ns": s.elapsed_ns, "cutoff_ns": nm.cutoff_ns(s.length, rate),
          "delayed": s.elapsed_ns > nm.cutoff_ns(s.length, rate)}

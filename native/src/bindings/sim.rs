@@ -1,8 +1,7 @@
-//! Python binding of the native simulator: `simulate_bulk(config, rng_state, draws) -> dict`.
-//! `config` is BulkConfig as a dict (cost as HostCost fields), `rng_state` is
-//! `(624 words, index)` from `random.Random.getstate()` after the pre-run draws, `draws` is
-//! `(sender tick phase, sender ISS, receiver tick phase, receiver ISS)`. The result holds the
-//! packet records as columns, stalls and drops as tuples and the summary counters;
+//! Python binding of the native simulator: `simulate_bulk(config, seed) -> dict` and
+//! `naglemark_trial(config, seed) -> dict`. `config` is BulkConfig as a dict (cost as HostCost
+//! fields) or the trial's parameters. A bulk result holds the packet trace (a NativeTrace, turned
+//! into records on demand), stalls and drops as tuples and the summary counters;
 //! simulate/native_core.py turns it into a BulkResult.
 
 use pyo3::exceptions::{PyKeyError, PyValueError};
@@ -12,9 +11,8 @@ use pyo3::types::{PyDict, PyList, PyTuple};
 use crate::sim::ground_truth::{Drop, Evidence, Stall};
 use crate::sim::nagle::NagleVariant;
 use crate::sim::naglemark::{run_trial, TrialConfig};
-use crate::sim::rng::PyRandom;
 use crate::sim::tcp::costs::HostCost;
-use crate::sim::world::{run_bulk, AtmSpec, BulkOutcome, BulkRun, Draws, HostSummary, Impairments, JumboSpec, PmtuSpec};
+use crate::sim::world::{run_bulk, AtmSpec, BulkOutcome, BulkRun, HostSummary, Impairments, JumboSpec, PmtuSpec};
 
 fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<T> {
     match d.get_item(key)? {
@@ -281,17 +279,10 @@ impl NativeTrace {
 /// Run one bulk transfer natively. Raises ValueError on a config the core cannot run. The
 /// result's "trace" is a NativeTrace.
 #[pyfunction]
-#[pyo3(signature = (config, rng_state, draws))]
-fn simulate_bulk<'py>(
-    py: Python<'py>,
-    config: &Bound<'py, PyDict>,
-    rng_state: (Vec<u32>, usize),
-    draws: (i64, i64, i64, i64),
-) -> PyResult<Bound<'py, PyDict>> {
+#[pyo3(signature = (config, seed))]
+fn simulate_bulk<'py>(py: Python<'py>, config: &Bound<'py, PyDict>, seed: i64) -> PyResult<Bound<'py, PyDict>> {
     let cfg = config_of(config)?;
-    let rng = PyRandom::from_state(&rng_state.0, rng_state.1).map_err(PyValueError::new_err)?;
-    let draws = Draws { sender_tick_phase: draws.0, sender_iss: draws.1, receiver_tick_phase: draws.2, receiver_iss: draws.3 };
-    let out = py.allow_threads(|| run_bulk(&cfg, rng, draws)).map_err(PyValueError::new_err)?;
+    let out = py.allow_threads(|| run_bulk(&cfg, seed)).map_err(PyValueError::new_err)?;
 
     let d = PyDict::new(py);
     let mut out = out;
@@ -376,15 +367,14 @@ fn path_dict<'py>(py: Python<'py>, out: &BulkOutcome) -> PyResult<Bound<'py, PyD
 }
 
 /// One naglemark trial natively: `config` holds personality, link, variant, sockbuf,
-/// receiver_inference, per_request, app_buf, lengths, think_ns; `rng_state` is the generator after
-/// make_network's two tick-phase draws `phases` (client, server). Returns samples as
-/// (length, elapsed_ns) pairs, finished_ns, events, now and connections.
+/// receiver_inference, per_request, app_buf, lengths, think_ns and optionally record. Returns
+/// samples as (length, elapsed_ns) pairs, finished_ns, events, now and connections; with record
+/// also the servers' trace, both ends' stalls and the drops, as simulate_bulk does.
 #[pyfunction]
 fn naglemark_trial<'py>(
     py: Python<'py>,
     config: &Bound<'py, PyDict>,
-    rng_state: (Vec<u32>, usize),
-    phases: (i64, i64),
+    seed: i64,
 ) -> PyResult<Bound<'py, PyDict>> {
     let variant: String = get(config, "variant")?;
     let cfg = TrialConfig {
@@ -397,16 +387,13 @@ fn naglemark_trial<'py>(
         per_request: get(config, "per_request")?,
         app_buf: get(config, "app_buf")?,
         lengths: get(config, "lengths")?,
-        client_tick_phase_ns: phases.0,
-        server_tick_phase_ns: phases.1,
         think_ns: get(config, "think_ns")?,
         record: match config.get_item("record")? {
             Some(v) => v.extract()?,
             None => false,
         },
     };
-    let rng = PyRandom::from_state(&rng_state.0, rng_state.1).map_err(PyValueError::new_err)?;
-    let out = py.allow_threads(|| run_trial(&cfg, rng)).map_err(PyValueError::new_err)?;
+    let out = py.allow_threads(|| run_trial(&cfg, seed)).map_err(PyValueError::new_err)?;
     let d = PyDict::new(py);
     d.set_item("samples", out.samples)?;
     d.set_item("finished_ns", out.finished_ns)?;
@@ -421,29 +408,27 @@ fn naglemark_trial<'py>(
     Ok(d)
 }
 
-/// `randrange(n)` for each n from a `random.Random` state: lets the tests hold the native
-/// generator to Python's own.
+/// The simulator's link presets as (name, rate_bps, delay_ns, mtu, wire bytes of a 40- and a
+/// 1500-byte datagram): simulate/links/presets.py names the same links for the Python API.
 #[pyfunction]
-fn sim_randrange(rng_state: (Vec<u32>, usize), bounds: Vec<u64>) -> PyResult<Vec<u64>> {
-    let mut rng = PyRandom::from_state(&rng_state.0, rng_state.1).map_err(PyValueError::new_err)?;
-    if bounds.contains(&0) {
-        return Err(PyValueError::new_err("empty range for randrange()"));
-    }
-    Ok(bounds.into_iter().map(|n| rng.randrange(n)).collect())
+fn sim_link_presets() -> Vec<(&'static str, i64, i64, u32, u64, u64)> {
+    crate::sim::link::LINK_PRESETS
+        .iter()
+        .map(|p| (p.name, p.rate_bps, p.delay_ns, p.mtu, p.framing.wire_bytes(40), p.framing.wire_bytes(1500)))
+        .collect()
 }
 
-/// `n` calls of `random()` from a `random.Random` state (tests hold it to Python's).
+/// The simulator's TCP personalities by name.
 #[pyfunction]
-fn sim_random(rng_state: (Vec<u32>, usize), n: usize) -> PyResult<Vec<f64>> {
-    let mut rng = PyRandom::from_state(&rng_state.0, rng_state.1).map_err(PyValueError::new_err)?;
-    Ok((0..n).map(|_| rng.random()).collect())
+fn sim_personalities() -> Vec<&'static str> {
+    crate::sim::tcp::personality::PERSONALITIES.iter().map(|p| p.name).collect()
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(sim_link_presets, m)?)?;
+    m.add_function(wrap_pyfunction!(sim_personalities, m)?)?;
     m.add_class::<NativeTrace>()?;
     m.add_function(wrap_pyfunction!(simulate_bulk, m)?)?;
-    m.add_function(wrap_pyfunction!(sim_randrange, m)?)?;
-    m.add_function(wrap_pyfunction!(sim_random, m)?)?;
     m.add_function(wrap_pyfunction!(naglemark_trial, m)?)?;
     Ok(())
 }

@@ -38,8 +38,6 @@ pub struct TrialConfig {
     pub per_request: bool,
     pub app_buf: u64,
     pub lengths: Vec<u64>,
-    pub client_tick_phase_ns: Ns,
-    pub server_tick_phase_ns: Ns,
     /// The client's time between a response's last byte and its next request (not measured).
     pub think_ns: Ns,
     /// Record the servers' packets (what a capture at the server shows) and both ends' stalls.
@@ -290,7 +288,15 @@ pub fn server_write_next(h: &mut Host, net: &mut Net, now: Ns) {
 }
 
 /// naglemark_net.make_network + naglemark.run_trial. `rng` continues after the two tick phases.
-pub fn run_trial(cfg: &TrialConfig, rng: super::rng::PyRandom) -> Result<TrialOutcome, String> {
+/// The delayed-ACK tick period whose phase each end draws (independent clocks).
+const TICK_PHASE_RANGE_NS: u64 = 200 * NS_PER_MS as u64;
+
+/// One trial with the given seed: the client's and the server's tick phases are drawn first, then
+/// each connection's ISNs as it opens.
+pub fn run_trial(cfg: &TrialConfig, seed: i64) -> Result<TrialOutcome, String> {
+    let mut rng = super::rng::SimRng::from_seed(seed);
+    let client_phase = rng.randrange(TICK_PHASE_RANGE_NS) as Ns;
+    let server_phase = rng.randrange(TICK_PHASE_RANGE_NS) as Ns;
     let p = get_personality(&cfg.personality).ok_or_else(|| format!("unknown personality {:?}", cfg.personality))?;
     match preset(&cfg.link) {
         Some(pre) if pre.rate_bps > 0 => {}
@@ -312,8 +318,8 @@ pub fn run_trial(cfg: &TrialConfig, rng: super::rng::PyRandom) -> Result<TrialOu
         per_request: cfg.per_request,
         app_buf: cfg.app_buf,
         think_ns: cfg.think_ns,
-        client_phase: cfg.client_tick_phase_ns,
-        server_phase: cfg.server_tick_phase_ns,
+        client_phase,
+        server_phase,
         lengths: cfg.lengths.clone(),
         samples: Vec::with_capacity(cfg.lengths.len()),
         server_queue: VecDeque::new(),

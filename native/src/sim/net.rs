@@ -8,7 +8,7 @@ use super::engine::{EventId, EventQueue, Ns};
 use super::ground_truth::{Cause, Drop};
 use super::link::{SerialLink, Verdict, DROP_EXCEEDS_MTU};
 use super::loss::LossClassifier;
-use super::rng::PyRandom;
+use super::rng::SimRng;
 use super::segment::Segment;
 use super::stage::LossStage;
 use super::naglemark::Naglemark;
@@ -81,7 +81,7 @@ pub enum Event {
 
 pub struct Net {
     pub queue: EventQueue<Event>,
-    pub rng: PyRandom,
+    pub rng: SimRng,
     pub drops: Vec<Drop>,
     pub finished_at: Option<Ns>,
     pub started_at: Option<Ns>,
@@ -108,7 +108,7 @@ pub struct Net {
 }
 
 impl Net {
-    pub fn new(rng: PyRandom) -> Net {
+    pub fn new(rng: SimRng) -> Net {
         Net {
             queue: EventQueue::new(), rng, drops: Vec::new(), finished_at: None, started_at: None,
             links: Vec::new(), stages: Vec::new(), out_link: Vec::new(), link_sink: Vec::new(), tapped: Tapped::Nobody,

@@ -1,7 +1,7 @@
 //! simulate/links/{loss,stages}.py's loss stages in front of a link: Bernoulli, Gilbert-Elliott
 //! and "lose exactly the n-th packets", drawing from the run's generator in Python's order.
 
-use super::rng::PyRandom;
+use super::rng::SimRng;
 use super::segment::Segment;
 
 pub const REASON_RANDOM_LOSS: &str = "random_loss";
@@ -19,7 +19,7 @@ pub enum LossModel {
 }
 
 impl LossModel {
-    pub fn lose(&mut self, rng: &mut PyRandom) -> bool {
+    pub fn lose(&mut self, rng: &mut SimRng) -> bool {
         match self {
             LossModel::Random { p } => rng.random() < *p,
             LossModel::Gilbert { p_gb, p_bg, loss_good, loss_bad, bad } => {
@@ -50,7 +50,7 @@ pub struct LossStage {
 }
 
 impl LossStage {
-    pub fn drops(&mut self, rng: &mut PyRandom, seg: &Segment) -> bool {
+    pub fn drops(&mut self, rng: &mut SimRng, seg: &Segment) -> bool {
         if self.data_only && seg.payload_len == 0 {
             return false;
         }
@@ -67,7 +67,7 @@ mod tests {
 
     #[test]
     fn nth_loses_exactly_the_listed_packets() {
-        let mut rng = PyRandom::from_init_genrand(1);
+        let mut rng = SimRng::from_seed(1);
         let mut m = LossModel::Nth { indices: vec![2, 4], offered: 0 };
         let got: Vec<bool> = (0..5).map(|_| m.lose(&mut rng)).collect();
         assert_eq!(got, vec![false, true, false, true, false]);
@@ -75,7 +75,7 @@ mod tests {
 
     #[test]
     fn data_only_spares_pure_acks() {
-        let mut rng = PyRandom::from_init_genrand(1);
+        let mut rng = SimRng::from_seed(1);
         let mut s = LossStage { model: LossModel::Random { p: 1.0 }, reason: REASON_RANDOM_LOSS, place: "x".into(), data_only: true, offered: 0, lost: 0 };
         assert!(!s.drops(&mut rng, &Segment::default()));
         assert!(s.drops(&mut rng, &Segment { payload_len: 1, ..Default::default() }));

@@ -1,8 +1,8 @@
-//! simulate/run_bulk.py with make_path's impairments (loss stages, the ATM switch port, the PMTU
-//! hop and the jumbo-slot NIC): builds the two hosts, the path and the bulk apps, runs the event loop with the watchdog, and collects
-//! what run_bulk returns. Python's random
-//! draws made before the run (tick phases, ISNs) come in as values; the generator state after
-//! them drives the draws made during the run (interrupt jitter).
+//! A bulk run (the sender writes `bytes`, the receiver reads them, with replies when asked) over
+//! a link preset with the path's impairments (loss stages, the ATM switch port, the PMTU hop and
+//! the jumbo-slot NIC): builds the two hosts, the path and the apps, runs the event loop with the
+//! watchdog, and collects the trace, the stalls and the counters. The run's seed draws each host's
+//! tick phase and ISN before the first event, then the draws made during the run.
 
 use super::app::{self, App, BulkReader, BulkWriter};
 use super::atm::{AtmSwitchPath, CellSwitchBuffer, Policy};
@@ -13,7 +13,7 @@ use super::nagle::NagleVariant;
 use super::net::{Event, Net, PathStages, Tapped, ASIDE, RECEIVER, SENDER};
 use super::nic::{JumboNic, JumboSlotPool};
 use super::pmtu::{Mode, PmtuHop, PmtuStage};
-use super::rng::PyRandom;
+use super::rng::SimRng;
 use super::segment::Segment;
 use super::stage::{LossModel, LossStage, REASON_GILBERT_LOSS, REASON_INJECTED_LOSS, REASON_RANDOM_LOSS};
 use super::tcp::costs::HostCost;
@@ -102,7 +102,8 @@ pub struct JumboSpec {
     pub hold_until_acked: bool,
 }
 
-/// Python's draws before the run, in run_bulk's order.
+/// The draws made before the first event: each host's delayed-ACK tick phase (independent
+/// clocks) and initial sequence number, sender first.
 #[derive(Clone, Copy, Debug)]
 pub struct Draws {
     pub sender_tick_phase: Ns,
@@ -178,8 +179,21 @@ fn summary(h: &Host) -> HostSummary {
     }
 }
 
-/// run_bulk(cfg) for a supported config.
-pub fn run_bulk(cfg: &BulkRun, rng: PyRandom, draws: Draws) -> Result<BulkOutcome, String> {
+impl Draws {
+    fn from(rng: &mut SimRng) -> Draws {
+        Draws {
+            sender_tick_phase: rng.randrange(NS_PER_S as u64) as Ns,
+            sender_iss: rng.randrange(1 << 32) as i64,
+            receiver_tick_phase: rng.randrange(NS_PER_S as u64) as Ns,
+            receiver_iss: rng.randrange(1 << 32) as i64,
+        }
+    }
+}
+
+/// One bulk run with the given seed.
+pub fn run_bulk(cfg: &BulkRun, seed: i64) -> Result<BulkOutcome, String> {
+    let mut rng = SimRng::from_seed(seed);
+    let draws = Draws::from(&mut rng);
     let send_p = get_personality(&cfg.personality)
         .ok_or_else(|| format!("unknown personality {:?}", cfg.personality))?;
     let recv_name = cfg.receiver_personality.as_deref().unwrap_or(&cfg.personality);

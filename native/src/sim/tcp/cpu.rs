@@ -83,11 +83,11 @@ impl HostCpu {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::rng::PyRandom;
+    use crate::sim::rng::SimRng;
     use crate::sim::tcp::costs::SUN_IPX;
 
     fn net() -> Net {
-        Net::new(PyRandom::from_init_genrand(1))
+        Net::new(SimRng::from_seed(1))
     }
 
     #[test]
@@ -122,7 +122,7 @@ mod tests {
     #[test]
     fn input_jitter_draws_from_the_run_generator() {
         let mut a = net();
-        let mut b = PyRandom::from_init_genrand(1);
+        let mut b = SimRng::from_seed(1);
         let cpu = HostCpu::new(SUN_IPX);
         let cost = cpu.input_cost(&mut a, 1024);
         assert_eq!(cost, 100_000 + 200_000 + b.randrange(300_001) as i64);

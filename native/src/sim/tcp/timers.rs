@@ -122,10 +122,10 @@ impl Timers {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::rng::PyRandom;
+    use crate::sim::rng::SimRng;
 
     fn net() -> Net {
-        Net::new(PyRandom::from_init_genrand(1))
+        Net::new(SimRng::from_seed(1))
     }
 
     fn pop_timer(net: &mut Net) -> Option<(Ns, TimerKind)> {
