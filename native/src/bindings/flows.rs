@@ -1,12 +1,15 @@
 //! Python binding of the connection table: `connection_table(path, progress=None)` reads a capture
-//! once and returns `{"columns": {name: list}, "summary": {...}}`; the column names and types are
-//! documented in analyzers/connection_schema.py and docs/flows-json.md.
-//! Errors are returned in `summary["error"]`, not raised, so a damaged file still yields its table.
+//! once and returns `{"columns": {name: list}, "summary": {...}}`, and `connection_columns()`
+//! returns the columns' declaration below (name, Polars dtype, nullable, meaning, side), from
+//! which analyzers/connection_schema.py takes the names and types and docs/flows-json.md its
+//! column tables. Errors are returned in `summary["error"]`, not raised, so a damaged file still
+//! yields its table.
 
 use std::net::Ipv6Addr;
+use std::ops::Deref;
 
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyList};
 
 use crate::tracking::conntable::{ConnStats, ConnTable, DirStats};
 use crate::tracking::accounting::Accounting;
@@ -32,75 +35,166 @@ fn format_name(f: &CaptureFormat) -> &'static str {
     }
 }
 
-fn columns<'py>(py: Python<'py>, t: &ConnTable) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    let cs = &t.conns;
-    macro_rules! col {
-        ($name:expr, |$c:ident| $e:expr) => {
-            d.set_item($name, cs.iter().map(|$c: &ConnStats| $e).collect::<Vec<_>>())?;
-        };
+/// A column's value type: its Polars dtype, and whether it can be null (an `Option`). The
+/// declaration takes both from the Rust type of each column's value, so they cannot disagree.
+trait Cell {
+    const DTYPE: &'static str;
+    const NULLABLE: bool = false;
+}
+
+macro_rules! cells {
+    ($( $t:ty => $dtype:literal ),* $(,)?) => { $( impl Cell for $t { const DTYPE: &'static str = $dtype; } )* };
+}
+cells!(bool => "Boolean", u8 => "UInt8", u16 => "UInt16", u32 => "UInt32", u64 => "UInt64", i64 => "Int64",
+       f64 => "Float64", String => "String");
+
+impl<T: Cell> Cell for Option<T> {
+    const DTYPE: &'static str = T::DTYPE;
+    const NULLABLE: bool = true;
+}
+
+/// One direction of a connection as its columns read it: that side's `DirStats` (fields and
+/// methods, through `Deref`), and the connection and direction for what needs both.
+struct Side<'a> {
+    conn: &'a ConnStats,
+    dir: u8,
+}
+
+impl Deref for Side<'_> {
+    type Target = DirStats;
+    fn deref(&self) -> &DirStats {
+        if self.dir == 0 { &self.conn.orig } else { &self.conn.resp }
     }
-    col!("stream", |c| c.stream);
-    col!("ip_version", |c| u32::from(c.ip_version)); // a Vec<u8> would become bytes
-    col!("orig_addr", |c| addr_text(c.ip_version, &c.orig_addr));
-    col!("orig_port", |c| c.orig_port);
-    col!("resp_addr", |c| addr_text(c.ip_version, &c.resp_addr));
-    col!("resp_port", |c| c.resp_port);
-    col!("start_captured", |c| c.start_captured);
-    col!("port_reused", |c| c.port_reused);
-    col!("wscale_known", |c| c.wscale_known);
-    col!("first_frame", |c| c.first_frame);
-    col!("last_frame", |c| c.last_frame);
-    col!("first_ts_ns", |c| c.first_ts_ns);
-    col!("last_ts_ns", |c| c.last_ts_ns);
-    col!("duration_ns", |c| c.duration_ns());
-    col!("max_idle_ns", |c| c.max_idle_ns);
-    col!("handshake_rtt_ns", |c| c.handshake_rtt_ns);
-    col!("packets", |c| c.packets());
-    for (side, dir) in [("orig", 0u8), ("resp", 1u8)] {
-        macro_rules! dcol {
-            ($name:expr, |$s:ident| $e:expr) => {
-                d.set_item(
-                    format!("{side}_{}", $name),
-                    cs.iter()
-                        .map(|c: &ConnStats| {
-                            let $s: &DirStats = if dir == 0 { &c.orig } else { &c.resp };
-                            $e
-                        })
-                        .collect::<Vec<_>>(),
-                )?;
-            };
+}
+
+impl Side<'_> {
+    fn goodput_bps(&self) -> Option<f64> {
+        self.conn.goodput_bps(self.dir)
+    }
+}
+
+/// The per-direction columns appear once per side, in this order, as `<side>_<name>`.
+const SIDES: [(&str, u8); 2] = [("orig", 0), ("resp", 1)];
+
+/// (name, Polars dtype, nullable, meaning) of one declared column.
+type Decl = (&'static str, &'static str, bool, &'static str);
+
+fn decl<A: ?Sized, T: Cell>(name: &'static str, meaning: &'static str, _value: impl Fn(&A) -> T) -> Decl {
+    (name, T::DTYPE, T::NULLABLE, meaning)
+}
+
+/// Declares the connection table once: each column's name, its value (whose Rust type gives the
+/// dtype and nullability) and its meaning. Generates `declaration()` and `columns()` from the same
+/// list, so the table holds exactly the declared columns, in the declared order: the
+/// connection-level ones, then the per-direction ones for each of `SIDES`.
+macro_rules! declare_columns {
+    (
+        connection { $( $name:literal = |$c:ident| $e:expr, $meaning:expr; )* }
+        direction { $( $dname:literal = |$s:ident| $de:expr, $dmeaning:expr; )* }
+    ) => {
+        /// The connection-level columns, then the per-direction ones (unprefixed), in table order.
+        fn declaration() -> (Vec<Decl>, Vec<Decl>) {
+            (
+                vec![ $( decl($name, $meaning, |$c: &ConnStats| $e), )* ],
+                vec![ $( decl($dname, $dmeaning, |$s: &Side| $de), )* ],
+            )
         }
-        dcol!("mss", |s| s.mss);
-        dcol!("wscale", |s| s.wscale);
-        dcol!("sack_permitted", |s| s.sack_permitted);
-        dcol!("timestamps", |s| s.timestamps);
-        dcol!("packets", |s| s.packets);
-        dcol!("frame_bytes", |s| s.frame_bytes);
-        dcol!("payload_bytes", |s| s.payload_bytes);
-        dcol!("unique_bytes", |s| s.unique_bytes);
-        dcol!("retrans_packets", |s| s.retrans_packets);
-        dcol!("retrans_bytes", |s| s.retrans_bytes);
-        dcol!("largest_segment", |s| s.largest_segment);
-        dcol!("effective_mss", |s| s.effective_mss);
-        dcol!("pure_acks", |s| s.pure_acks);
-        dcol!("dup_acks", |s| s.dup_acks);
-        dcol!("zero_windows", |s| s.zero_windows);
-        dcol!("min_window", |s| s.min_window);
-        dcol!("max_window", |s| s.max_window);
-        dcol!("max_in_flight", |s| s.max_in_flight);
-        dcol!("syn", |s| s.syn);
-        dcol!("fin", |s| s.fin);
-        dcol!("rst", |s| s.rst);
-        dcol!("rtt_samples", |s| s.rtt_count);
-        dcol!("rtt_min_ns", |s| s.rtt_min_ns);
-        dcol!("rtt_median_ns", |s| s.rtt_median_ns());
-        d.set_item(
-            format!("{side}_goodput_bps"),
-            cs.iter().map(|c| c.goodput_bps(dir)).collect::<Vec<_>>(),
-        )?;
+
+        fn columns<'py>(py: Python<'py>, t: &ConnTable) -> PyResult<Bound<'py, PyDict>> {
+            let d = PyDict::new(py);
+            let cs = &t.conns;
+            $( d.set_item($name, PyList::new(py, cs.iter().map(|$c: &ConnStats| $e))?)?; )*
+            for (side, dir) in SIDES {
+                let sides: Vec<Side> = cs.iter().map(|conn| Side { conn, dir }).collect();
+                $( d.set_item(format!("{side}_{}", $dname), PyList::new(py, sides.iter().map(|$s: &Side| $de))?)?; )*
+            }
+            Ok(d)
+        }
+    };
+}
+
+declare_columns! {
+    connection {
+        "stream" = |c| c.stream,
+            "0-based stream index within the file, in order of first packet (tshark's `tcp.stream`)";
+        "ip_version" = |c| c.ip_version, "4 or 6";
+        "orig_addr" = |c| addr_text(c.ip_version, &c.orig_addr), "the initiator's address";
+        "orig_port" = |c| c.orig_port, "the initiator's port";
+        "resp_addr" = |c| addr_text(c.ip_version, &c.resp_addr), "the responder's address";
+        "resp_port" = |c| c.resp_port, "the responder's port";
+        "start_captured" = |c| c.start_captured, "the initiator's SYN (without ACK) is in the capture";
+        "port_reused" = |c| c.port_reused, "a later stream reused this 4-tuple";
+        "wscale_known" = |c| c.wscale_known,
+            "both SYNs were seen, so windows are exact (scaled, or unscaled when the handshake did not \
+             negotiate scaling)";
+        "first_frame" = |c| c.first_frame, "frame number (1-based, as tshark) of the first packet";
+        "last_frame" = |c| c.last_frame, "frame number of the last packet";
+        "first_ts_ns" = |c| c.first_ts_ns, "timestamp of the first packet";
+        "last_ts_ns" = |c| c.last_ts_ns, "timestamp of the last packet";
+        "duration_ns" = |c| c.duration_ns(), "`last_ts_ns - first_ts_ns`";
+        "max_idle_ns" = |c| c.max_idle_ns,
+            "longest gap between consecutive packets of the connection (either direction)";
+        "handshake_rtt_ns" = |c| c.handshake_rtt_ns,
+            "SYN -> the initiator's first ACK after the SYN/ACK (the full round trip, wherever the capture \
+             point is); null when the SYN or SYN/ACK was retransmitted (Karn) or not seen";
+        "packets" = |c| c.packets(), "packets in both directions";
     }
-    Ok(d)
+    direction {
+        "mss" = |s| s.mss, "MSS option of this side's SYN";
+        "wscale" = |s| s.wscale,
+            "window scale option of this side's SYN, as sent (values > 14 are used as 14, RFC 7323)";
+        "sack_permitted" = |s| s.sack_permitted, "SACK-permitted option in the SYN";
+        "timestamps" = |s| s.timestamps, "timestamps option in the SYN";
+        "packets" = |s| s.packets, "segments sent";
+        "frame_bytes" = |s| s.frame_bytes, "sum of on-the-wire frame lengths (tshark's `frame.len`)";
+        "payload_bytes" = |s| s.payload_bytes,
+            "sum of TCP payload lengths from the IP header (even when the capture cut the payload)";
+        "unique_bytes" = |s| s.unique_bytes, "payload above `high`: new data";
+        "retrans_packets" = |s| s.retrans_packets, "segments with payload that starts below `high`";
+        "retrans_bytes" = |s| s.retrans_bytes,
+            "their payload below `high`; `payload_bytes == unique_bytes + retrans_bytes`";
+        "largest_segment" = |s| s.largest_segment, "largest payload, super-frames included";
+        "effective_mss" = |s| s.effective_mss,
+            "largest payload of a segment that is not a TSO/GRO super-frame";
+        "pure_acks" = |s| s.pure_acks, "ACK segments without payload, SYN, FIN or RST";
+        "dup_acks" = |s| s.dup_acks,
+            "pure ACKs repeating this side's previous ACK number and window (tshark's \
+             `tcp.analysis.duplicate_ack`)";
+        "zero_windows" = |s| s.zero_windows, "segments (not SYN, not RST) advertising a zero window";
+        "min_window" = |s| s.min_window,
+            "smallest advertised window in bytes over segments other than SYN and RST (scaled once \
+             `wscale_known`)";
+        "max_window" = |s| s.max_window, "largest advertised window in bytes, over the same segments";
+        "max_in_flight" = |s| s.max_in_flight,
+            "largest `high` minus the highest ACK received from the peer so far (before any ACK: the \
+             first sequence number seen)";
+        "syn" = |s| s.syn, "segments with SYN set";
+        "fin" = |s| s.fin, "segments with FIN set";
+        "rst" = |s| s.rst, "segments with RST set";
+        "rtt_samples" = |s| s.rtt_count,
+            "RTT samples taken: an advancing ACK from the peer gives one sample, from the highest \
+             first-transmitted segment (data, SYN or FIN) it covers; segments overlapped by a resend give \
+             none (Karn). Equals tcptrace's \"RTT samples\" on a capture taken at the sender";
+        "rtt_min_ns" = |s| s.rtt_min_ns, "smallest RTT sample";
+        "rtt_median_ns" = |s| s.rtt_median_ns(),
+            "median RTT sample: the lower middle, an observed sample (above 8192 samples it is taken from \
+             a deterministic systematic subsample)";
+        "goodput_bps" = |s| s.goodput_bps(),
+            "`unique_bytes` per second of connection duration; null when the duration is 0";
+    }
+}
+
+/// The connection table's columns in table order, as `connection_table` returns them: (name,
+/// Polars dtype, nullable, meaning, side), where side is None for a connection-level column and
+/// "orig" or "resp" for a per-direction one (named `<side>_<name>`, with that name's meaning).
+#[pyfunction]
+fn connection_columns() -> Vec<(String, &'static str, bool, &'static str, Option<&'static str>)> {
+    let (connection, direction) = declaration();
+    let mut out: Vec<_> = connection.into_iter().map(|(n, t, nl, m)| (n.to_string(), t, nl, m, None)).collect();
+    for (side, _) in SIDES {
+        out.extend(direction.iter().map(|&(n, t, nl, m)| (format!("{side}_{n}"), t, nl, m, Some(side))));
+    }
+    out
 }
 
 /// Reads `path` once and returns the connection table and the file's accounting summary.
@@ -176,5 +270,6 @@ fn connection_table<'py>(py: Python<'py>, path: &str, progress: Option<PyObject>
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(connection_table, m)?)?;
+    m.add_function(wrap_pyfunction!(connection_columns, m)?)?;
     Ok(())
 }
