@@ -1,8 +1,8 @@
 //! Python binding of the native simulator: `simulate_bulk(config, seed) -> dict` and
 //! `naglemark_trial(config, seed) -> dict`. `config` is BulkConfig as a dict (cost as HostCost
-//! fields) or the trial's parameters. A bulk result holds the packet trace (a NativeTrace, turned
-//! into records on demand), stalls and drops as tuples and the summary counters;
-//! simulate/native_core.py turns it into a BulkResult.
+//! fields, plus the path's "impairments") or the trial's parameters. A bulk result holds the
+//! packet trace (a NativeTrace, turned into records on demand), stalls and drops as tuples and
+//! the summary counters; simulate/native_core.py turns it into a BulkResult.
 
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
@@ -303,9 +303,10 @@ fn simulate_bulk<'py>(py: Python<'py>, config: &Bound<'py, PyDict>, seed: i64) -
     Ok(d)
 }
 
-/// The path objects' counters after the run (native_core rebuilds BulkResult.path_inputs from
-/// them): "links" [(sent_packets, sent_bytes)] forward and reverse, "loss" [[(offered, lost,
-/// gilbert bad)] per stage] forward and reverse, and "atm", "pmtu", "nic" (None when absent).
+/// The path stages' counters after the run (simulate/path_counters.py turns them into
+/// BulkResult.path): "links" [(sent_packets, sent_bytes)] forward and reverse, "loss"
+/// [[(offered, lost, gilbert bad)] per stage] forward and reverse, and "atm", "pmtu", "nic"
+/// (None when absent).
 fn path_dict<'py>(py: Python<'py>, out: &BulkOutcome) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("links", out.link_sent.to_vec())?;

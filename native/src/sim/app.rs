@@ -1,8 +1,9 @@
-//! simulate/apps/bulk.py (and the dispatch to naglemark.rs's client and server): a writer looping write(n) (optionally waiting for a reply to each
-//! message, or thinking between writes) and a reader looping read(n). The host calls
-//! `established`, `write_done` and `read_data` where Python invokes the app's callbacks; these
-//! functions never hold a borrow of the app across a host call, because the host may call back
-//! synchronously (a read at end of stream completes at once).
+//! The applications on the hosts: a bulk writer looping write(n) (optionally waiting for a reply
+//! to each message, or thinking between writes), a bulk reader looping read(n), and the dispatch
+//! to naglemark.rs's client and server. The host calls `established` when the connection opens,
+//! `write_done` when a write() has been copied into the socket buffer and `read_data` when a
+//! read() returns; these functions never hold a borrow of the app across a host call, because the
+//! host may call back synchronously (a read at end of stream completes at once).
 
 use super::engine::Ns;
 use super::naglemark;
@@ -17,7 +18,7 @@ pub struct BulkWriter {
     pub reply_bytes: u64,
     pub reply_got: u64,
     pub written: u64,
-    /// Size of the write in progress (Python's lambda captures it).
+    /// Size of the write in progress, added to `written` when it completes.
     pub pending: u64,
     pub started_at: Option<Ns>,
     pub done_at: Option<Ns>,
@@ -36,7 +37,8 @@ pub struct BulkReader {
     pub eof_at: Option<Ns>,
 }
 
-/// naglemark._Server's per-connection state (its length queue is the client's, in Net).
+/// A naglemark server's per-connection state (the lengths it is asked for queue in Net's
+/// naglemark state, shared with the client).
 #[derive(Debug, Clone, Default)]
 pub struct NmServer {
     pub request_got: u64,
@@ -56,9 +58,9 @@ pub enum App {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AppEvent {
-    /// BulkWriter._next after think time.
+    /// The bulk writer's next write, after its think time.
     WriterNext,
-    /// naglemark's client sends its next request after its think time (_Client._request).
+    /// naglemark's client sends its next request after its think time.
     NmRequest,
 }
 
@@ -80,7 +82,8 @@ impl BulkReader {
     }
 }
 
-/// on_established: run_bulk's sender_up (records the start) + writer.start, or reader.start.
+/// The connection is established: a bulk writer records the run's start and makes its first
+/// write, a reader its first read; a naglemark client starts its server and sends a request.
 pub fn established(h: &mut Host, net: &mut Net, now: Ns) {
     match &mut h.app {
         App::BulkWriter(w) => {
@@ -119,7 +122,7 @@ pub fn write_done(h: &mut Host, net: &mut Net, now: Ns) {
 pub fn read_data(h: &mut Host, net: &mut Net, now: Ns, n: u64) {
     match &mut h.app {
         App::BulkWriter(w) => {
-            // BulkWriter._reply
+            // The writer reads the reply to its message before it goes on.
             w.reply_got += n;
             if n > 0 && w.reply_got < w.reply_bytes {
                 let want = w.reply_bytes - w.reply_got;
@@ -190,7 +193,7 @@ fn reader_got(h: &mut Host, net: &mut Net, now: Ns, n: u64) {
     let App::BulkReader(r) = &mut h.app else { return };
     if r.received >= r.expect && r.last_byte_at.is_none() {
         r.last_byte_at = Some(now);
-        net.finished_at = Some(now); // run_bulk's done()
+        net.finished_at = Some(now); // the transfer is complete: the run's finish time
     }
     let size = r.read_size;
     h.read(net, now, size);

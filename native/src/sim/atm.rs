@@ -1,6 +1,8 @@
-//! simulate/links/atm.py (CellSwitchBuffer: a switch output port's cell buffer with no discard,
-//! PPD or EPD) and links/atm_path.py (AtmSwitchPath: AAL5 PDUs from the host's input link into
-//! that port). Integer arithmetic as Python's, widened to i128 where a product can pass i64.
+//! IP over ATM through a switch (docs/tcp-rules.md#atm-cells): CellSwitchBuffer is a switch
+//! output port's cell buffer with no discard policy, PPD or EPD (Kung & Morris, "Discard
+//! Policies"; docs/tcp-rules.md#atm-cell-discard), and AtmSwitchPath carries AAL5 PDUs from the
+//! host's input link into that port. Integer nanoseconds, cell times rounded up, widened to i128
+//! where a product can pass i64, so every platform computes the same times.
 
 use super::engine::{Ns, NS_PER_S};
 use super::link::DROP_EXCEEDS_MTU;
@@ -33,7 +35,8 @@ impl Policy {
     }
 }
 
-/// ceil((ip_len + LLC/SNAP + trailer) / 48) (aal5_cells with llc_snap, as make_path uses it).
+/// ceil((ip_len + LLC/SNAP header + AAL5 trailer) / 48): the cells of one datagram with RFC
+/// 2684 LLC/SNAP encapsulation, as a host's ATM interface sends it.
 pub fn aal5_cells(ip_len: u32) -> i64 {
     (i64::from(ip_len) + LLC_SNAP + AAL5_TRAILER + CELL_PAYLOAD - 1) / CELL_PAYLOAD
 }
@@ -140,7 +143,7 @@ impl CellSwitchBuffer {
         self.lost(n_cells, dropped, queued, reason)
     }
 
-    /// _accept_whole: the closed form of the per-cell chain when the PDU cannot overflow.
+    /// The closed form of `offer_pdu`'s per-cell loop when the PDU cannot overflow the buffer.
     fn accept_whole(&mut self, now: Ns, n_cells: i64, in_rate_bps: i64) -> PduFate {
         let rate = i128::from(in_rate_bps);
         let out = self.out_cell_ns;
@@ -164,7 +167,7 @@ impl CellSwitchBuffer {
     }
 }
 
-/// atm_path.PduRecord.
+/// One AAL5 PDU offered to the switch port (when its first cell got there) and its fate.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PduRecord {
     pub at_ns: Ns,
@@ -173,8 +176,8 @@ pub struct PduRecord {
     pub fate: PduFate,
 }
 
-/// What the path does with a datagram: one scheduled event either way (Python's _deliver or the
-/// on_drop callback scheduled by _drop_at).
+/// What the path does with a datagram: one scheduled event either way, its delivery at the far
+/// end or its drop, logged when the PDU's last cell has reached the switch.
 #[derive(Debug, PartialEq, Eq)]
 pub enum AtmVerdict {
     DeliverAt(Ns),

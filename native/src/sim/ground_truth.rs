@@ -1,4 +1,5 @@
-//! simulate/ground_truth.py and links/drops.py: the stall causes (stable names), Stall and Drop.
+//! What a run records as its ground truth: the stall causes (stable names), each Stall, and each
+//! Drop on the path.
 
 use super::engine::Ns;
 
@@ -21,7 +22,8 @@ pub enum Cause {
 }
 
 impl Cause {
-    /// The stable name analyzers are scored against (Python's Cause.value).
+    /// The stable name the ground truth records and analyzers are scored against
+    /// (docs/scoring.md).
     pub fn name(self) -> &'static str {
         match self {
             Cause::NagleDelayedAck => "nagle_delayed_ack",
@@ -42,7 +44,7 @@ impl Cause {
     }
 }
 
-/// A value in a stall's evidence dict (Python: int, bool, str, list of ints).
+/// A value in a stall's evidence: an integer, a flag, a name or a list of integers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Evidence {
     Int(i64),
@@ -58,7 +60,8 @@ pub struct Stall {
     pub cause: Cause,
     pub detail: Option<&'static str>,
     pub direction: String,
-    /// Python's evidence dict in insertion order.
+    /// Named evidence values in the order the host recorded them (the order the ground truth
+    /// lists them).
     pub evidence: Vec<(&'static str, Evidence)>,
 }
 
@@ -68,7 +71,7 @@ impl Stall {
     }
 }
 
-/// One packet a link or interface threw away (links/drops.py Drop). `flow_src` is the sending
+/// One packet a link, path stage or interface threw away. `flow_src` is the sending
 /// host's index, which names the flow (src, sport, dst, dport): one connection per host.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Drop {

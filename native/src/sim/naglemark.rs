@@ -1,7 +1,9 @@
-//! simulate/apps/naglemark.py (client and server) over naglemark_net.py's HostPairNetwork: one
-//! naglemark trial of Mogul & Minshall §6-7, natively. Each client connect builds a fresh host
-//! pair (hosts 2k and 2k + 1) and path, draws both ISNs from the run's generator, and retires the
-//! previous pair a second later; the loop runs in 4096-event slices like naglemark.run_trial.
+//! One naglemark trial (Mogul & Minshall, "Rethinking the TCP Nagle algorithm", §6-7): a client
+//! asks a server for responses of given lengths and times each one, over one connection or one
+//! per request. Each client connect builds a fresh host pair (hosts 2k and 2k + 1) and path, draws
+//! both ISNs from the run's generator, and retires the previous pair a second later. The loop
+//! checks for the end every 4096 events, so a trial stops at the first 4096-event boundary after
+//! its last response (the event count and end time the golden traces hold).
 
 use std::collections::VecDeque;
 
@@ -60,8 +62,8 @@ pub struct TrialOutcome {
     pub drops: Vec<Drop>,
 }
 
-/// The client's state (naglemark._Client) and the network's (HostPairNetwork), kept in Net
-/// because it spans connections and host pairs.
+/// The client's state and the network's (one host pair per connection), kept in Net because it
+/// spans connections and host pairs.
 pub struct Naglemark {
     p: &'static Personality,
     link: String,
@@ -75,7 +77,8 @@ pub struct Naglemark {
     server_phase: Ns,
     lengths: Vec<u64>,
     pub samples: Vec<(u64, Ns)>,
-    /// The lengths the server will be asked for (shared by client and server in Python).
+    /// The lengths of the requests sent and not yet read, oldest first: the client pushes one
+    /// per request, the server pops one per request it reads.
     server_queue: VecDeque<u64>,
     length: u64,
     received: u64,
@@ -103,13 +106,13 @@ pub fn with_host(net: &mut Net, i: HostIndex, f: impl FnOnce(&mut Host, &mut Net
     net.hosts[usize::from(i)] = Some(h);
 }
 
-/// HostPairNetwork.connect: a fresh client/server pair over a fresh path; the client connects.
+/// Open connection k: a fresh client/server pair over a fresh path; the client connects.
 fn connect(net: &mut Net, now: Ns) {
     let state = nm(net);
     let n = state.connections;
     state.connections += 1;
     if !state.pairs.is_empty() {
-        // _retire_previous: the last pair stops once its FIN exchange has had time to finish.
+        // The previous pair stops once its FIN exchange has had time to finish.
         let k = (state.pairs.len() - 1) as u32;
         net.schedule(now + LINGER_NS, Event::Retire(k));
     }
@@ -164,7 +167,9 @@ fn connect(net: &mut Net, now: Ns) {
         host_cfg(s, variant, Some(sockbuf), sphase, (2 * u64::from(n) + 1) << 32, iss, PeerWindow::Host(c), server_dir),
         net,
     );
-    // lan_server_personality: the server was built with it in Python; only cwnd depends on it.
+    // A BSD-family server on the LAN starts without slow start (lan_server_personality). Host::new
+    // took the plain personality; the initial window is the only difference, so swap the
+    // personality and redo the congestion state, the one thing that depends on it.
     server.p = lan_server_personality(p);
     server.cc = cc_mod::new_state(server.p.recovery, 536, server.p.initial_cwnd_segments, server.p.linux_ca, server.p.cubic);
     let fwd = SerialLink::new(format!("{link_name}-fwd"), pre.rate_bps, pre.delay_ns, pre.mtu, None, pre.framing)
@@ -184,12 +189,13 @@ fn connect(net: &mut Net, now: Ns) {
     net.hosts[usize::from(c)] = Some(Box::new(client));
 }
 
-/// _Client._established(now, client, server): start this connection's server, send a request.
+/// The client's connection is up: start this connection's server (its first read) and send a
+/// request.
 pub fn client_established(h: &mut Host, net: &mut Net, now: Ns) {
     let server = h.index + 1;
     with_host(net, server, |srv, net| {
         srv.app = App::NmServer(NmServer::default());
-        srv.read(net, now, REQUEST_BYTES); // _Server.start
+        srv.read(net, now, REQUEST_BYTES); // the server waits for a request
     });
     client_request(h, net, now);
 }
@@ -205,12 +211,12 @@ pub fn client_request(h: &mut Host, net: &mut Net, now: Ns) {
     h.write(net, now, REQUEST_BYTES, true);
 }
 
-/// The request is written: _Client._read.
+/// The request is written: the client reads the response.
 pub fn client_write_done(h: &mut Host, net: &mut Net, now: Ns) {
     h.read(net, now, CLIENT_READ_BYTES);
 }
 
-/// _Client._on_data.
+/// The client read `n` bytes of the response (0: the server closed).
 pub fn client_read_data(h: &mut Host, net: &mut Net, now: Ns, n: u64) {
     let state = nm(net);
     if n == 0 {
@@ -253,7 +259,7 @@ pub fn client_read_data(h: &mut Host, net: &mut Net, now: Ns, n: u64) {
     }
 }
 
-/// _Server._on_request.
+/// The server read `n` bytes of a request (0: the client closed).
 pub fn server_read_data(h: &mut Host, net: &mut Net, now: Ns, n: u64) {
     if n == 0 {
         h.close(net, now); // the client closed (one connection per request)
@@ -274,7 +280,8 @@ pub fn server_read_data(h: &mut Host, net: &mut Net, now: Ns, n: u64) {
     server_write_next(h, net, now);
 }
 
-/// _Server._write_next (also its write completion).
+/// The server writes the response's next chunk of at most app_buf bytes (also on each write's
+/// completion); after the last one it reads the next request.
 pub fn server_write_next(h: &mut Host, net: &mut Net, now: Ns) {
     let app_buf = nm(net).app_buf;
     let App::NmServer(srv) = &mut h.app else { return };
@@ -287,8 +294,8 @@ pub fn server_write_next(h: &mut Host, net: &mut Net, now: Ns) {
     h.write(net, now, chunk, true);
 }
 
-/// naglemark_net.make_network + naglemark.run_trial. `rng` continues after the two tick phases.
-/// The delayed-ACK tick period whose phase each end draws (independent clocks).
+/// The delayed-ACK tick period whose phase each end draws (independent clocks; the BSD 200 ms
+/// tick, docs/tcp-rules.md#delayed-ack-timers).
 const TICK_PHASE_RANGE_NS: u64 = 200 * NS_PER_MS as u64;
 
 /// One trial with the given seed: the client's and the server's tick phases are drawn first, then
@@ -336,7 +343,7 @@ pub fn run_trial(cfg: &TrialConfig, seed: i64) -> Result<TrialOutcome, String> {
     if cfg.record {
         net.tapped = Tapped::Servers;
     }
-    net.schedule(0, Event::Start); // run_trial: sim.schedule(sim.now, client.start)
+    net.schedule(0, Event::Start); // the client's first connect, at t = 0
     let mut ran: u64 = 0;
     while let Some((now, ev)) = net.queue.pop(Ns::MAX) {
         match ev {

@@ -1,6 +1,6 @@
 //! Everything of a run but the hosts (so a host method can take `&mut Net`): the event queue,
 //! the seeded random source, the two link directions, the taps at the sender, the drop log and
-//! the loss classifier. Event is the sum type of every scheduled callback in the Python run.
+//! the loss classifier. Event is the sum type of everything a run schedules.
 
 use super::app::AppEvent;
 use super::atm::{AtmSwitchPath, AtmVerdict, REASON_CELL_LOSS, REASON_EPD, REASON_PPD};
@@ -31,8 +31,8 @@ pub const ASIDE: u32 = 1 << 31;
 const ASIDE_ICMP: u32 = 1 << 30;
 const ASIDE_DROPS: [&str; 4] = [DROP_EXCEEDS_MTU, REASON_CELL_LOSS, REASON_PPD, REASON_EPD];
 
-/// The forward path's stages beyond loss and link (make_path's atm_switch, pmtu_mtu and
-/// jumbo_slots), each with the link (index) it belongs to.
+/// The forward path's stages beyond loss and link (the ATM switch port, the PMTU hop and the
+/// jumbo-slot NIC), each with the link (index) it belongs to.
 #[derive(Debug, Default)]
 pub struct PathStages {
     /// Replaces the link's SerialLink.
@@ -73,9 +73,10 @@ pub enum Event {
     /// A link (index into Net.links) delivers a segment at its far end.
     Link(u32, Segment),
     Watchdog,
-    /// sender.connect at time 0 (naglemark: the client's start).
+    /// The bulk sender connects at time 0; naglemark: a client connect (the first, and each one
+    /// after a think time).
     Start,
-    /// naglemark: stop host pair k (HostPairNetwork._retire_previous).
+    /// naglemark: stop host pair k, a second after the next connection opened.
     Retire(u32),
 }
 
@@ -86,7 +87,7 @@ pub struct Net {
     pub finished_at: Option<Ns>,
     pub started_at: Option<Ns>,
     pub links: Vec<SerialLink>,
-    /// Loss stages in front of each link (make_path's impairments), by link index.
+    /// Loss stages in front of each link (the run's loss impairments), by link index.
     pub stages: Vec<Vec<LossStage>>,
     /// The link each host emits into, by host index.
     pub out_link: Vec<u32>,
@@ -117,7 +118,7 @@ impl Net {
         }
     }
 
-    /// Wire hosts `a` and `b` with a link each way (make_path's forward and reverse inputs).
+    /// Wire hosts `a` and `b` with a link each way (a path's forward and reverse directions).
     pub fn connect_pair(&mut self, a: HostIndex, b: HostIndex, a_to_b: SerialLink, b_to_a: SerialLink) {
         for (from, to, link) in [(a, b, a_to_b), (b, a, b_to_a)] {
             let l = self.links.len() as u32;
@@ -152,8 +153,9 @@ impl Net {
         self.queue.pending(id)
     }
 
-    /// Python's `host.out.receive(now, seg)`: the sender's output passes its tap, then both hosts'
-    /// segments enter their link, synchronously.
+    /// A host sends `seg`: a tapped host's output is recorded (what a capture at it shows), a
+    /// segment on the jumbo NIC's reverse link passes its ACK watcher, then the segment goes
+    /// through its link's loss stages into the ATM path or the serial link, synchronously.
     pub fn emit(&mut self, now: Ns, from: HostIndex, seg: Segment) {
         let l = self.out_link[usize::from(from)];
         if self.tapped.covers(from) {
@@ -169,7 +171,8 @@ impl Net {
             return;
         }
         if let Some((_, atm)) = self.path.atm.as_mut().filter(|a| a.0 == l) {
-            // One scheduled event either way, as AtmSwitchPath schedules _deliver or the drop.
+            // One scheduled event either way: the delivery, or the drop logged when the PDU's
+            // last cell reached the switch.
             match atm.receive(now, &seg) {
                 AtmVerdict::DeliverAt(at) => self.schedule(at, Event::Link(l, seg)),
                 AtmVerdict::DropAt(at, reason) => {
@@ -238,13 +241,15 @@ impl Net {
         to
     }
 
-    /// Python's loss_classifier, shared by both hosts of a bulk run as run_bulk shares it.
+    /// Which loss a retransmission timeout followed (LossClassifier over the run's one drop log,
+    /// shared by both hosts of a bulk run).
     pub fn classify_loss(&mut self, uids: &[u64]) -> (Cause, Option<&'static str>) {
         self.loss.classify(&self.drops, uids)
     }
 
-    /// Python's `on_rx_drop`: only the receiver has one (run_bulk wires "receiver-rx-fifo"), so a
-    /// drop at another host's interface is not logged.
+    /// A frame dropped at a host's interface (its receive FIFO was full): logged only at the host
+    /// `rx_drops_logged` names (a bulk run's receiver, "receiver-rx-fifo"), so a drop at another
+    /// host's interface stays out of the drop log.
     pub fn record_drop(&mut self, now: Ns, seg: &Segment, reason: &'static str, place: &'static str) {
         let at_host = self.link_sink[self.out_link[usize::from(seg.src)] as usize];
         if self.rx_drops_logged != Some(at_host) {

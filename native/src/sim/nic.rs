@@ -1,6 +1,7 @@
-//! simulate/links/nic.py (JumboSlotPool: the Tigon `ti` driver's jumbo receive slots) and
-//! links/stages.py's JumboNicStage (slots held until the receiver's ACK covers the frame) with
-//! its AckWatcher on the reverse path.
+//! A receiving NIC's jumbo buffers (docs/tcp-rules.md#nic-jumbo-receive-slots; GigaTCP, the
+//! Tigon II `ti` driver's TI_JSLOTS): JumboSlotPool drops a large frame when no slot is free, and
+//! JumboNic, in front of the receiver, holds each slot until the receiver's ACK covers the frame,
+//! watching the ACKs on the reverse path.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -83,8 +84,8 @@ impl JumboSlotPool {
     }
 }
 
-/// JumboNicStage. A flow (src, sport, dst, dport) is named by its sending host: one connection
-/// per host pair.
+/// The jumbo-slot NIC in front of the receiver. A flow (src, sport, dst, dport) is named by its
+/// sending host: one connection per host pair.
 #[derive(Clone, Debug)]
 pub struct JumboNic {
     pub name: String,

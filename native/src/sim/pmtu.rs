@@ -1,5 +1,6 @@
-//! simulate/links/pmtu.py (PmtuHop: a hop with a smaller MTU, datagrams sent with DF) and
-//! links/stages.py's PmtuStage (drops, and ICMP "fragmentation needed" to the sender).
+//! A hop with a smaller MTU, datagrams sent with DF (docs/tcp-rules.md#path-mtu): PmtuHop drops
+//! what does not fit, and PmtuStage sends ICMP "fragmentation needed" with the hop's MTU to the
+//! sender (RFC 1191) or, in a black hole, nothing (RFC 2923 section 2.1).
 
 use super::engine::Ns;
 use super::net::HostIndex;

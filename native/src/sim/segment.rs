@@ -1,5 +1,6 @@
-//! simulate/segment.py: one TCP/IP segment. Hosts are numbered (0 = sender, 1 = receiver);
-//! Python's string tags are a bit set whose ascending bit order is the order Python appends them.
+//! One TCP/IP segment as the simulator carries it. Hosts are numbered (0 = sender, 1 = receiver);
+//! why a segment went out (delayed-ACK timer, retransmission, window update, persist probe, abort)
+//! is a bit set of tags, named in ascending bit order.
 
 use crate::wire::packet::flags;
 
@@ -20,7 +21,7 @@ pub const TAG_WINDOW_UPDATE: u8 = 0x04; // "window_update"
 pub const TAG_PERSIST: u8 = 0x08; // "persist_probe"
 pub const TAG_ABORT: u8 = 0x10; // "abort"
 
-/// Python's tag strings by bit, in bit order.
+/// The tags' names by bit, in ascending bit order.
 pub const TAG_NAMES: [(u8, &str); 5] = [
     (TAG_DELACK_TIMER, "delack_timer"),
     (TAG_RETRANSMIT, "retransmit"),
@@ -84,7 +85,8 @@ impl Segment {
         self.tags & tag != 0
     }
 
-    /// The Python tag tuple, in Python's order.
+    /// The names of the segment's tags in ascending bit order: one fixed order, so the tags a
+    /// trace shows are the same on every run.
     pub fn tag_names(&self) -> Vec<&'static str> {
         TAG_NAMES.iter().filter(|(b, _)| self.tags & b != 0).map(|&(_, n)| n).collect()
     }
@@ -109,7 +111,7 @@ mod tests {
     }
 
     #[test]
-    fn tag_names_follow_python_order() {
+    fn tag_names_follow_bit_order() {
         let s = Segment { tags: TAG_PERSIST | TAG_DELACK_TIMER | TAG_RETRANSMIT, ..Default::default() };
         assert_eq!(s.tag_names(), vec!["delack_timer", "retransmit", "persist_probe"]);
     }

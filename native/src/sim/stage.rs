@@ -1,5 +1,6 @@
-//! simulate/links/{loss,stages}.py's loss stages in front of a link: Bernoulli, Gilbert-Elliott
-//! and "lose exactly the n-th packets", drawing from the run's generator in Python's order.
+//! Loss stages in front of a link: Bernoulli, Gilbert-Elliott and "lose exactly the n-th
+//! packets". The random models draw from the run's generator in a fixed order per packet (the
+//! Gilbert-Elliott state change, then the loss), so a seed loses the same packets every run.
 
 use super::rng::SimRng;
 use super::segment::Segment;
@@ -10,11 +11,12 @@ pub const REASON_INJECTED_LOSS: &str = "injected_loss";
 
 #[derive(Clone, Debug)]
 pub enum LossModel {
-    /// RandomLoss(p).
+    /// Each packet lost with probability p (Bernoulli).
     Random { p: f64 },
-    /// GilbertElliott(p_gb, p_bg, loss_good, loss_bad).
+    /// A two-state channel: good to bad with p_gb, bad to good with p_bg, then a loss with the
+    /// state's probability.
     Gilbert { p_gb: f64, p_bg: f64, loss_good: f64, loss_bad: f64, bad: bool },
-    /// NthLoss(indices): 1-based counts of the packets offered.
+    /// The packets at these 1-based positions among those offered.
     Nth { indices: Vec<u64>, offered: u64 },
 }
 
@@ -44,7 +46,7 @@ pub struct LossStage {
     pub reason: &'static str,
     pub place: String,
     pub data_only: bool,
-    /// The model's offered / lost counters (RandomLoss, GilbertElliott, NthLoss).
+    /// The packets the model was offered and the ones it lost.
     pub offered: u64,
     pub lost: u64,
 }

@@ -26,7 +26,8 @@ pub const MAX_SIM_NS: Ns = 4 * 3600 * NS_PER_S;
 /// The bulk run's two ends (sender, receiver) as "addr:port", the stalls' directions.
 pub const ENDPOINTS: [&str; 2] = ["10.0.0.1:40000", "10.0.0.2:5001"];
 
-/// BulkConfig's fields, and the loss impairments the native core supports.
+/// A bulk run's configuration: the stacks, the link preset and its overrides, buffers, write and
+/// read sizes, the hosts' costs and TCP options, and the path's impairments.
 #[derive(Clone, Debug)]
 pub struct BulkRun {
     pub personality: String,
@@ -52,17 +53,19 @@ pub struct BulkRun {
     pub advertised_mss: Option<u32>,
     pub host_mtu: Option<u32>,
     pub mtu_probing: u8,
-    /// Both hosts offer SACK (BulkConfig.sack; None: the personality's).
+    /// Both hosts offer SACK (RFC 2018); None: the personality's.
     pub sack: Option<bool>,
-    /// The sender's congestion control, "reno" or "cubic" (BulkConfig.congestion; None: the personality's).
+    /// The sender's congestion control, "reno" (RFC 5681) or "cubic" (RFC 9438); None: the
+    /// personality's.
     pub congestion: Option<String>,
-    /// make_path impairments without Python objects (falsy values already dropped).
+    /// The path's impairments; one not wanted is None (the caller maps a zero or empty setting
+    /// to None).
     pub impair: Impairments,
 }
 
-/// The impairments of make_path: forward loss, gilbert and drop_nth (in that order, with
-/// loss_data_only), reverse_loss, a reverse link rate, the ATM switch port (replacing the
-/// forward link), the PMTU hop and the jumbo-slot NIC.
+/// The path's impairments: forward random loss, Gilbert-Elliott loss and drop-nth (stages in
+/// that order, each with loss_data_only), reverse random loss, a reverse link rate, the ATM
+/// switch port (replacing the forward link), the PMTU hop and the jumbo-slot NIC.
 #[derive(Clone, Debug, Default)]
 pub struct Impairments {
     pub loss: Option<f64>,
@@ -76,7 +79,8 @@ pub struct Impairments {
     pub jumbo: Option<JumboSpec>,
 }
 
-/// presets.AtmSwitchSpec.
+/// The ATM switch output port that replaces the forward link: its buffer, cell rate, discard
+/// policy ("none", "ppd" or "epd", docs/tcp-rules.md#atm-cell-discard) and the delay beyond it.
 #[derive(Clone, Debug)]
 pub struct AtmSpec {
     pub buffer_bytes: i64,
@@ -86,14 +90,17 @@ pub struct AtmSpec {
     pub out_delay_ns: Ns,
 }
 
-/// pmtu_mtu and pmtu_mode; with mode "icmp" run_bulk sends the hop's ICMP to the sender.
+/// A hop with a smaller MTU, mode "icmp" or "blackhole" (docs/tcp-rules.md#path-mtu); with
+/// "icmp" the hop's ICMP goes to the sender.
 #[derive(Clone, Debug)]
 pub struct PmtuSpec {
     pub mtu: u32,
     pub mode: String,
 }
 
-/// jumbo_slots, jumbo_min_frame_len, jumbo_replenish_ns, jumbo_hold_until_acked (defaults applied).
+/// The receiving NIC's jumbo slots (docs/tcp-rules.md#nic-jumbo-receive-slots): how many, the
+/// smallest frame that needs one, how long a freed slot takes to come back, and whether a slot is
+/// held until the ACK covers its frame (the caller applies the defaults).
 #[derive(Clone, Debug)]
 pub struct JumboSpec {
     pub slots: i64,
@@ -128,26 +135,27 @@ pub struct HostSummary {
 pub struct BulkOutcome {
     pub started_at: Option<Ns>,
     pub finished_at: Option<Ns>,
-    /// Simulated time when the loop ended (MAX_SIM_NS, as Python's run(until=...)).
+    /// Simulated time when the run ended: MAX_SIM_NS, the clock runs to the horizon once the
+    /// queue has drained (so a run that never finished lasts the whole horizon).
     pub now: Ns,
     pub events: u64,
     pub received: u64,
     /// Both taps merged by time; at equal times the arrival comes first (a stable sort).
     pub records: Vec<(Ns, Segment)>,
-    /// The sender's stalls in the order recorded (GroundTruth.stalls).
+    /// Both hosts' stalls, ordered by (end, start, direction).
     pub stalls: Vec<Stall>,
     pub drops: Vec<Drop>,
     pub sender: HostSummary,
     pub receiver: HostSummary,
     pub path_mtu: u32,
-    /// The path objects' state after the run, for BulkResult.path_inputs' counters.
+    /// The path stages' state after the run, for the counters the result reports.
     pub path: PathStages,
     /// Loss stages (forward, reverse) and the (sent_packets, sent_bytes) of the two serial links.
     pub loss_stages: [Vec<LossStage>; 2],
     pub link_sent: [(u64, u64); 2],
 }
 
-/// Host(congestion=): "reno" or "cubic" (the latter only where cwnd counts packets).
+/// The sender's congestion control by name: "reno", or "cubic" only where cwnd counts packets.
 fn cubic_of(name: &Option<String>, p: &crate::sim::tcp::personality::Personality) -> Result<Option<bool>, String> {
     match name.as_deref() {
         None => Ok(None),
@@ -208,7 +216,7 @@ pub fn run_bulk(cfg: &BulkRun, seed: i64) -> Result<BulkOutcome, String> {
     let rtt = 2 * delay;
     let threshold = (10 * NS_PER_MS).max(2 * rtt);
     let host_mtu = cfg.host_mtu.unwrap_or(mtu);
-    // make_path: no stage draws randomness or schedules anything, so building it first is safe.
+    // Building the path draws no randomness and schedules nothing, so it can come first.
     // With an ATM switch the forward SerialLink stays in its slot unused (the path replaces it).
     let im = &cfg.impair;
     let fwd = SerialLink::new(format!("{}-fwd", cfg.link), rate, delay, mtu, cfg.queue_bytes, p.framing)?;
@@ -223,7 +231,8 @@ pub fn run_bulk(cfg: &BulkRun, seed: i64) -> Result<BulkOutcome, String> {
     net.path = path_stages(&cfg.link, im, rate, delay, mtu, net.out_link[usize::from(SENDER)], net.out_link[usize::from(RECEIVER)])?;
     net.tapped = Tapped::One(SENDER);
     net.rx_drops_logged = Some(RECEIVER);
-    // _mark_predictable reads the receiver's buffer before the receiver is up (its initial size).
+    // The sender judges whether its send buffer can trigger the receiver's window update
+    // (PeerWindow) before the receiver is up: it is given the receiver's initial buffer size.
     let receiver_rcvbuf = cfg.rcvbuf.unwrap_or(recv_p.default_rcvbuf as u32);
     let sender_cfg = HostConfig {
         index: SENDER,
@@ -288,7 +297,8 @@ pub fn run_bulk(cfg: &BulkRun, seed: i64) -> Result<BulkOutcome, String> {
     };
     let [out, inn] = std::mem::take(&mut net.taps);
     let records = merge_by_time(out, inn);
-    // Both hosts record (the replying host's stalls too), in run_bulk's stall_order.
+    // Both hosts record (the replying host's stalls too): one fixed order, by end, start and
+    // direction (a stable sort, so the sender's first on a full tie).
     let mut stalls = std::mem::take(&mut hosts[0].stalls);
     stalls.append(&mut hosts[1].stalls);
     stalls.sort_by(|a, b| (a.end_ns, a.start_ns, &a.direction).cmp(&(b.end_ns, b.start_ns, &b.direction)));
@@ -311,7 +321,8 @@ pub fn run_bulk(cfg: &BulkRun, seed: i64) -> Result<BulkOutcome, String> {
     })
 }
 
-/// make_path's ATM switch path, PMTU hop and jumbo NIC (with its ACK watcher on the reverse link).
+/// The forward path's ATM switch port, PMTU hop and jumbo NIC (with its ACK watcher on the
+/// reverse link).
 fn path_stages(name: &str, im: &Impairments, rate: i64, delay: Ns, mtu: u32, fwd: u32, rev: u32) -> Result<PathStages, String> {
     let mut path = PathStages::default();
     if let Some(a) = &im.atm_switch {
@@ -322,7 +333,7 @@ fn path_stages(name: &str, im: &Impairments, rate: i64, delay: Ns, mtu: u32, fwd
     if let Some(h) = &im.pmtu {
         let mode = Mode::parse(&h.mode).ok_or_else(|| format!("unknown pmtu mode {:?}", h.mode))?;
         let hop = PmtuHop::new(h.mtu, mode)?;
-        let sink = (mode == Mode::Icmp).then_some(SENDER); // run_bulk: icmp_sink = sender.on_icmp_frag_needed
+        let sink = (mode == Mode::Icmp).then_some(SENDER); // the ICMP goes back to the sender (RFC 1191)
         path.pmtu = Some((fwd, PmtuStage { name: format!("{name}-pmtu"), hop, icmp_sink: sink, icmp_delay_ns: delay, icmp_sent: 0 }));
     }
     if let Some(j) = &im.jumbo {
@@ -332,7 +343,7 @@ fn path_stages(name: &str, im: &Impairments, rate: i64, delay: Ns, mtu: u32, fwd
     Ok(path)
 }
 
-/// make_path's loss stages for (forward, reverse).
+/// The loss stages of (forward, reverse), in the order a packet meets them.
 fn loss_stages(name: &str, im: &Impairments) -> (Vec<LossStage>, Vec<LossStage>) {
     let fwd_place = format!("{name}-fwd-loss");
     let stage = |model, reason, place: &String, data_only| LossStage { model, reason, place: place.clone(), data_only, offered: 0, lost: 0 };
@@ -405,7 +416,8 @@ fn watchdog(hosts: &mut [Host; 2], net: &mut Net, now: Ns) {
     net.schedule(now + NS_PER_S, Event::Watchdog);
 }
 
-/// sorted(in + out, key=time) for two time-ordered lists: ties keep `in` first (cause before effect).
+/// The tap's two time-ordered lists merged by time: at equal times an arrival comes before an
+/// emission (cause before effect).
 fn merge_by_time(out: Vec<(Ns, Segment)>, inn: Vec<(Ns, Segment)>) -> Vec<(Ns, Segment)> {
     let mut merged = Vec::with_capacity(out.len() + inn.len());
     let mut a = out.into_iter().peekable();
