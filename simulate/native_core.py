@@ -294,13 +294,15 @@ def drops_of(raw: dict[str, Any]) -> list[Any]:
 def naglemark_trial(
     *, personality: str, link: str, variant: Any, sockbuf: int, receiver_inference: bool, seed: int,
     trial: Any, app_buf: int, lengths: list[int], think_ns: int = 0, record: bool = False,
+    rate_bps: int | None = None, delay_ns: int | None = None, mtu: int | None = None,
 ) -> tuple[Any, dict[str, Any]]:
     """One naglemark trial (Mogul & Minshall §6-7): (TrialResult, the core's raw output). With
-    `record` the raw output also holds the servers' trace, both ends' stalls and the drops."""
+    `record` the raw output also holds the servers' trace, both ends' stalls and the drops.
+    `rate_bps`, `delay_ns` and `mtu` override the link preset's (a capture rig's path)."""
     from .apps import naglemark as nm
 
     preset = LINK_PRESETS.get(link)
-    if preset is None or preset.rate_bps <= 0:
+    if preset is None or (rate_bps or preset.rate_bps) <= 0:
         raise KeyError(f"unknown link preset {link!r} for naglemark; try ethernet10 or fddi")
     if personality not in PERSONALITIES:
         raise ValueError(f"naglemark: unknown personality {personality!r}; expected one of {', '.join(PERSONALITIES)}")
@@ -313,7 +315,8 @@ def naglemark_trial(
         "personality": personality, "link": link, "variant": NagleVariant(variant).value, "sockbuf": sockbuf,
         "receiver_inference": bool(receiver_inference), "per_request": trial.per_request, "app_buf": app_buf,
         "lengths": list(lengths), "think_ns": int(think_ns), "record": bool(record),
+        "rate_bps": rate_bps, "delay_ns": delay_ns, "mtu": mtu,
     }
     raw = _native_module().naglemark_trial(config, int(seed))
     samples = tuple(nm.Sample(length, elapsed) for length, elapsed in raw["samples"])
-    return nm.TrialResult(trial, app_buf, sockbuf, preset.rate_bps, samples, raw["finished_ns"]), raw
+    return nm.TrialResult(trial, app_buf, sockbuf, rate_bps or preset.rate_bps, samples, raw["finished_ns"]), raw

@@ -28,7 +28,7 @@ def test_a_command_is_imported_only_when_invoked():
 
     code = (
         "import sys; from stallscope.cli.app import load_command; load_command('flows'); "
-        "print(sorted(m for m in ('pyarrow', 'stallscope.simulate.tcp', 'stallscope.capture.emulator') if m in sys.modules))"
+        "print(sorted(m for m in ('pyarrow', 'stallscope.simulate.run_bulk', 'stallscope.capture.emulator') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd="/")
     assert out.stdout.strip() == "[]"

@@ -117,15 +117,13 @@ def test_score_corpus_of_a_perfect_analyzer_is_perfect(small_corpus):
 def test_naglemark_capture_records_the_same_trial():
     from stallscope.simulate.apps import naglemark as nm
     from stallscope.simulate.apps.naglemark_capture import run_naglemark_capture
-    from stallscope.simulate.apps.naglemark_net import make_network
-    from stallscope.simulate.nagle import NagleVariant
 
     lengths = [100 * i for i in range(1, 31)] + [4100, 8200, 12300]
     cap = run_naglemark_capture(personality="tru64", link="ethernet10", variant="NAGLE", sockbuf=16384,
                                 app_buf=4096, trial="S", lengths=lengths, seed=3)
-    net, rate = make_network(personality="tru64", link="ethernet10", variant=NagleVariant.NAGLE, sockbuf=16384,
-                             receiver_inference=False, seed=3)
-    plain = nm.run_trial(net, trial="S", app_buf=4096, sockbuf=16384, raw_rate_bps=rate, lengths=lengths)
+    plain = nm.run_trial(personality="tru64", link="ethernet10", variant="NAGLE", sockbuf=16384, app_buf=4096,
+                         trial="S", lengths=lengths, seed=3)
+    rate = plain.raw_rate_bps
     assert cap.result.samples == plain.samples  # the taps only record
     delayed = sum(1 for s in cap.result.samples if s.elapsed_ns > nm.cutoff_ns(s.length, rate))
     assert delayed > 0

@@ -32,10 +32,9 @@ def _timeouts(result) -> list:
 # --- the five cases -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("engine", ["python", "auto"])
-def test_lost_acks_only_are_an_ack_loss_timeout(engine: str) -> None:
+def test_lost_acks_only_are_an_ack_loss_timeout() -> None:
     cfg = BulkConfig(personality="bsd44", link="fastethernet", sndbuf=65536, rcvbuf=65536, bytes=1048576, seed=2)
-    r = run_bulk(cfg, impairments={"reverse_loss": 0.05}, engine=engine)
+    r = run_bulk(cfg, impairments={"reverse_loss": 0.05})
     assert r.drops and all(d.payload_len == 0 for d in r.drops)  # only ACKs were lost
     timeouts = _timeouts(r)
     assert timeouts, "the run has a timeout"
@@ -75,13 +74,12 @@ def test_turnaround_is_application_idle_not_nagle() -> None:
     assert not audit(r)
 
 
-@pytest.mark.parametrize("engine", ["python", "auto"])
-def test_borman_sends_a_short_segment_on_an_idle_connection(engine: str) -> None:
+def test_borman_sends_a_short_segment_on_an_idle_connection() -> None:
     """Borman's rule falls back on the ordinary Nagle test: nothing unacknowledged, no delay. The
     MORE flag it was built with held 4096 bytes for the 5 s persist timer 60 times (300 s)."""
     cfg = BulkConfig(personality="sunos41", link="oc3", sndbuf=4096, rcvbuf=262144, write=65536, read=8192,
                      bytes=262144, nagle="BORMAN")
-    r = run_bulk(cfg, engine=engine)
+    r = run_bulk(cfg)
     assert r.completed
     assert r.duration_s < 60
     assert not any(s.evidence.get("trigger") == "persist" for s in r.stalls)
@@ -149,14 +147,13 @@ def test_a_write_torn_by_the_buffer_is_buffer_tearing_and_sunos_chunks_the_copy_
 def test_request_response_labels_both_sides() -> None:
     cfg = BulkConfig(personality="bsd44", link="atm140", sndbuf=65536, rcvbuf=65536, write=12192, read=65536,
                      reply=1, bytes=12192 * 20)
-    for engine in ("python", "auto"):
-        r = run_bulk(cfg, engine=engine)
-        directions = {s.direction.split(":")[0] for s in r.stalls}
-        assert directions == {SENDER, RECEIVER}, engine
-        replies = [s for s in r.stalls if s.direction.startswith(RECEIVER + ":")]
-        # The replying side waits for each request: nothing to send.
-        assert {s.cause for s in replies} == {Cause.APPLICATION_IDLE}
-        assert r.ground_truth.to_json()["stalls"]
+    r = run_bulk(cfg)
+    directions = {s.direction.split(":")[0] for s in r.stalls}
+    assert directions == {SENDER, RECEIVER}
+    replies = [s for s in r.stalls if s.direction.startswith(RECEIVER + ":")]
+    # The replying side waits for each request: nothing to send.
+    assert {s.cause for s in replies} == {Cause.APPLICATION_IDLE}
+    assert r.ground_truth.to_json()["stalls"]
 
 
 def test_bulk_runs_have_no_receiver_stalls() -> None:

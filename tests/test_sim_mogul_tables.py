@@ -2,8 +2,7 @@
 
 CI runs the sequential trials whole and subsamples the random ones (100 random draws instead of
 1000, 2 repetitions instead of 10); the tolerances are the full ones. The full-size tests (1000 responses, 10 repetitions) run only on
-the native simulator core, verified identical to the Python hosts (simulate/native_core.py: 8-30 s
-per table there, 5-20 min in Python). Measured at full size on 2026-11-23 with the OSF/1 sosend
+the simulator's native core (8-30 s per table here). Measured at full size on 2026-11-23 with the OSF/1 sosend
 copy (a cluster per PRU_SEND whatever the round's space left), MSMV's tearing exemption read as
 sb_cc a multiple of MCLBYTES, and a short segment only at the end of a write (write_more_hold):
 - table 4 (Ethernet): 98/99 cells within 8 points, tau-b 0.78, 10/11 worst scores within 5 points
@@ -113,16 +112,6 @@ def test_table5_minshall_waits_only_behind_a_write_sent_alone(fddi):
                 assert sim.cells[(variant, app_buf, sockbuf)] <= 1.0
 
 
-def _native_ready() -> bool:
-    from stallscope.simulate import native_core
-
-    return native_core.native_built() and native_core.verified()
-
-
-full_size = pytest.mark.skipif(not _native_ready(), reason="full-size tables run on the verified native core only "
-                               "(python -m stallscope.simulate.native_core verify); Python takes 5-20 min per table")
-
-
 def _full(link: str):
     sim = mogul.run_table(link, responses=1000, random_repetitions=10, workers=2)
     return mc.judge(sim.cells, mc.load_paper_table(link))
@@ -138,7 +127,6 @@ def fddi_full():
     return _full("fddi")
 
 
-@full_size
 @pytest.mark.slow
 @pytest.mark.paper
 @pytest.mark.parametrize("table", ["ethernet_full", "fddi_full"])
@@ -150,7 +138,6 @@ def test_full_size_cells_and_ranking_within_the_paper_tolerances(table, request)
     assert v.tau >= mc.KENDALL_TAU_REQUIRED
 
 
-@full_size
 @pytest.mark.slow
 @pytest.mark.paper
 @pytest.mark.parametrize("table", ["ethernet_full", "fddi_full"])
@@ -160,7 +147,6 @@ def test_full_size_worst_score_of_every_variant_within_5_points(table, request):
     assert not off, f"worst scores off by more than 5 points: {off}"
 
 
-@full_size
 @pytest.mark.slow
 @pytest.mark.paper
 def test_the_calibrated_think_time_is_what_brings_table4s_eom_within_5_points():

@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from stallscope.simulate.apps import naglemark as nm
-from stallscope.simulate.apps.naglemark_net import make_network
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "nagle_4k_jumbo.json"
 STALL_NS = 30_000_000
@@ -29,10 +28,9 @@ def _capture(name: str = "nagle_4k_jumbo"):
 
 def _simulate(real, *, variant: str, app_buf: int, trial: str, delay_ns: int, mtu: int):
     # The rig's emulator forwards without a rate limit; 10 Gbit/s stands in for the veth pair.
-    net, rate = make_network(personality="linux", link="gige", variant=variant, sockbuf=65536,
-                             receiver_inference=False, seed=0, rate_bps=10_000_000_000, delay_ns=delay_ns, mtu=mtu)
-    result = nm.run_trial(net, trial=trial, app_buf=app_buf, sockbuf=65536, raw_rate_bps=rate,
-                          lengths=[length for length, _ in real])
+    result = nm.run_trial(personality="linux", link="gige", variant=variant, sockbuf=65536, app_buf=app_buf,
+                          trial=trial, lengths=[length for length, _ in real], seed=0, rate_bps=10_000_000_000,
+                          delay_ns=delay_ns, mtu=mtu)
     return [(s.length, s.elapsed_ns) for s in result.samples]
 
 

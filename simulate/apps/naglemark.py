@@ -92,11 +92,13 @@ class TrialResult:
 def run_trial(
     *, personality: str, link: str, variant: str, sockbuf: int, app_buf: int, trial: TrialType | str,
     lengths: list[int], seed: int = 0, receiver_inference: bool = False, think_ns: int = 0,
+    rate_bps: int | None = None, delay_ns: int | None = None, mtu: int | None = None,
 ) -> TrialResult:
     """Run one trial to completion in the simulator: a client host running traditional Nagle and
     a server host running `variant` with a `sockbuf` send buffer, over the `link` preset, one
     connection per request for trials s and r. `think_ns`: the client's time between a response's
-    last byte and its next request (not measured)."""
+    last byte and its next request (not measured). `rate_bps`, `delay_ns` and `mtu` override the
+    preset's (a capture rig's path)."""
     from ..nagle import NagleVariant
     from ..native_core import naglemark_trial
 
@@ -105,5 +107,6 @@ def run_trial(
     v = NagleVariant.parse(variant) if isinstance(variant, str) else NagleVariant(variant)
     result, _raw = naglemark_trial(personality=personality, link=link, variant=v, sockbuf=sockbuf,
                                    receiver_inference=receiver_inference, seed=seed, trial=TrialType(trial),
-                                   app_buf=app_buf, lengths=lengths, think_ns=think_ns)
+                                   app_buf=app_buf, lengths=lengths, think_ns=think_ns, rate_bps=rate_bps,
+                                   delay_ns=delay_ns, mtu=mtu)
     return result

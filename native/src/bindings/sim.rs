@@ -21,6 +21,14 @@ fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult
     }
 }
 
+/// An optional config entry: absent or None both mean "the preset's".
+fn opt<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Option<T>> {
+    match d.get_item(key)? {
+        Some(v) if !v.is_none() => v.extract().map(Some).map_err(|e| PyValueError::new_err(format!("config[{key:?}]: {e}"))),
+        _ => Ok(None),
+    }
+}
+
 fn cost_of(d: &Bound<'_, PyDict>) -> PyResult<HostCost> {
     let c: Bound<'_, PyDict> = get(d, "cost")?;
     Ok(HostCost {
@@ -368,7 +376,8 @@ fn path_dict<'py>(py: Python<'py>, out: &BulkOutcome) -> PyResult<Bound<'py, PyD
 }
 
 /// One naglemark trial natively: `config` holds personality, link, variant, sockbuf,
-/// receiver_inference, per_request, app_buf, lengths, think_ns and optionally record. Returns
+/// receiver_inference, per_request, app_buf, lengths, think_ns and optionally record and the
+/// path's rate_bps, delay_ns and mtu (None: the preset's). Returns
 /// samples as (length, elapsed_ns) pairs, finished_ns, events, now and connections; with record
 /// also the servers' trace, both ends' stalls and the drops, as simulate_bulk does.
 #[pyfunction]
@@ -393,6 +402,9 @@ fn naglemark_trial<'py>(
             Some(v) => v.extract()?,
             None => false,
         },
+        rate_bps: opt(config, "rate_bps")?,
+        delay_ns: opt(config, "delay_ns")?,
+        mtu: opt(config, "mtu")?,
     };
     let out = py.allow_threads(|| run_trial(&cfg, seed)).map_err(PyValueError::new_err)?;
     let d = PyDict::new(py);

@@ -42,6 +42,10 @@ pub struct TrialConfig {
     pub lengths: Vec<u64>,
     /// The client's time between a response's last byte and its next request (not measured).
     pub think_ns: Ns,
+    /// Overrides of the link preset's rate, one-way delay and MTU (a capture rig's path).
+    pub rate_bps: Option<i64>,
+    pub delay_ns: Option<Ns>,
+    pub mtu: Option<u32>,
     /// Record the servers' packets (what a capture at the server shows) and both ends' stalls.
     pub record: bool,
 }
@@ -67,6 +71,8 @@ pub struct TrialOutcome {
 pub struct Naglemark {
     p: &'static Personality,
     link: String,
+    /// (rate bit/s, one-way delay, MTU) of each connection's path.
+    path: (i64, Ns, u32),
     variant: NagleVariant,
     sockbuf: u32,
     infer: bool,
@@ -126,15 +132,16 @@ fn connect(net: &mut Net, now: Ns) {
     let (p, variant, sockbuf, infer, record) = (state.p, state.variant, state.sockbuf, state.infer, state.record);
     let (cphase, sphase) = (state.client_phase, state.server_phase);
     let pre = preset(&state.link).expect("link checked");
+    let (rate, delay, mtu) = state.path;
     let link_name = state.link.clone();
     // A stall is a gap of 10 ms or two round trips, whichever is longer (as in a bulk run).
-    let threshold = (10 * NS_PER_MS).max(4 * pre.delay_ns);
+    let threshold = (10 * NS_PER_MS).max(4 * delay);
     let client_end = format!("{CLIENT_ADDR}:{}", u32::from(FIRST_CLIENT_PORT) + n);
     let server_end = format!("{SERVER_ADDR}:{SERVER_PORT}");
     let host_cfg = |index: HostIndex, nagle, sndbuf, phase, uid_base, iss, peer_window, direction| HostConfig {
         index,
         personality: p.name,
-        mtu: pre.mtu,
+        mtu,
         sndbuf,
         rcvbuf: None,
         route_mtu: None,
@@ -172,9 +179,9 @@ fn connect(net: &mut Net, now: Ns) {
     // personality and redo the congestion state, the one thing that depends on it.
     server.p = lan_server_personality(p);
     server.cc = cc_mod::new_state(server.p.recovery, 536, server.p.initial_cwnd_segments, server.p.linux_ca, server.p.cubic);
-    let fwd = SerialLink::new(format!("{link_name}-fwd"), pre.rate_bps, pre.delay_ns, pre.mtu, None, pre.framing)
+    let fwd = SerialLink::new(format!("{link_name}-fwd"), rate, delay, mtu, None, pre.framing)
         .expect("preset link");
-    let rev = SerialLink::new(format!("{link_name}-rev"), pre.rate_bps, pre.delay_ns, pre.mtu, None, pre.framing)
+    let rev = SerialLink::new(format!("{link_name}-rev"), rate, delay, mtu, None, pre.framing)
         .expect("preset link");
     net.connect_pair(c, s, fwd, rev);
     server.listen();
@@ -305,9 +312,12 @@ pub fn run_trial(cfg: &TrialConfig, seed: i64) -> Result<TrialOutcome, String> {
     let client_phase = rng.randrange(TICK_PHASE_RANGE_NS) as Ns;
     let server_phase = rng.randrange(TICK_PHASE_RANGE_NS) as Ns;
     let p = get_personality(&cfg.personality).ok_or_else(|| format!("unknown personality {:?}", cfg.personality))?;
-    match preset(&cfg.link) {
-        Some(pre) if pre.rate_bps > 0 => {}
-        _ => return Err(format!("unknown link preset {:?} for naglemark", cfg.link)),
+    let path = match preset(&cfg.link) {
+        Some(pre) => (cfg.rate_bps.unwrap_or(pre.rate_bps), cfg.delay_ns.unwrap_or(pre.delay_ns), cfg.mtu.unwrap_or(pre.mtu)),
+        None => return Err(format!("unknown link preset {:?} for naglemark", cfg.link)),
+    };
+    if path.0 <= 0 || path.1 < 0 || path.2 < 68 {
+        return Err(format!("naglemark: the path needs a positive rate, a delay >= 0 and an MTU >= 68, got {path:?}"));
     }
     if cfg.think_ns < 0 {
         return Err(format!("naglemark: think time must not be negative, got {}", cfg.think_ns));
@@ -319,6 +329,7 @@ pub fn run_trial(cfg: &TrialConfig, seed: i64) -> Result<TrialOutcome, String> {
     net.naglemark = Some(Box::new(Naglemark {
         p,
         link: cfg.link.clone(),
+        path,
         variant: cfg.variant,
         sockbuf: cfg.sockbuf,
         infer: cfg.receiver_inference,

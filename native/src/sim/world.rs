@@ -211,7 +211,7 @@ pub fn run_bulk(cfg: &BulkRun, seed: i64) -> Result<BulkOutcome, String> {
     let delay = cfg.delay_ns.unwrap_or(p.delay_ns);
     let mtu = cfg.mtu.unwrap_or(p.mtu);
     if rate <= 0 {
-        return Err(format!("make_path({:?}) needs a positive rate_bps", cfg.link));
+        return Err(format!("link {:?} needs a positive rate_bps", cfg.link));
     }
     let rtt = 2 * delay;
     let threshold = (10 * NS_PER_MS).max(2 * rtt);
