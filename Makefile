@@ -34,7 +34,7 @@ demo: setup
 # Run pytest as an executable (not `python -m pytest`) so the repo root is not on sys.path.
 # Two workers (pytest-xdist) for everything but the live captures, which run alone afterwards:
 # their user-space link emulator must not share its core with the analyzer's tests. Tests marked
-# `slow` run with `make test-slow` (the two simulator engines' differential, the full scoring corpus,
+# `slow` run with `make test-slow` (the rest of the simulator's golden traces, the full scoring corpus,
 # every byte cut of the large captures: ~7 min here), except the papers' tables (`paper`), which
 # `make test` keeps: the reproductions' verdicts are checked on every run.
 test: setup
