@@ -174,6 +174,41 @@ mod tests {
     }
 
     #[test]
+    fn a_cancelled_event_does_not_run_and_a_run_to_until_ends_at_until() {
+        let mut q = EventQueue::new();
+        let early = q.schedule(5, 5);
+        q.schedule(50, 50);
+        q.cancel(early);
+        assert_eq!(q.pop(30), None);
+        q.advance_to(30);
+        assert_eq!(q.now(), 30);
+        assert_eq!(q.pop(Ns::MAX), Some((50, 50)));
+    }
+
+    #[test]
+    fn events_at_exactly_until_run_even_at_time_zero() {
+        let mut q = EventQueue::new();
+        q.schedule(0, 0);
+        q.schedule(1, 1);
+        assert_eq!(q.pop(0), Some((0, 0)));
+        assert_eq!(q.pop(0), None);
+        q.advance_to(0);
+        assert_eq!(q.now(), 0);
+    }
+
+    #[test]
+    fn a_run_stopped_after_some_events_continues_where_it_left_off() {
+        let mut q = EventQueue::new();
+        for t in 1..=3 {
+            q.schedule(t, t);
+        }
+        let first: Vec<Ns> = (0..2).filter_map(|_| q.pop(Ns::MAX).map(|(t, _)| t)).collect();
+        assert_eq!((first, q.events_run()), (vec![1, 2], 2));
+        assert_eq!(q.pop(Ns::MAX), Some((3, 3)));
+        assert_eq!(q.events_run(), 3);
+    }
+
+    #[test]
     fn pending_survives_a_long_lived_event() {
         let mut q = EventQueue::new();
         let long = q.schedule(1_000, 0u32);

@@ -157,8 +157,52 @@ mod tests {
 
     #[test]
     fn serialisation_rounds_up() {
-        assert_eq!(serialisation_ns(1, 3), 2_666_666_667);
+        assert_eq!(serialisation_ns(1000, 8_000_000), 1_000_000); // 8000 bits at 8 Mbit/s
+        assert_eq!(serialisation_ns(1, 3), 2_666_666_667); // 8/3 s rounded up
         assert_eq!(serialisation_ns(1250, 10_000_000), 1_000_000);
+    }
+
+    #[test]
+    fn arrival_is_serialisation_plus_delay_and_back_to_back_packets_queue() {
+        // 1000-byte datagrams take 1 ms each at 8 Mbit/s; the second waits for the first.
+        let mut l = SerialLink::new("l".into(), 8_000_000, 5_000_000, 1500, None, Framing::None).unwrap();
+        let arrivals: Vec<Verdict> = (0..3).map(|_| l.offer(0, 1000)).collect();
+        assert_eq!(
+            arrivals,
+            [Verdict::DeliverAt(6_000_000), Verdict::DeliverAt(7_000_000), Verdict::DeliverAt(8_000_000)]
+        );
+    }
+
+    #[test]
+    fn framing_overhead_adds_to_wire_time() {
+        let mut l = SerialLink::new("l".into(), 8_000_000, 0, 1500, None, Framing::Ethernet).unwrap();
+        assert_eq!(l.offer(0, 1000), Verdict::DeliverAt(1_038_000)); // 1000 + 38 bytes of Ethernet
+    }
+
+    #[test]
+    fn tail_drop_when_the_queue_bytes_are_exceeded() {
+        let mut l = SerialLink::new("l".into(), 8_000_000, 0, 1500, Some(2500), Framing::None).unwrap();
+        let verdicts: Vec<Verdict> = (0..4).map(|_| l.offer(0, 1000)).collect();
+        // 1000 + 1000 fit in 2500 bytes, the third and fourth do not.
+        assert_eq!(verdicts[2..], [Verdict::Drop(DROP_QUEUE_OVERFLOW), Verdict::Drop(DROP_QUEUE_OVERFLOW)]);
+        // Once the first has left (1 ms) there is room again.
+        assert_eq!(l.offer(1_000_000, 1000), Verdict::DeliverAt(3_000_000));
+        assert_eq!(l.sent_packets, 3);
+    }
+
+    #[test]
+    fn an_oversize_datagram_is_dropped_with_its_reason() {
+        let mut l = SerialLink::new("l".into(), 1_000_000_000, 0, 576, None, Framing::None).unwrap();
+        assert_eq!(l.offer(0, 1040), Verdict::Drop(DROP_EXCEEDS_MTU));
+        assert_eq!(l.sent_packets, 0);
+    }
+
+    #[test]
+    fn bad_parameters_are_rejected() {
+        let err = SerialLink::new("fwd".into(), 0, 0, 1500, None, Framing::None).unwrap_err();
+        assert!(err.contains("rate_bps") && err.contains("fwd"), "{err}");
+        assert!(SerialLink::new("l".into(), 1, -1, 1500, None, Framing::None).is_err());
+        assert!(SerialLink::new("l".into(), 1, 0, 0, None, Framing::None).is_err());
     }
 
     #[test]

@@ -146,15 +146,77 @@ mod tests {
         assert_eq!(LossClassifier::default().classify(&drops, &[9]), (Cause::MssMismatch, None));
     }
 
+    /// A 1000-byte data segment of the host `flow_src`, dropped at `at_ns`.
+    fn lost(at_ns: i64, flow_src: HostIndex, uid: u64, seq: i64, reason: &'static str) -> Drop {
+        Drop { at_ns, uid, reason, place: "link".into(), flow_src, seq, payload_len: 1000, ip_len: 1040 }
+    }
+
     #[test]
-    fn a_timeout_with_nothing_dropped_is_spurious_and_with_acks_lost_an_ack_loss() {
+    fn cell_loss_in_two_packets_is_a_burst_with_atm_detail() {
+        let drops = vec![lost(10, 0, 1, 0, "atm_cell_loss"), lost(12, 0, 2, 1000, "atm_ppd")];
+        assert_eq!(LossClassifier::default().classify(&drops, &[1]), (Cause::BurstLossTimeout, Some("atm_cell_loss")));
+    }
+
+    #[test]
+    fn several_overflows_are_a_queue_overflow_burst() {
+        let drops: Vec<Drop> = (0..3).map(|i| lost(5 + i, 0, 1 + i as u64, 1000 * i, "queue_overflow")).collect();
+        assert_eq!(
+            LossClassifier::default().classify(&drops, &[1, 2, 3]),
+            (Cause::BurstLossTimeout, Some("queue_overflow"))
+        );
+    }
+
+    #[test]
+    fn structural_causes_win_even_for_one_packet() {
+        let one = |reason| LossClassifier::default().classify(&[lost(1, 0, 1, 0, reason)], &[1]).0;
+        assert_eq!(one("jumbo_slot_exhaustion"), Cause::JumboSlotExhaustion);
+        assert_eq!(one("pmtu_blackhole"), Cause::PmtuBlackhole);
+        assert_eq!(one("exceeds_mtu"), Cause::MssMismatch);
+        let mixed = vec![lost(1, 0, 1, 0, "queue_overflow"), lost(2, 0, 2, 1000, "jumbo_slot_exhaustion")];
+        assert_eq!(LossClassifier::default().classify(&mixed, &[1]), (Cause::JumboSlotExhaustion, None));
+    }
+
+    #[test]
+    fn retransmissions_of_the_same_segment_count_as_one_packet() {
+        let drops = vec![lost(1, 0, 1, 0, "queue_overflow"), lost(900, 0, 7, 0, "queue_overflow")];
+        assert_eq!(LossClassifier::default().classify(&drops, &[7]), (Cause::SingleLossTimeout, None));
+    }
+
+    #[test]
+    fn other_flows_do_not_leak_in_and_nothing_lost_is_spurious() {
+        let drops = vec![lost(1, 0, 1, 0, "queue_overflow"), lost(2, 1, 2, 0, "queue_overflow")];
+        assert_eq!(LossClassifier::default().classify(&drops, &[1]), (Cause::SingleLossTimeout, None));
+        // None of the timed-out segments dropped and nothing lost at all: the RTO was spurious.
+        let mut empty = LossClassifier::default();
+        assert_eq!(empty.classify(&[], &[5]), (Cause::SpuriousTimeout, None));
+        assert_eq!(empty.classify(&[], &[5, 6]), (Cause::SpuriousTimeout, None));
+    }
+
+    #[test]
+    fn a_timeout_whose_data_arrived_but_whose_acks_were_lost_is_an_ack_loss() {
+        // A pure ACK of the peer (uid base 1 << 40) lost on the reverse path.
+        let ack = || Drop { payload_len: 0, ip_len: 40, ..lost(1, 1, (1 << 40) + 7, 0, "random_loss") };
+        let mut drops = vec![ack()];
         let mut c = LossClassifier::default();
-        assert_eq!(c.classify(&[], &[1, 2]), (Cause::SpuriousTimeout, None));
-        let mut ack = drop((1 << 40) + 3, 500, "random_loss");
-        ack.payload_len = 0;
-        let drops = vec![ack];
-        assert_eq!(c.classify(&drops, &[4]), (Cause::AckLossTimeout, None));
-        // That ACK was counted once: the next timeout with nothing lost is spurious.
-        assert_eq!(c.classify(&drops, &[5]), (Cause::SpuriousTimeout, None));
+        assert_eq!(c.classify(&drops, &[5, 6]), (Cause::AckLossTimeout, None));
+        // The lost ACK explained one timeout; the next with nothing new lost is spurious.
+        assert_eq!(c.classify(&drops, &[7]), (Cause::SpuriousTimeout, None));
+        // A dropped data segment among the timed-out ones stays a loss, whatever ACKs were lost.
+        drops.push(ack());
+        drops.push(lost(3, 0, 8, 0, "queue_overflow"));
+        assert_eq!(c.classify(&drops, &[8]), (Cause::SingleLossTimeout, None));
+    }
+
+    #[test]
+    fn a_timeout_on_one_flow_leaves_the_other_flows_drops_for_its_own_timeout() {
+        let drops = vec![
+            lost(1, 0, 1, 0, "atm_cell_loss"),
+            lost(2, 1, 2, 0, "queue_overflow"),
+            lost(3, 1, 3, 1000, "queue_overflow"),
+        ];
+        let mut c = LossClassifier::default();
+        assert_eq!(c.classify(&drops, &[1]), (Cause::SingleLossTimeout, None));
+        // flow 1's timeout still sees both of its drops although they were logged earlier
+        assert_eq!(c.classify(&drops, &[2]), (Cause::BurstLossTimeout, Some("queue_overflow")));
     }
 }

@@ -421,5 +421,197 @@ mod tests {
         on_segment_sent(&mut s, 0, 7300, 892, 1460);
         assert!(s.small_prev);
         assert!(!may_send_short(NagleVariant::Msmv, &mut s, &ctx(200, 6932, false, 1460, 8192, 8192, false, true)));
+        // A segment other than the one just decided (a retransmission) is not forgiven either.
+        let mut s = new_state(NagleVariant::Msmv, 8192, false, false);
+        may_send_short(NagleVariant::Msmv, &mut s, &ctx(892, 8192, true, 0, 7300, 7300, false, false));
+        on_segment_sent(&mut s, 0, 0, 500, 1460);
+        assert!(s.small_prev);
+    }
+
+    // Transition tables for every variant (Mogul & Minshall section 5, Moldeklev section 4.2.1).
+
+    const MSS: i64 = 1460;
+
+    /// A candidate short segment: `off` bytes already sent past `una`, all of them outstanding;
+    /// sb_cc defaults to off + length (the segment empties the buffer).
+    #[derive(Clone, Copy)]
+    struct Ctx {
+        length: i64,
+        off: i64,
+        sb_cc: Option<i64>,
+        idle: bool,
+        una: i64,
+        more: bool,
+        eom: bool,
+    }
+
+    const C: Ctx = Ctx { length: 500, off: 0, sb_cc: None, idle: false, una: 0, more: false, eom: false };
+    /// Three full segments unacknowledged and a 500-byte tail.
+    const BUSY: Ctx = Ctx { off: 3 * MSS, ..C };
+
+    impl Ctx {
+        fn get(self) -> SendContext {
+            let nxt = self.una + self.off;
+            SendContext {
+                now: 0, length: self.length, maxseg: MSS, off: self.off,
+                sb_cc: self.sb_cc.unwrap_or(self.off + self.length), idle: self.idle, snd_una: self.una,
+                snd_nxt: nxt, snd_max: nxt, more_to_come: self.more, end_of_message: self.eom, from_write: false,
+            }
+        }
+    }
+
+    fn fresh(v: NagleVariant) -> NagleState {
+        new_state(v, MCLBYTES_TRU64, false, false)
+    }
+
+    fn decide(v: NagleVariant, c: Ctx) -> bool {
+        may_send_short(v, &mut fresh(v), &c.get())
+    }
+
+    fn may(st: &mut NagleState, c: Ctx) -> bool {
+        may_send_short(st.variant, st, &c.get())
+    }
+
+    /// The sosend hooks for one write copied in PRU_SENDs leaving `resids` bytes each.
+    fn write(st: &mut NagleState, idle: bool, resids: &[i64], space_after: i64) {
+        on_write_entry(st, idle);
+        for &resid in resids {
+            before_pru_send(st, resid, space_after);
+        }
+    }
+
+    #[test]
+    fn every_variant_has_its_exact_name() {
+        // Mogul table 3, Moldeklev's UNACKED-MSS and Linux TCP_CORK.
+        let names: Vec<&str> = NagleVariant::ALL.iter().map(|v| v.value()).collect();
+        assert_eq!(
+            names,
+            ["NAGLE", "OFF", "MINSHALL", "MSMV", "EOM", "E+M", "MIN+MORE", "DLDET", "E+M+M", "E+M+D", "BORMAN", "UNACKED-MSS", "CORK"]
+        );
+        assert_eq!(NagleVariant::parse("e+m+d"), Some(NagleVariant::EMD));
+        assert_eq!(NagleVariant::parse("E_M_D"), Some(NagleVariant::EMD));
+        assert_eq!(NagleVariant::parse("NAGEL"), None);
+    }
+
+    #[test]
+    fn idle_connection_sends_the_emptying_short_segment() {
+        for v in NagleVariant::ALL.into_iter().filter(|&v| v != NagleVariant::Cork) {
+            assert!(decide(v, Ctx { idle: true, ..C }), "{v:?}");
+        }
+        assert!(!decide(NagleVariant::Cork, Ctx { idle: true, ..C }), "CORK holds even when idle");
+    }
+
+    #[test]
+    fn of_sfs_short_tail_behind_unacked_full_segments() {
+        // Three full segments sent and unacked, a 500-byte tail left: Mogul's OF+SFS case (section 3).
+        use NagleVariant::*;
+        let cases = [
+            (Nagle, false), (Off, true), (Minshall, true), (MinMore, true), (Msmv, true), (EMM, true),
+            (Eom, false), (EM, false), (Borman, false), (Dldet, false), (EMD, false), (UnackedMss, true),
+            (Cork, false),
+        ];
+        for (v, expected) in cases {
+            let mut st = fresh(v);
+            for i in 0..3 {
+                on_segment_sent(&mut st, 0, i * MSS, MSS, MSS);
+            }
+            assert_eq!(may(&mut st, Ctx { sb_cc: Some(3 * MSS + 500), ..BUSY }), expected, "{v:?}");
+        }
+    }
+
+    #[test]
+    fn minshall_holds_while_a_short_segment_is_unacked_and_releases_on_its_ack() {
+        let mut st = fresh(NagleVariant::Minshall);
+        on_segment_sent(&mut st, 0, 0, 300, MSS); // short segment [0, 300)
+        on_segment_sent(&mut st, 0, 300, MSS, MSS);
+        assert!(!may(&mut st, Ctx { length: 100, off: 300 + MSS, ..C }));
+        on_ack(&mut st, 1, 300); // the short one is acked, a full one still outstanding
+        assert!(may(&mut st, Ctx { length: 100, off: MSS, una: 300, ..C }));
+    }
+
+    #[test]
+    fn msmv_holds_after_a_short_packet_but_not_after_a_full_one() {
+        let mut st = fresh(NagleVariant::Msmv);
+        may(&mut st, Ctx { length: 700, off: MSS, sb_cc: Some(MSS + 700 + 1), ..C }); // not emptying: probe only
+        on_segment_sent(&mut st, 0, MSS, 700, MSS); // short, buffer not a cluster multiple
+        assert!(st.small_prev);
+        assert!(!may(&mut st, Ctx { length: 10, off: MSS + 700, ..C }));
+        on_segment_sent(&mut st, 0, MSS + 700, MSS, MSS);
+        assert!(may(&mut st, Ctx { length: 10, off: 2 * MSS + 700, ..C }));
+    }
+
+    #[test]
+    fn unacked_mss_needs_strictly_more_than_one_mss_outstanding() {
+        // Moldeklev section 4.2.1: "more than MSS outstanding unacknowledged bytes".
+        assert!(!decide(NagleVariant::UnackedMss, Ctx { off: MSS, ..C }));
+        assert!(decide(NagleVariant::UnackedMss, Ctx { off: MSS + 1, ..C }));
+    }
+
+    #[test]
+    fn eom_marks_only_writes_that_called_tcp_output_more_than_once() {
+        // Mogul section 5.3: EOM acts like NAGLE unless the write took more than one MCLBYTES copy.
+        let mut st = fresh(NagleVariant::Eom);
+        write(&mut st, false, &[0], 10_000); // one copy: no mark
+        assert!(!may(&mut st, BUSY));
+        write(&mut st, false, &[4000, 0], 10_000); // two copies: marked
+        assert!(may(&mut st, BUSY));
+    }
+
+    #[test]
+    fn eom_alone_marks_a_full_socket_buffer_but_e_m_does_not() {
+        // Mogul figure 11 tearing: EOM marks a buffer-full copy; E+M sets MORE instead and holds.
+        for (v, expected) in [(NagleVariant::Eom, true), (NagleVariant::EM, false)] {
+            let mut st = fresh(v);
+            write(&mut st, false, &[20_000, 12_000], 0);
+            assert_eq!(may(&mut st, BUSY), expected, "{v:?}");
+        }
+    }
+
+    #[test]
+    fn more_holds_a_short_segment_even_on_an_idle_connection() {
+        let mut st = fresh(NagleVariant::MinMore);
+        write(&mut st, true, &[5000], 0);
+        assert!(!may(&mut st, Ctx { idle: true, ..C }));
+        before_pru_send(&mut st, 0, 100); // rest of the write copied
+        assert!(may(&mut st, Ctx { idle: true, ..C }));
+    }
+
+    #[test]
+    fn more_and_eom_fall_back_on_the_context_without_hooks() {
+        assert!(!decide(NagleVariant::EM, Ctx { idle: true, more: true, ..C }));
+        assert!(decide(NagleVariant::EM, Ctx { eom: true, ..BUSY }));
+        assert!(!decide(NagleVariant::Eom, BUSY));
+    }
+
+    #[test]
+    fn borman_releases_the_tail_of_a_write_that_began_idle_only() {
+        let mut st = fresh(NagleVariant::Borman);
+        write(&mut st, true, &[8000, 0], 10_000);
+        assert!(may(&mut st, BUSY));
+        write(&mut st, false, &[0], 10_000); // the next write began busy: plain Nagle
+        assert!(!may(&mut st, BUSY));
+    }
+
+    #[test]
+    fn dldet_releases_one_short_segment_when_the_application_blocks() {
+        // Mogul figure 6: the block sets the one-bit counter; one short segment consumes it.
+        let mut st = fresh(NagleVariant::Dldet);
+        assert!(!may(&mut st, BUSY));
+        assert!(on_app_block(&mut st));
+        assert!(may(&mut st, BUSY));
+        on_segment_sent(&mut st, 0, 3 * MSS, 500, MSS);
+        // a second short write while still blocked (multi-threaded Telnet) is held again
+        assert!(!may(&mut st, Ctx { length: 1, off: 3 * MSS + 500, ..C }));
+    }
+
+    #[test]
+    fn dldet_does_nothing_until_blocked_and_other_variants_ignore_blocking() {
+        let mut st = fresh(NagleVariant::Nagle);
+        assert!(!on_app_block(&mut st));
+        assert!(!may(&mut st, BUSY));
+        let mut st = fresh(NagleVariant::EMD);
+        on_app_block(&mut st);
+        on_app_wake(&mut st);
+        assert!(!may(&mut st, BUSY));
     }
 }

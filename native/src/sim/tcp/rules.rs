@@ -249,7 +249,7 @@ pub fn black_hole_suspected(first_rexmit_at: Option<i64>, now: i64) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::personality::{BSD44, FREEBSD4, LINUX, SUNOS41};
+    use super::super::personality::{BSD44, FREEBSD4, LINUX, SUNOS41, TRU64};
     use super::*;
 
     const MSS: i64 = 9204;
@@ -309,6 +309,41 @@ mod tests {
     }
 
     #[test]
+    fn sosend_round_tests_the_low_water_mark_once() {
+        // 4.4BSD/OSF sosend tests space against sb_lowat when a round starts, then copies cluster
+        // by cluster until that space is used (`} while (resid && space > 0)`); SunOS re-tests
+        // per chunk (docs/tcp-rules.md#socket-copy-loop).
+        assert_eq!(sosend_chunk(&BSD44, 20000, 12000, false, None), 2048); // round starts: 12000 >= lowat
+        assert_eq!(sosend_chunk(&BSD44, 1808, 1000, false, None), 0); // a new round would sleep
+        assert_eq!(sosend_chunk(&BSD44, 1808, 1000, true, None), 1000); // the round goes on
+        assert_eq!(sosend_chunk(&TRU64, 11808, 3808, false, None), 0); // OSF: 3808 < 8192
+        assert!(sosend_rounds(&TRU64) && sosend_rounds(&BSD44));
+        assert!(!sosend_rounds(&SUNOS41) && !sosend_rounds(&LINUX));
+    }
+
+    #[test]
+    fn osf_sosend_cluster_does_not_depend_on_the_space_left() {
+        // DEC OSF/1 uipc_socket.c (mbufthreshold = 1024): with at least 1024 bytes of the write
+        // left, a cluster of min(resid, MCLBYTES) even when the round has less space, so a round
+        // can pass sb_hiwat by up to a cluster; below it small mbufs fill at most the space.
+        // 4.4BSD bounds every copy by the space.
+        assert_eq!(sosend_chunk(&TRU64, 11808, 3808, true, None), 8192); // overshoots by 4384
+        assert_eq!(sosend_chunk(&TRU64, 3616, 864, true, None), 3616);
+        assert_eq!(sosend_chunk(&TRU64, 900, 500, true, None), 500); // small mbufs: bounded
+        assert_eq!(sosend_chunk(&TRU64, 11808, 0, true, None), 0); // the round ended
+        let bsd_8k = Personality { mclbytes: 8192, ..BSD44 };
+        assert_eq!(sosend_chunk(&bsd_8k, 11808, 3808, true, None), 3808);
+    }
+
+    #[test]
+    fn writer_low_water_mark_can_be_the_mss() {
+        // OSF/1 tcp_mss sets so_snd.sb_lowat = mss; the host passes it as `lowat`.
+        let osf = Personality { lowat_is_mss: true, ..TRU64 };
+        assert_eq!(sosend_chunk(&osf, 8000, 4400, false, Some(4312)), 8000);
+        assert_eq!(sosend_chunk(&osf, 8000, 4300, false, Some(4312)), 0);
+    }
+
+    #[test]
     fn linux_rto_is_srtt_plus_at_least_the_minimum() {
         let ms = 1_000_000;
         let mut st = LinuxRtt::default();
@@ -319,6 +354,13 @@ mod tests {
             linux_rtt_estimator(&mut st, 40 * ms, 10 * i, 10 * i + 10, LINUX.rto_min_ns);
         }
         assert_eq!(linux_rto_ns(&LINUX, &st), 240 * ms);
+        assert_eq!(rto_ns(&LINUX, 40 * ms, 0), 200 * ms); // Jacobson's clamp, which Linux does not use
+        // A larger error raises rttvar above the minimum at once; it decays once per round trip.
+        linux_rtt_estimator(&mut st, 400 * ms, 2000, 2010, LINUX.rto_min_ns);
+        let spike = linux_rto_ns(&LINUX, &st);
+        assert!(spike > 85 * ms + 360 * ms - ms, "{spike}");
+        linux_rtt_estimator(&mut st, 40 * ms, 2010, 2020, LINUX.rto_min_ns);
+        assert!(linux_rto_ns(&LINUX, &st) < spike);
     }
 
     #[test]
@@ -330,7 +372,9 @@ mod tests {
         assert_eq!(select_mss(&SUNOS41, 9244, Some(1460), None, false), 1460);
         assert_eq!(select_mss(&LINUX, 9000, None, Some(1500), false), 1460);
         assert_eq!(select_mss(&LINUX, 1500, Some(1460), None, true), 1448);
+        // FreeBSD tcp_mss: the option comes off after the peer's offer, before the cluster rounding.
         assert_eq!(select_mss(&FREEBSD4, 4470, Some(4430), None, true), 4096);
+        assert_eq!(select_mss(&FREEBSD4, 9000, Some(8960), None, true), 8192);
     }
 
     #[test]
@@ -366,7 +410,7 @@ mod tests {
             (srtt, var) = bsd_xmit_timer(Some(srtt), var, 1);
         }
         assert_eq!(bsd_rexmtval_ticks(srtt, var), 3);
-        assert!(BSD44.rtt_fixed_point && super::super::personality::TRU64.rtt_fixed_point);
+        assert!(BSD44.rtt_fixed_point && TRU64.rtt_fixed_point);
         assert!(!SUNOS41.rtt_fixed_point && !FREEBSD4.rtt_fixed_point);
     }
 

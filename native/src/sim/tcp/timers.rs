@@ -152,6 +152,50 @@ mod tests {
         assert!(!t.count_down(TimerKind::Persist), "a cancelled kind is skipped");
     }
 
+    /// One slow tick as the host runs it (tcp_slowtimo): count every ticked timer down in the
+    /// order they were set and run `fire` on each that reaches zero.
+    fn slow_tick(t: &mut Timers, mut fire: impl FnMut(&mut Timers, TimerKind)) {
+        for kind in t.ticked_kinds().into_iter().flatten() {
+            if t.count_down(kind) {
+                fire(t, kind);
+            }
+        }
+    }
+
+    #[test]
+    fn a_timer_cancelled_by_one_that_fired_in_the_same_tick_is_skipped() {
+        // REXMT and PERSIST both reach zero on one tick; REXMT's handler cancels PERSIST (as an
+        // abort or a retransmission that finds the window open would).
+        const TICK: Ns = 500_000_000;
+        let mut net = net();
+        let mut t = Timers::new(0, Some(TICK));
+        t.set(&mut net, TimerKind::Rexmt, TICK);
+        t.set(&mut net, TimerKind::Persist, TICK);
+        let mut fired = Vec::new();
+        slow_tick(&mut t, |t, kind| {
+            fired.push(kind);
+            if kind == TimerKind::Rexmt {
+                t.cancel(TimerKind::Persist);
+            }
+        });
+        assert_eq!(fired, [TimerKind::Rexmt]);
+        assert!(!t.running(TimerKind::Persist));
+    }
+
+    #[test]
+    fn ticked_timers_fire_in_the_order_they_were_set_and_count_down() {
+        const TICK: Ns = 500_000_000;
+        let mut net = net();
+        let mut t = Timers::new(0, Some(TICK));
+        t.set(&mut net, TimerKind::Persist, 2 * TICK);
+        t.set(&mut net, TimerKind::Rexmt, TICK);
+        let mut fired = Vec::new();
+        for n in 1..=3 {
+            slow_tick(&mut t, |_, kind| fired.push((n * TICK, kind)));
+        }
+        assert_eq!(fired, [(TICK, TimerKind::Rexmt), (2 * TICK, TimerKind::Persist)]);
+    }
+
     #[test]
     fn an_exact_timer_keeps_one_event_and_moves_its_deadline() {
         let mut net = net();
