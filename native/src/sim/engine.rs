@@ -1,5 +1,6 @@
-//! The event queue of simulate/engine.py: events pop in (time, schedule order); a cancelled
-//! entry stays queued and is skipped when popped (not counted), as Python's handle.cancel().
+//! The deterministic discrete-event queue. Time is an integer number of nanoseconds, never read
+//! from a clock; events pop in (time, schedule order), so a run is a pure function of its
+//! parameters and seed. A cancelled entry stays queued and is skipped when popped (not counted).
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -61,7 +62,7 @@ impl<E> EventQueue<E> {
         EventQueue { heap: BinaryHeap::new(), now: 0, next_seq: 0, events_run: 0, live: VecDeque::new(), base: 0 }
     }
 
-    /// Panics when `at` is in the past, like Python's ValueError (a porting bug, not bad input).
+    /// Panics when `at` is in the past: that is a bug in the caller, not bad input.
     pub fn schedule(&mut self, at: Ns, ev: E) -> EventId {
         if at < self.now {
             panic!("event scheduled in the past: {at} < now {}", self.now);
@@ -107,7 +108,8 @@ impl<E> EventQueue<E> {
         }
     }
 
-    /// Python's run() epilogue: after the loop, time is at least `until`.
+    /// The end of a run bounded by `until`: time is then at least `until`, even when the queue
+    /// ran dry earlier.
     pub fn advance_to(&mut self, until: Ns) {
         self.now = self.now.max(until);
     }

@@ -1,5 +1,5 @@
-//! simulate/links/{serial,presets}.py with no impairments: one direction of a point-to-point
-//! link (byte-bounded FIFO, serialiser, fixed delay) and the named presets with their framing.
+//! One direction of a point-to-point link with no impairments (byte-bounded FIFO, serialiser,
+//! fixed delay) and the named presets with their framing.
 
 use std::collections::VecDeque;
 
@@ -17,7 +17,8 @@ const LLC_SNAP: u64 = 8;
 const AAL5_TRAILER: u64 = 8;
 pub const OC3_CELL_RATE: i64 = 149_760_000;
 
-/// Bytes on the wire beyond the IP datagram (presets.py's wire_bytes functions).
+/// The link layer's framing: the bytes a datagram takes on the wire (docs/tcp-rules.md#atm-cells
+/// for AAL5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Framing {
     /// AAL5 with LLC/SNAP in 53-byte cells.
@@ -63,7 +64,7 @@ pub fn preset(name: &str) -> Option<&'static LinkPreset> {
     LINK_PRESETS.iter().find(|p| p.name == name)
 }
 
-/// Exact ceil(wire_bytes * 8 * 1e9 / rate_bps) (serial.py serialisation_ns).
+/// Exact ceil(wire_bytes * 8 * 1e9 / rate_bps) in integer arithmetic.
 pub fn serialisation_ns(wire_bytes: u64, rate_bps: i64) -> Ns {
     let num = i128::from(wire_bytes) * 8 * i128::from(NS_PER_S);
     let rate = i128::from(rate_bps);
@@ -123,7 +124,9 @@ impl SerialLink {
         self.held_bytes
     }
 
-    /// serial.py receive(): the caller schedules the delivery (one engine event) or logs the drop.
+    /// A datagram arriving at the link: it occupies the queue until its last bit is serialised,
+    /// so `queue_bytes` bounds what waits plus what is on the transmitter (a router's output
+    /// buffer). The caller schedules the delivery (one engine event) or logs the drop.
     pub fn offer(&mut self, now: Ns, ip_len: u32) -> Verdict {
         if ip_len > self.mtu {
             return Verdict::Drop(DROP_EXCEEDS_MTU);

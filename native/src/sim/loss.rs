@@ -1,11 +1,13 @@
-//! simulate/loss_attribution.py for the drops a run without impairments can have (link queue
+//! Loss attribution for the drops a run without impairments can have (link queue
 //! overflow, MTU, receive FIFO): when a retransmission timeout fires, name how the loss came about
 //! from the drops of the same flow since the previous answer plus the drops of the named uids.
 
 use super::ground_truth::{Cause, Drop};
 use super::net::HostIndex;
 
-/// Drop reason -> (cause, detail); the order is Python's priority order for mixed episodes.
+/// Drop reason -> (cause, detail), in priority order for mixed episodes: a path that cannot
+/// carry the segment at all explains the stall before any loss pattern does. One packet of a
+/// congestion kind becomes a single loss.
 const BY_REASON: [(&str, Cause, Option<&str>); 11] = [
     ("pmtu_blackhole", Cause::PmtuBlackhole, None),
     ("pmtu_frag_needed", Cause::PmtuBlackhole, None),
@@ -33,10 +35,11 @@ pub fn default_classification(uids: &[u64]) -> (Cause, Option<&'static str>) {
     }
 }
 
-/// A uid's host: every host numbers its segments from its own uid_base (HOST_UID_SHIFT in Python).
+/// A uid's host: every host numbers its segments from its own uid base (a bulk run's 0 and
+/// 1 << 40, a naglemark trial's k << 32 per host), so the bits above 32 tell whose segment a drop was.
 pub const HOST_UID_SHIFT: u32 = 32;
 
-/// A timeout none of whose segments was dropped (Python `_no_data_lost`): lost ACKs of the peer
+/// A timeout none of whose segments was dropped, so the data arrived: lost ACKs of the peer
 /// since the previous answer make it an ack_loss_timeout, nothing lost a spurious_timeout.
 fn no_data_lost(acks_lost: usize) -> (Cause, Option<&'static str>) {
     if acks_lost > 0 {
@@ -46,8 +49,9 @@ fn no_data_lost(acks_lost: usize) -> (Cause, Option<&'static str>) {
     }
 }
 
-/// DropLogClassifier's memory: per flow (sending host), how far into the log drops were already
-/// attributed to an earlier timeout, and how far the peers' pure ACKs were counted.
+/// The classifier's memory over one run's drop log: per flow (sending host), how far into the
+/// log drops were already attributed to an earlier timeout, and how far the peers' pure ACKs were
+/// counted.
 #[derive(Debug, Default, Clone)]
 pub struct LossClassifier {
     seen: Vec<usize>,
@@ -55,7 +59,7 @@ pub struct LossClassifier {
 }
 
 impl LossClassifier {
-    /// Pure ACKs of other hosts dropped since the previous count (Python `acks_lost`).
+    /// Pure ACKs of other hosts dropped since the previous count.
     fn acks_lost(&mut self, drops: &[Drop], uids: &[u64]) -> usize {
         let start = std::mem::replace(&mut self.acks_seen, drops.len());
         let Some(&first) = uids.first() else {
@@ -66,7 +70,7 @@ impl LossClassifier {
     }
 
     pub fn classify(&mut self, drops: &[Drop], uids: &[u64]) -> (Cause, Option<&'static str>) {
-        // by_uid keeps the latest drop of a uid (a dict overwritten in log order).
+        // A uid dropped more than once counts by its latest drop.
         let mut named: Vec<usize> = Vec::new();
         for &u in uids {
             if let Some(i) = drops.iter().rposition(|d| d.uid == u) {

@@ -1,4 +1,7 @@
-//! Every Nagle variant as one pure decision module: simulate/nagle.py (all 13 variants).
+//! Every Nagle variant as one pure decision module: the 13 of Mogul & Minshall's table 3
+//! (sections 3 and 5), Moldeklev & Gunningberg's UNACKED-MSS (section 4.2.1) and Linux TCP_CORK
+//! (docs/tcp-rules.md#linux-nagle-minshall-cork-and-nodelay). The host's tcp_output asks
+//! may_send_short at step 2 of the BSD decision order; its sosend calls the hooks of figures 4-6.
 
 pub const MCLBYTES_TRU64: i64 = 8192;
 
@@ -36,7 +39,7 @@ impl NagleVariant {
         NagleVariant::Cork,
     ];
 
-    /// The exact name of Mogul table 3 (NagleVariant.value).
+    /// The exact name of Mogul table 3 (UNACKED-MSS and CORK added).
     pub fn value(self) -> &'static str {
         match self {
             NagleVariant::Nagle => "NAGLE",
@@ -55,7 +58,7 @@ impl NagleVariant {
         }
     }
 
-    /// The Python enum member name (NagleVariant.name).
+    /// The name as an identifier (E_M_D for E+M+D), which parse also accepts.
     fn member_name(self) -> &'static str {
         match self {
             NagleVariant::EM => "E_M",
@@ -67,7 +70,7 @@ impl NagleVariant {
         }
     }
 
-    /// NagleVariant.parse: the exact name or the member name, case-insensitively.
+    /// The variant by its exact name or its identifier form, case-insensitively.
     pub fn parse(name: &str) -> Option<NagleVariant> {
         let key = name.trim().to_ascii_uppercase();
         NagleVariant::ALL.into_iter().find(|v| v.value() == key || v.member_name() == key)
@@ -107,7 +110,7 @@ pub struct SendContext {
     pub snd_max: i64,
     pub more_to_come: bool,
     pub end_of_message: bool,
-    /// tcp_output called by sosend's PRU_SEND (nagle.py `from_write`).
+    /// tcp_output called by sosend's PRU_SEND (not by input or a timer).
     pub from_write: bool,
 }
 
@@ -135,10 +138,12 @@ pub struct NagleState {
     pub more_on_entry: bool,
     pub last_sb_cc: Option<i64>,
     pub last_end: Option<i64>,
-    /// MINSHALL remembers only shorts a write sent alone on an idle connection (nagle.py).
+    /// MINSHALL as Mogul's Tru64 kernel measured (Personality::minshall_idle_writes_only): snd_sml
+    /// remembers only a short segment a write sent alone on an idle connection.
     pub sml_idle_writes_only: bool,
     pub last_idle_write: bool,
-    /// TF_MORE kept natively (personality.py `write_more_hold`).
+    /// TF_MORE kept natively (Personality::write_more_hold): no short segment while the write
+    /// being copied has bytes left, whatever the variant (OFF and DLDET's release excepted).
     pub native_more: bool,
 }
 
@@ -244,8 +249,11 @@ pub fn on_segment_sent(state: &mut NagleState, _now: i64, seq: i64, length: i64,
     if !state.sml_idle_writes_only || (decided && state.last_idle_write) {
         state.snd_sml = Some(state.snd_sml.unwrap_or(0).max(seq + length));
     }
-    // MSMV's tearing exemption: sb_cc a multiple of MCLBYTES when the emptying segment was
-    // decided (nagle.py explains the reading of Mogul §5.2).
+    // MSMV's tearing exemption (Mogul §5.2: "if the socket buffer size is a multiple of MCLBYTES,
+    // the TF_SMALL_PREV flag is not set"), "size" read as sb_cc when the emptying segment was
+    // decided: a configured size would exempt every short packet in all of Mogul's columns. Once
+    // ACKs drop unaligned amounts it stops working (Mogul §8: "only works for messages smaller
+    // than twice the socket buffer size").
     let aligned = decided && matches!(state.last_sb_cc, Some(cc) if cc % state.mclbytes == 0);
     state.small_prev = !aligned;
     if state.variant.dldet_family() && dldet_release(state) {
@@ -361,7 +369,7 @@ mod tests {
             on_segment_sent(&mut m, 0, seq, c.length, 1460);
             m.snd_sml
         }
-        // A short sent while data was outstanding does not hold the next one (personality.py).
+        // A short sent while data was outstanding does not hold the next one (Mogul table 4).
         assert_eq!(remembered(&ctx(500, 1500, false, 0, 1000, 1000, false, true), 1000), None);
         // One a write sent alone on an idle connection does.
         assert_eq!(remembered(&ctx(500, 500, true, 0, 0, 0, false, true), 0), Some(500));

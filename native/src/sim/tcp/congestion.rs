@@ -1,5 +1,7 @@
-//! Congestion window and loss recovery (Tahoe, Reno, NewReno) and Linux's CUBIC window:
-//! simulate/tcp/congestion.py.
+//! Congestion window and loss recovery: Tahoe, Reno, NewReno (RFC 5681, RFC 6582,
+//! docs/tcp-rules.md#loss-recovery). Modern Linux counts its window in packets and grows it by the
+//! packets each ACK covers (tcp_slow_start, tcp_cong_avoid_ai), with Reno's halving or CUBIC's
+//! growth and 0.7 reduction (net/ipv4/tcp_cubic.c, RFC 9438); the recovery on top is the same.
 
 use super::personality::Recovery;
 use super::rules::fdiv;

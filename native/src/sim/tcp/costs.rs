@@ -1,4 +1,6 @@
-//! The host processing-cost model: simulate/tcp/costs.py.
+//! The host processing-cost model: CPU time per packet and per KB. Application copies (sosend,
+//! soreceive) run at process level and are pre-empted by kernel work (tcp_input, tcp_output and
+//! the driver), which runs in order on one kernel timeline. Per-KB costs round down to whole ns.
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub struct HostCost {
@@ -42,7 +44,11 @@ pub const FREE: HostCost = HostCost {
     input_jitter_ns: 0,
 };
 
-/// Sun IPX with a FORE ATM card under SunOS 4.1.1 (costs.py explains the calibration).
+/// Sun IPX (SPARC, 40 MHz) with a FORE ATM card under SunOS 4.1.1, calibrated once against the
+/// normal cells of Moldeklev table 1 and used for every cell of both tables: the receiver bounds
+/// throughput near 21 Mbit/s, a 4 KB stop-and-wait round trip takes ~2.4 ms, and bursts of three
+/// 9204-byte segments now and then overflow the 28 KB receive FIFO (Moldeklev 3.1: "cell loss ->
+/// packet loss").
 pub const SUN_IPX: HostCost = HostCost {
     write_copy_ns_per_kb: 100_000,
     read_copy_ns_per_kb: 170_000,
@@ -54,7 +60,7 @@ pub const SUN_IPX: HostCost = HostCost {
     input_jitter_ns: 300_000,
 };
 
-/// COST_MODELS by name.
+/// A cost model by name: "free" or "sun_ipx".
 pub fn cost_model(name: &str) -> Option<HostCost> {
     match name {
         "free" => Some(FREE),
@@ -68,7 +74,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn per_kb_costs_round_down_like_python() {
+    fn per_kb_costs_round_down() {
         assert_eq!(SUN_IPX.output_ns(9204), 100_000 + 9204 * 70_000 / 1024);
         assert_eq!(SUN_IPX.write_ns(4096), 400_000);
         assert_eq!(SUN_IPX.read_ns(1), 166);

@@ -1,5 +1,5 @@
-//! A host's CPU under the cost model: simulate/tcp/cpu.py. Kernel work runs in order on its own
-//! timeline and pre-empts application copies; frames wait in the receive FIFO until input.
+//! A host's CPU under the cost model (costs.rs). Kernel work runs in order on its own timeline
+//! and pre-empts application copies; frames wait in the receive FIFO until input.
 
 use std::collections::VecDeque;
 
@@ -39,7 +39,8 @@ impl HostCpu {
         net.schedule(done, Event::Host(index, HostEvent::Cpu { snap, job }));
     }
 
-    /// _process_fire: Some(job) when the work is done, None when kernel time pushed it back.
+    /// Application work reached its planned end: Some(job) when it is done, None when kernel
+    /// work since it was planned pushed it back (it is then rescheduled).
     pub fn process_fire(&mut self, net: &mut Net, index: HostIndex, now: Ns, snap: Ns, job: CpuJob) -> Option<CpuJob> {
         let extra = self.stolen - snap;
         if extra > 0 {

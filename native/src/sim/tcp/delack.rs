@@ -1,4 +1,7 @@
-//! Delayed-ACK policies: simulate/tcp/delack.py.
+//! Delayed-ACK policies (RFC 1122 section 4.2.3.2, docs/tcp-rules.md#delayed-ack-timers): the BSD
+//! global 200 ms tick, FreeBSD's one-shot callout with an ACK every second segment, Linux's ATO
+//! estimate with quick-ACK mode, Linux 2.0's tcp_delack_estimator, and Tru64's small-sender
+//! inference (docs/tcp-rules.md#small-sender-inference).
 
 use super::personality::{DelAckPolicy, Personality};
 use super::rules::fdiv;

@@ -1,6 +1,7 @@
-//! A simulated end host with one TCP connection: simulate/tcp/host.py ported statement by
-//! statement (same names, same order of engine schedule calls). Python's callbacks are HostEvent
-//! values; the application's callbacks are crate::sim::app::{established, write_done, read_data}.
+//! A simulated end host with one TCP connection: the socket layer (BSD sosend / soreceive), BSD
+//! tcp_output / tcp_input and their Linux counterparts, per personality (docs/tcp-rules.md). Its
+//! own scheduled work (ticks, timers, CPU completions, delayed wire and input) is a HostEvent; the
+//! application hears from it through crate::sim::app::{established, write_done, read_data}.
 
 use std::collections::VecDeque;
 
@@ -28,27 +29,27 @@ pub const MAX_WINDOW: i64 = 65535;
 
 const NAMES: [&str; 2] = ["sender", "receiver"];
 
-/// Application-level CPU work (HostCpu.process's callback).
+/// Application-level CPU work, run when HostCpu has done it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum CpuJob {
-    /// _copied(n): a write's chunk is in the send buffer.
+    /// A write's chunk of n bytes is in the send buffer (sosend's uiomove done).
     Copied(i64),
-    /// _read_done(n): a read copied n bytes out.
+    /// A read copied n bytes out (soreceive's uiomove done).
     ReadDone(i64),
 }
 
-/// The host's own scheduled callbacks.
+/// The host's own scheduled events.
 #[derive(Debug)]
 pub enum HostEvent {
     FastTick,
     SlowTick,
-    /// Timers._event for one kind.
+    /// An exact (one-shot) timer of this kind reached its deadline (Timers::event).
     Timer(TimerKind),
-    /// HostCpu._process_fire.
+    /// Process-level CPU work finishing, unless kernel work pushed it back (HostCpu::process_fire).
     Cpu { snap: Ns, job: CpuJob },
-    /// The delayed `out.receive(t, seg)` of _emit.
+    /// A segment leaving for the wire once the output CPU cost is paid.
     Emit(Segment),
-    /// The delayed `_tcp_input(t, seg)` of receive.
+    /// A segment reaching tcp_input once the input CPU cost is paid.
     Input(Segment),
 }
 
@@ -100,7 +101,7 @@ pub struct Host {
     pub index: HostIndex,
     pub app: App,
     pub p: &'static Personality,
-    /// CUBIC or Reno (Python `Host.cubic`): the personality's unless TCP_CONGESTION chose.
+    /// CUBIC or Reno: the personality's unless TCP_CONGESTION chose.
     cubic: bool,
     pub mtu: i64,
     pub route_mtu: Option<i64>,
@@ -172,26 +173,25 @@ pub struct Host {
     slow_ticks: i64,
     pub timers: Timers,
     persist_shift: i64,
-    /// seq -> uid of its latest transmission, sorted by seq (Python's dict; only its sorted
-    /// uids and the removal of acked keys are observable).
-    /// `_sent`: (seq, uid of its latest transmission, first send time or -1 once resent: Karn).
+    /// The segments in flight, sorted by seq: (seq, uid of its latest transmission, first send
+    /// time or -1 once resent: Karn). Acknowledged ones are removed.
     sent_uids: VecDeque<(i64, u64, i64)>,
     lrtt: Option<rules::LinuxRtt>,
     pub cpu: HostCpu,
     pub rx_drops: Vec<(Ns, u64)>,
     w_resid: i64,
     w_total: i64,
-    /// Python's `_w_cb is not None`: a write call is in progress.
+    /// A write() call is in progress (the writer is inside sosend).
     w_cb: bool,
     w_blocked: bool,
     w_eom: bool,
     /// sosend: space left in the current copy round (4.4BSD/OSF).
     round_space: i64,
     r_want: i64,
-    /// Python's `_r_cb is not None`: a read call is in progress.
+    /// A read() call is in progress (the reader is inside soreceive).
     r_cb: bool,
     r_busy: bool,
-    /// Python's `self.stalls` (StallTracker); its ground truth's stalls are `stalls` below.
+    /// The sender's stall tracker; the stalls it attributes are `stalls` below.
     pub tracker: StallTracker,
     pub stalls: Vec<Stall>,
     pub segments_sent: u64,
@@ -215,8 +215,8 @@ pub struct Host {
 }
 
 impl Host {
-    /// Host.__init__: panics on an unknown personality or non-positive buffers (Python raises;
-    /// simulate/native_core.py validates the config before calling in).
+    /// Panics on an unknown personality or non-positive buffers: the caller validates the
+    /// configuration first, so either is a bug, not bad input.
     pub fn new(cfg: HostConfig, net: &mut Net) -> Host {
         let p = get_personality(cfg.personality).unwrap_or_else(|| panic!("unknown personality {:?}", cfg.personality));
         let index = cfg.index;
@@ -355,8 +355,9 @@ impl Host {
         Event::Host(self.index, e)
     }
 
-    /// _start_ticks. Written as naglemark's _GlobalTickHost does it (a host created mid-run keeps
-    /// its ticks on the grid that started at t=0); at t=0 that is Python's `phase % period`.
+    /// Start the free-running tcp_fasttimo / tcp_slowtimo ticks on the grid `phase + k * period`
+    /// that started at t=0, so a host created mid-run (a naglemark trial) ticks in step with the
+    /// host's other connections (docs/tcp-rules.md#delayed-ack-timers).
     fn start_ticks(&mut self, net: &mut Net, phase: Ns) {
         let p = self.p;
         let now = net.now();
@@ -368,7 +369,7 @@ impl Host {
         }
     }
 
-    /// Dispatch of the host's own events (each arm is the Python callback it replaces).
+    /// Dispatch of the host's own events.
     pub fn handle(&mut self, net: &mut Net, now: Ns, ev: HostEvent) {
         match ev {
             HostEvent::FastTick => self.fast_tick(net, now),
@@ -412,7 +413,7 @@ impl Host {
         let tick = self.p.slow_tick_ns.expect("slow tick without a slow-tick personality");
         net.schedule(now + tick, self.ev(HostEvent::SlowTick));
         self.slow_ticks += 1;
-        // Timers.slow_tick: fire every ticked timer that reaches zero, in insertion order.
+        // Fire every ticked timer that reaches zero, in the order they were set.
         for kind in self.timers.ticked_kinds().into_iter().flatten() {
             if self.timers.count_down(kind) {
                 self.timer_fired(net, now, kind);
@@ -916,12 +917,12 @@ impl Host {
         self.emit(net, now, seg);
     }
 
-    /// _tsval: the personality's tick count offset by the ISN, on 32 bits.
+    /// RFC 7323 TSval: the personality's timestamp clock offset by the ISN, on 32 bits.
     fn tsval(&self, now: Ns) -> u32 {
         (self.iss + now.div_euclid(self.p.ts_tick_ns)).rem_euclid(1 << 32) as u32
     }
 
-    /// _sack_max_blocks: four, or three beside a timestamp.
+    /// SACK blocks that fit the 40 option bytes: four, or three beside a timestamp (RFC 2018 section 3).
     fn sack_max_blocks(&self) -> usize {
         if self.ts_ok {
             sack_mod::MAX_BLOCKS_WITH_TIMESTAMP
@@ -930,7 +931,7 @@ impl Host {
         }
     }
 
-    /// `_sent[seq] = (uid, at)`, the deque kept sorted by seq.
+    /// Record the latest transmission of `seq`, keeping `sent_uids` sorted by seq.
     fn record_sent_uid(&mut self, seq: i64, uid: u64, at: i64) {
         match self.sent_uids.back() {
             Some(&(last, _, _)) if last < seq => self.sent_uids.push_back((seq, uid, at)),
@@ -1032,14 +1033,14 @@ impl Host {
         self.tcp_output(net, now, Ctx::Rto, false, false, 0, false);
     }
 
-    /// _time_syn: time the first SYN or SYN-ACK like any first transmission (t_rtt).
+    /// Time the first SYN or SYN-ACK like any first transmission (BSD t_rtt).
     fn time_syn(&mut self, now: Ns) {
         self.rtt_seq = Some(self.iss);
         self.rtt_start = now;
         self.rtt_start_tick = self.slow_ticks;
     }
 
-    /// _mtu_probing_step (tcp_mtu_probing): cap the MSS at the search floor, halving it after the first.
+    /// Linux tcp_mtu_probing: cap the MSS at the search floor, halving it after the first (RFC 4821).
     fn mtu_probing_step(&mut self) {
         if !self.mtup_enabled {
             self.mtup_enabled = true;
@@ -1059,7 +1060,7 @@ impl Host {
         }
     }
 
-    /// _mtu_probe (tcp_mtu_probe): -1 no probe now, 0 wait for room, 1 a probe went.
+    /// Linux tcp_mtu_probe: -1 no probe now, 0 wait for room, 1 a probe went.
     fn mtu_probe(&mut self, net: &mut Net, now: Ns) -> i32 {
         let maxseg = self.maxseg;
         let Some(st) = self.mtup.as_ref() else { return -1 };
@@ -1093,7 +1094,7 @@ impl Host {
         1
     }
 
-    /// _mtu_probe_acked (tcp_mtup_probe_success).
+    /// Linux tcp_mtup_probe_success.
     fn mtu_probe_acked(&mut self) {
         if let Some(last) = self.mtu_probes.last_mut() {
             last.2 = Some(true);
@@ -1107,7 +1108,7 @@ impl Host {
         }
     }
 
-    /// _mtu_probe_lost (tcp_mtup_probe_failed).
+    /// Linux tcp_mtup_probe_failed.
     fn mtu_probe_lost(&mut self) {
         if let Some(last) = self.mtu_probes.last_mut() {
             last.2 = Some(false);
@@ -1119,7 +1120,8 @@ impl Host {
         matches!(self.mtup.as_ref().and_then(|st| st.probe), Some(p) if snd_una >= p.1)
     }
 
-    /// _syn_timeout: resend the unanswered SYN (SYN-ACK) with the backed-off RTO, or give up.
+    /// Resend the unanswered SYN (SYN-ACK) with the backed-off RTO, or give up (BSD's 75 s
+    /// TCPTV_KEEP_INIT, Linux tcp_syn_retries / tcp_synack_retries).
     fn syn_timeout(&mut self, net: &mut Net, now: Ns) {
         let p = self.p;
         let passive = self.state == TcpState::SynReceived;
@@ -1142,7 +1144,7 @@ impl Host {
         self.send_syn(net, now, passive, Some(rto));
     }
 
-    /// _give_up_opening: BSD resets a peer whose SYN it received; otherwise close silently.
+    /// Give up opening: BSD resets a peer whose SYN it received; otherwise close silently.
     fn give_up_opening(&mut self, net: &mut Net, now: Ns) {
         if self.state == TcpState::SynReceived && self.p.family == Family::Bsd {
             self.abort(net, now);
@@ -1218,7 +1220,7 @@ impl Host {
         rules::rto_ns(self.p, srtt, self.rttvar_ns)
     }
 
-    /// _linux_rtt_update (tcp_ack_update_rtt): the estimator, tcp_set_rto, the back-off reset.
+    /// Linux tcp_ack_update_rtt: the estimator, tcp_set_rto, the back-off reset.
     fn linux_rtt_update(&mut self, sample: i64) {
         let (una, nxt, min) = (self.snd_una, self.snd_nxt, self.p.rto_min_ns);
         let st = self.lrtt.as_mut().expect("linux_rtt");
@@ -1278,7 +1280,7 @@ impl Host {
         let ip_len = i64::from(seg.ip_len());
         if !self.cpu.rx_admit(now, ip_len) {
             self.rx_drops.push((now, seg.uid));
-            // Only run_bulk's receiver has on_rx_drop (Net::record_drop ignores the sender's).
+            // Only a bulk run's receiver logs its interface drops (Net::record_drop ignores others).
             let place = if self.index == 1 { "receiver-rx-fifo" } else { "sender-rx-fifo" };
             net.record_drop(now, &seg, "queue_overflow", place);
             return;
@@ -1324,7 +1326,9 @@ impl Host {
         }
         if st == TcpState::SynReceived {
             if seg.flags & SYN != 0 {
-                // The peer's SYN again: Linux resends the SYN-ACK, 4.4BSD drops it (see host.py).
+                // The peer's SYN again: our SYN-ACK was lost. Linux resends the SYN-ACK at once;
+                // 4.4BSD tcp_input trims the old SYN, finds no ACK and drops the segment ("If the
+                // ACK bit is off we drop the segment"), leaving the resend to its own timer.
                 if self.p.family != Family::Bsd {
                     self.rtt_seq = None; // Karn: the SYN-ACK goes again
                     self.send_syn(net, now, true, None);
@@ -1409,7 +1413,7 @@ impl Host {
         self.ts_ok = self.ts_enabled && self.peer_ts;
         if let Some(over) = self.mss_override {
             let peer = match self.peer_mss {
-                Some(m) if m != 0 => m, // Python: `self.peer_mss or self.mss_override`
+                Some(m) if m != 0 => m, // a peer MSS option of 0 counts as none
                 _ => over,
             };
             // The forced MSS is what both offer; the timestamp option comes out of it (RFC 6691).
@@ -1560,7 +1564,7 @@ impl Host {
 
     // ------------------------------------------------------------------ SACK loss recovery
 
-    /// _sack_dupack: recovery on the third duplicate ACK or once the first hole IsLost.
+    /// RFC 6675 section 5: recovery on the third duplicate ACK or once the first hole IsLost.
     fn sack_dupack(&mut self, net: &mut Net, now: Ns) {
         self.cc.dupacks += 1;
         if self.cc.in_recovery {
@@ -1597,7 +1601,8 @@ impl Host {
         self.sack_send(net, now);
     }
 
-    /// _sack_send: while cwnd - pipe leaves a segment, a lost hole, else a full new segment.
+    /// RFC 6675 section 5 (C) with NextSeg(): while cwnd - pipe leaves a segment, a lost hole,
+    /// else a full new segment.
     fn sack_send(&mut self, net: &mut Net, now: Ns) {
         let mss = self.maxseg;
         while self.cc.cwnd - sack_mod::pipe(&self.sackb, self.snd_una, self.snd_max, mss) >= mss {
@@ -1618,7 +1623,8 @@ impl Host {
         }
     }
 
-    /// _sack_rexmit: resend [seq, seq + length) without moving snd_nxt.
+    /// Resend [seq, seq + length) without moving snd_nxt (a retransmission moves RFC 6675's
+    /// HighRxt, not HighData).
     fn sack_rexmit(&mut self, net: &mut Net, now: Ns, seq: i64, length: i64) {
         let saved = self.snd_nxt;
         self.send(net, now, seq, length, ACK, TAG_RETRANSMIT);
@@ -1689,7 +1695,7 @@ impl Host {
                 self.peer_fin_arrived();
             }
         } else {
-            // append + sort: insert after any equal tuple
+            // The reassembly queue (4.4BSD tcp_reass), kept sorted; a duplicate goes after its twin.
             let pos = self.ooo.partition_point(|&x| x <= (start, end));
             self.ooo.insert(pos, (start, end));
             if self.sack_ok {

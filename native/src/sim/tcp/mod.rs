@@ -1,4 +1,6 @@
-//! The reference TCP host in Rust: one file per module of simulate/tcp/ (same names, same rules).
+//! The simulated TCP host: the host itself (host.rs) and one module per rule family it applies
+//! (docs/tcp-rules.md): personalities, pure per-rule decisions, delayed ACKs, congestion control,
+//! SACK, timers, path MTU probing, the CPU cost model and the sender's stall ground truth.
 pub mod congestion;
 pub mod costs;
 pub mod cpu;

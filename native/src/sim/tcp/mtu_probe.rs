@@ -1,5 +1,5 @@
-//! Packetization-layer path MTU discovery (RFC 4821) as Linux's tcp_mtu_probe does it:
-//! simulate/tcp/mtu_probe.py. MTUs count the IP and TCP headers (40 bytes, no options on data).
+//! Packetization-layer path MTU discovery (RFC 4821) as Linux's tcp_mtu_probe does it
+//! (docs/tcp-rules.md#path-mtu). MTUs count the IP and TCP headers (40 bytes, no options on data).
 
 pub const HEADERS: i64 = 40;
 pub const PROBE_THRESHOLD: i64 = 8;

@@ -1,4 +1,5 @@
-//! Per-stack parameters: simulate/tcp/personality.py, the same six stacks with the same values.
+//! Per-stack parameters of the six stacks the simulator models (sunos41, bsd44, freebsd4, tru64,
+//! linux20, linux). Each field is a rule of docs/tcp-rules.md or a paper's observation.
 
 use crate::sim::nagle::NagleVariant;
 
@@ -41,7 +42,8 @@ pub enum Recovery {
     NewReno,
 }
 
-/// Field for field as Personality in personality.py.
+/// One stack's rules: socket copy loop, MSS and buffer sizing, window update, delayed ACK,
+/// timers, loss recovery and Nagle (docs/tcp-rules.md, one section per group of fields).
 #[derive(Clone, Copy, Debug)]
 pub struct Personality {
     pub name: &'static str,
@@ -81,24 +83,32 @@ pub struct Personality {
     pub synack_retries: Option<i64>,
     /// 4.4BSD / OSF tcp_xmit_timer: srtt and rttvar in slow ticks scaled by 8 and 4.
     pub rtt_fixed_point: bool,
-    /// Modern Linux tcp_rtt_estimator / tcp_set_rto (personality.py `linux_rtt`).
+    /// Modern Linux tcp_rtt_estimator / tcp_set_rto: a sample from every ACK of new data and
+    /// RTO = srtt + rttvar with rttvar >= tcp_rto_min. False: one timed segment per round trip and
+    /// srtt + k * rttvar clamped (BSD, Linux 2.0).
     pub linux_rtt: bool,
-    /// cwnd counted in packets, grown per packet acknowledged (personality.py `linux_ca`).
+    /// cwnd counted in packets, grown per packet acknowledged (tcp_slow_start, tcp_cong_avoid_ai).
     pub linux_ca: bool,
-    /// CUBIC window growth and reduction (personality.py `cubic`).
+    /// CUBIC window growth and 0.7 reduction (tcp_cubic.c, RFC 9438); false: Reno's.
     pub cubic: bool,
     /// OSF/1 sosend: a write with at least this many bytes left gets a cluster of
     /// min(resid, MCLBYTES) whatever space the round has left; 0 = 4.4BSD.
     pub mbuf_threshold: i64,
     /// OSF/1 tcp_mss: so_snd.sb_lowat = mss.
     pub lowat_is_mss: bool,
-    /// SACK offered in the handshake (personality.py `sack`): modern Linux only.
+    /// SACK-permitted offered in the handshake (RFC 2018; recovery then follows RFC 6675):
+    /// modern Linux only (net.ipv4.tcp_sack = 1); the papers' stacks predate it.
     pub sack: bool,
-    /// The timestamp clock's tick (personality.py `ts_tick_ns`).
+    /// The RFC 7323 timestamp clock's tick.
     pub ts_tick_ns: i64,
-    /// No short segment while a write() is part-way copied (personality.py `write_more_hold`).
+    /// No short segment while a write() is part-way copied: not between its clusters (FreeBSD's
+    /// PRUS_MORETOCOME) and not while the writer sleeps with bytes of it left (Mogul section 5.4's
+    /// TF_MORE kept set across the sleep), so only a write's last segment can be short (Mogul
+    /// section 3.3's OF+SFS model). TCP_NODELAY and DLDET's release (Mogul figure 6) override it.
     pub write_more_hold: bool,
-    /// Mogul's Tru64 MINSHALL: snd_sml only for shorts a write sent idle (personality.py).
+    /// MINSHALL as Mogul measured it on Tru64 (tables 4 and 5): snd_sml only remembers a short
+    /// segment a write() sent alone on an idle connection. Inferred from the tables, not source.
+    /// False: every short segment counts (Linux tcp_minshall_update).
     pub minshall_idle_writes_only: bool,
 }
 
@@ -119,7 +129,7 @@ pub const SUNOS41: Personality = Personality {
     delack: DelAckPolicy::BsdTick,
     delack_ns: 200 * NS_PER_MS,
     small_sender_inference: false,
-    // _BSD_TIMERS
+    // BSD timers (docs/tcp-rules.md#retransmission-timer)
     slow_tick_ns: Some(500 * NS_PER_MS),
     rto_min_ns: NS_PER_S,
     rto_max_ns: 64 * NS_PER_S,
@@ -188,13 +198,20 @@ pub const TRU64: Personality = Personality {
     send_chunk: 8192,
     writer_lowat: 8192,
     small_sender_inference: true,
-    // Buffers kept at the size asked for (personality.py explains why).
+    // Buffers kept at the size asked for: 4.4BSD rounds them to the MSS only inside tcp_mss, so a
+    // later SO_SNDBUF stays; Mogul's hosts ran so ("the buffer size is not a multiple of MSS",
+    // section 8; "2 * MSS = 8624, larger than an 8192-byte buffer", section 9).
     buffer_round_to_mss: false,
     default_sndbuf: 32768,
     default_rcvbuf: 32768,
-    mbuf_threshold: 1024, // OSF/1 sosend (personality.py: why lowat_is_mss stays false)
-    write_more_hold: true, // only a write's last segment is short (personality.py)
-    minshall_idle_writes_only: true, // inferred from Mogul's tables (personality.py)
+    // OSF/1 sosend (uipc_socket.c, mbufthreshold = 1024). Its tcp_mss also sets sb_lowat = mss,
+    // but with lowat_is_mss Mogul's Ethernet table moves away from the paper (EOM 37 %, MINSHALL
+    // 10 %, against 32 % and 3 %), so Tru64 V4.0F is taken to keep soreserve's MCLBYTES mark.
+    mbuf_threshold: 1024,
+    // Mogul's scores follow his section 3.3 model and his MORE flag never changes one (E+M = EOM,
+    // MIN+MORE = MINSHALL, E+M+M = MSMV): Tru64 V4.0F behaves as if it were always set.
+    write_more_hold: true,
+    minshall_idle_writes_only: true, // inferred from Mogul's tables 4 and 5
     ..BSD44
 };
 
@@ -270,12 +287,15 @@ pub const LINUX20: Personality = Personality {
 
 pub static PERSONALITIES: [&Personality; 6] = [&SUNOS41, &BSD44, &FREEBSD4, &TRU64, &LINUX20, &LINUX];
 
-/// get_personality: the stack by its name, or None for an unknown one.
+/// The stack by its name, or None for an unknown one.
 pub fn get_personality(name: &str) -> Option<&'static Personality> {
     PERSONALITIES.iter().copied().find(|p| p.name == name)
 }
 
-/// naglemark_net.lan_server_personality: a BSD-family server starts without slow start.
+/// A naglemark server's stack: a BSD-family server starts each connection without slow start,
+/// as a BSD stack exempting its local subnet does. Calibrated, not from Tru64 source: with a
+/// 2-segment initial cwnd every FDDI response above 8192 bytes would wait for the 200 ms tick,
+/// against Mogul table 5's 0.0 % for OFF.
 pub fn lan_server_personality(p: &'static Personality) -> &'static Personality {
     const fn lan(p: Personality) -> Personality {
         Personality { initial_cwnd_segments: 0, ..p }
@@ -301,7 +321,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn values_match_the_python_table() {
+    fn inherited_and_overridden_values() {
         assert_eq!(get_personality("bsd44").unwrap().send_chunk, 2048);
         assert_eq!(FREEBSD4.slow_tick_ns, None);
         assert_eq!(FREEBSD4.rttvar_mult, 4); // inherited from bsd44

@@ -1,4 +1,5 @@
-//! Pure per-rule decisions of the TCP host: simulate/tcp/rules.py. Every input is passed in.
+//! Pure per-rule decisions of the TCP host (docs/tcp-rules.md), each testable as a transition
+//! table: nothing here holds simulator state, every input is passed in.
 
 use super::personality::{CopyRule, Personality, WindowUpdateRule};
 
@@ -8,13 +9,14 @@ pub const TIMESTAMP_OPTION: i64 = 12;
 pub const BACKOFF: [i64; 13] = [1, 2, 4, 8, 16, 32, 64, 64, 64, 64, 64, 64, 64];
 pub const MAX_RXTSHIFT: i64 = 12;
 
-/// Python's `a // b` (floor division); every divisor here is positive.
+/// Floor division: toward minus infinity like the kernels' arithmetic right shifts, unlike `/`
+/// (the RTT smoothing of negative errors depends on it). Every divisor here is positive.
 #[inline]
 pub fn fdiv(a: i64, b: i64) -> i64 {
     a.div_euclid(b)
 }
 
-/// Why bsd_send_reason lets data go (Python returns the string).
+/// Which of BSD tcp_output's data tests lets the data go (docs/tcp-rules.md#bsd-output-decision-order).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum SendReason {
     FullSegment,
@@ -51,7 +53,8 @@ pub fn sosend_rounds(p: &Personality) -> bool {
     p.copy_rule == CopyRule::PerCluster
 }
 
-/// bsd_send_reason: the data tests of BSD tcp_output in order.
+/// bsd_send_reason: the data tests of BSD tcp_output in order; `nagle_ok` is step 2 as the
+/// Nagle module decided it. None: the data is held.
 pub fn bsd_send_reason(
     length: i64,
     maxseg: i64,
@@ -237,8 +240,11 @@ pub fn persist_ns(srtt_ns: i64, rttvar_ns: i64, shift: i64) -> i64 {
     base.clamp(5_000_000_000, 60_000_000_000)
 }
 
-/// Linux black-hole detection (tcp_timer.c, see rules.py): tcp_base_mss, tcp_mtu_probe_floor and
-/// the model timeout ((2 << tcp_retries1) - 1) * TCP_RTO_MIN since the episode's first timeout.
+/// Linux black-hole detection (net/ipv4/tcp_timer.c, RFC 4821): tcp_write_timeout calls
+/// tcp_mtu_probing once retransmits_timed_out(tcp_retries1 = 3), i.e. the model timeout
+/// ((2 << 3) - 1) * TCP_RTO_MIN = 3 s has passed since the episode's first retransmission; then
+/// tcp_base_mss (1024), never below tcp_mtu_probe_floor (48). A capture of this kernel through a
+/// 1500-byte black hole shows four full-size retransmissions, the fifth (3.2 s on) at 1024 bytes.
 pub const LINUX_BASE_MSS: i64 = 1024;
 pub const LINUX_MTU_PROBE_FLOOR: i64 = 48;
 pub const LINUX_BLACK_HOLE_AFTER_NS: i64 = 15 * 200_000_000;
@@ -419,7 +425,7 @@ mod tests {
         assert_eq!(round_buffer(&BSD44, 8192, 1460), 8760);
         assert_eq!(round_buffer(&BSD44, 8760, 1460), 8760);
         assert_eq!(round_buffer(&SUNOS41, 8192, 1460), 8192);
-        assert_eq!(fdiv(-7, 4), -2); // Python floor division for the RTT estimator's negative errors
+        assert_eq!(fdiv(-7, 4), -2); // floor division for the RTT estimator's negative errors
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! Selective acknowledgment: simulate/tcp/sack.py (RFC 2018 receiver blocks, the RFC 6675
-//! scoreboard with IsLost, SetPipe and NextSeg, and lost-retransmission detection).
+//! Selective acknowledgment: the receiver's blocks (RFC 2018), the sender's RFC 6675 scoreboard
+//! with IsLost, SetPipe and NextSeg, and lost-retransmission detection. Only connections whose two
+//! ends offered SACK-permitted use it; ranges are half-open [start, end).
 
 /// Blocks that fit in 40 option bytes: four alone, three beside the timestamp option.
 pub const MAX_BLOCKS: usize = 4;
@@ -85,7 +86,8 @@ pub fn sacked_bytes(sb: &Scoreboard) -> i64 {
     sb.sacked.iter().map(|&(s, e)| e - s).sum()
 }
 
-/// _gaps: unsacked ranges in [snd_una, snd_max) with the SACKed bytes and blocks above each.
+/// Unsacked ranges in [snd_una, snd_max) with the SACKed bytes and blocks above each (constant
+/// inside a gap, so IsLost is too).
 fn gaps(sb: &Scoreboard, snd_una: i64, snd_max: i64) -> Vec<(i64, i64, i64, i64)> {
     let mut out = Vec::new();
     let mut pos = snd_una;

@@ -1,10 +1,12 @@
-//! Ground truth for the sender: simulate/tcp/stalls.py. The host reports why each tcp_output sent
-//! nothing new (`hold`) and what let new data go (`progress`); a long enough gap becomes a Stall.
+//! Ground truth for the sender (docs/simulate-cli.md, "Ground truth"). The host reports why each
+//! tcp_output sent nothing new (`hold`) and what let new data go (`progress`); a long enough gap
+//! becomes a Stall, named by the hold that explains it and what released it.
 
 use crate::sim::engine::Ns;
 use crate::sim::ground_truth::{Cause, Evidence, Stall};
 
-/// Python's LossClassifier: the cause of a timeout from the uids of the segments it resent.
+/// The cause of a timeout from the uids of the segments it resent (sim::loss::LossClassifier
+/// over the run's drop log).
 pub type LossClassifier<'a> = dyn FnMut(&[u64]) -> (Cause, Option<&'static str>) + 'a;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -17,7 +19,7 @@ pub enum HoldReason {
     AppIdle,
 }
 
-/// What ran tcp_output (Python's `context` string).
+/// What ran tcp_output.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Ctx {
     Copy,
@@ -61,15 +63,15 @@ impl Trigger {
     }
 }
 
-/// A hold's evidence keyword arguments, kept flat until a stall needs the dict.
+/// A hold's evidence, kept flat until a stall needs it as key/value pairs.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum HoldEvidence {
     None,
-    /// `hold(HOLD_BUFFER_FULL, "copy", b_sent=, s_byte=)` in _sosend_step.
+    /// sosend found the send buffer full: bytes outstanding and bytes in the buffer.
     Copy { b_sent: i64, s_byte: i64 },
     /// tcp_output's hold: b_sent, s_byte, held, snd_wnd, writing, and cwnd when it (not the
     /// peer's window) left no room for a window hold.
-    /// `maxseg` is the sender's segment size when it held (Python `_Hold.maxseg`), not evidence.
+    /// `maxseg` is the sender's segment size when it held; it is not part of the evidence.
     Output { b_sent: i64, s_byte: i64, held: i64, snd_wnd: i64, writing: bool, cwnd: Option<i64>, blocked: bool, maxseg: i64 },
 }
 
@@ -77,7 +79,7 @@ impl HoldEvidence {
     fn writing(&self) -> bool {
         match *self {
             HoldEvidence::Output { writing, .. } => writing,
-            _ => true, // evidence.get("writing", True)
+            _ => true, // a hold without the flag counts as mid-write
         }
     }
 
@@ -85,7 +87,7 @@ impl HoldEvidence {
         matches!(*self, HoldEvidence::Output { blocked: true, .. })
     }
 
-    /// evidence.get("b_sent", 1) == 0
+    /// Nothing was outstanding (b_sent 0); a hold without b_sent counts as something outstanding.
     fn nothing_unacked(&self) -> bool {
         match *self {
             HoldEvidence::Output { b_sent, .. } | HoldEvidence::Copy { b_sent, .. } => b_sent == 0,
@@ -128,14 +130,14 @@ struct Hold {
 }
 
 impl Hold {
-    /// A Nagle hold with no data unacknowledged (Python `_held_alone`).
+    /// A Nagle hold with no data unacknowledged: it waits for no ACK.
     fn alone(&self) -> bool {
         self.reason == HoldReason::Nagle && self.evidence.nothing_unacked()
     }
 }
 
 pub struct StallTracker {
-    /// Python's `gt is not None`: only the sender records stalls.
+    /// This host records ground truth (only a sender does).
     pub record: bool,
     pub threshold_ns: Ns,
     pub direction: String,
@@ -148,7 +150,7 @@ pub struct StallTracker {
     sends_since_timer_ack: Option<i64>,
     last_nagle_detail: Option<&'static str>,
     bytes_since_stall: i64,
-    /// A fast retransmission or SACK recovery began in this gap (Python `_repaired`).
+    /// A fast retransmission or SACK recovery began in this gap.
     repaired: bool,
     pub sticky_bytes: i64,
     pub update_unreachable: bool,
@@ -238,7 +240,7 @@ impl StallTracker {
         self.bytes_since_stall = nbytes;
     }
 
-    /// Attributes the stall from `start` to `end` (Python's `_attribute` then `gt.add(Stall(...))`).
+    /// Attributes the stall from `start` to `end` and records it.
     fn record_stall(
         &mut self, classify: &mut LossClassifier, out: &mut Vec<Stall>, start: Ns, end: Ns, trigger: Trigger,
         uids: Option<Vec<u64>>,
@@ -249,13 +251,13 @@ impl StallTracker {
         out.push(Stall { start_ns: start, end_ns: end, cause, detail, direction: self.direction.clone(), evidence });
     }
 
-    /// The connection was dropped: the time since the last new data is a stall ended by the abort.
-    /// repaired: a fast retransmission or SACK recovery began; a gap ending without a timeout
-    /// is loss repair, not a stall with a cause.
+    /// A fast retransmission or SACK recovery began; a gap ending without a timeout is loss
+    /// repair, not a stall with a cause.
     pub fn repaired(&mut self) {
         self.repaired = true;
     }
 
+    /// The connection was dropped: the time since the last new data is a stall ended by the abort.
     pub fn abort(&mut self, classify: &mut LossClassifier, out: &mut Vec<Stall>, now: Ns) {
         let last = self.last_progress.take();
         let uids = self.timeout_uids.take();
@@ -267,7 +269,7 @@ impl StallTracker {
         self.record_stall(classify, out, last.unwrap(), now, Trigger::Abort, uids);
     }
 
-    /// _attribute over the holds collected since the last progress (self.holds).
+    /// The cause, detail and evidence of a stall from the holds collected since the last progress.
     fn attribute(
         &mut self,
         classify: &mut LossClassifier,
@@ -283,7 +285,7 @@ impl StallTracker {
             return (Cause::ApplicationIdle, None, Vec::with_capacity(1));
         };
         // A short segment held with nothing unacknowledged waits for no ACK: the hold before it
-        // explains the gap (Python: `explaining`).
+        // explains the gap.
         // When the gap ends so (the ACK came and the segment stayed: cork, MORE), no Nagle hold
         // of the gap explains it either.
         let ends_alone = final_hold.alone();
@@ -322,7 +324,7 @@ impl StallTracker {
         }
     }
 
-    /// The mechanism that left the short segment (Python `_nagle_detail`): a timer ACK's phase,
+    /// The mechanism that left the short segment (docs/simulate-cli.md): a timer ACK's phase,
     /// a write still being copied (tearing, or a chunked copy rule while the writer is not
     /// blocked), the write's short final segment behind full segments only (OF+SFS), else its
     /// final piece behind a shorter piece of it (the chunked copy rule's, or tearing).
@@ -333,8 +335,8 @@ impl StallTracker {
                 return d;
             }
         }
-        // `explaining` (holds without the lone Nagle holds) has a timer-ACK Nagle hold iff holds has.
-        // Only reached when the gap did not end alone: `explaining` is holds without lone holds.
+        // Only reached when the gap did not end alone, so the explaining holds are those that
+        // are not lone Nagle holds: is one of them a Nagle hold entered through a timer ACK's phase?
         let detail = if self.holds.iter().any(|h| !h.alone() && h.reason == HoldReason::Nagle && h.context == Ctx::TimerAck) {
             "timer_phase"
         } else if matches!(last.evidence, HoldEvidence::Output { writing: true, .. }) {

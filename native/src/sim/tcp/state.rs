@@ -1,4 +1,4 @@
-//! Connection state (RFC 793 names) and the connection's timers: simulate/tcp/state.py.
+//! Connection state (RFC 793 section 3.2 names) and the kinds of timer a connection runs.
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum TcpState {
@@ -16,7 +16,7 @@ pub enum TcpState {
 }
 
 impl TcpState {
-    /// The RFC 793 name, as TcpState.value in Python.
+    /// The RFC 793 name.
     pub fn value(self) -> &'static str {
         match self {
             TcpState::Closed => "CLOSED",
@@ -42,7 +42,8 @@ impl TcpState {
     }
 }
 
-/// Every timer a connection can run (TimerKind); the discriminant indexes the timer arrays.
+/// Every timer a connection can run (4.4BSD TCPT_REXMT and TCPT_PERSIST, the delayed ACK, the
+/// Linux 2.0 partial-segment timer); the discriminant indexes the timer arrays.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum TimerKind {
     Rexmt = 0,

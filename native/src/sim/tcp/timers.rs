@@ -1,7 +1,7 @@
-//! A connection's timers: simulate/tcp/timers.py. BSD-family personalities count REXMT and
-//! PERSIST down on the host's slow tick; the others are exact one-shot events (one pending engine
-//! event per kind whose deadline only moves). The host runs the slow-tick countdown and the timer
-//! event itself (Python's on_fire callback cannot borrow the host from here).
+//! A connection's timers. BSD-family personalities count REXMT and PERSIST down on the host's
+//! 500 ms slow tick (4.4BSD tcp_slowtimo, docs/tcp-rules.md#retransmission-timer); the others are
+//! exact one-shot events (one pending engine event per kind whose deadline only moves). The host
+//! runs the slow-tick countdown and the timer's action itself: this module only says what fires.
 
 use super::rules;
 use super::state::TimerKind;
@@ -16,10 +16,10 @@ fn ticked(kind: TimerKind) -> bool {
 pub struct Timers {
     index: HostIndex,
     pub slow_tick_ns: Option<Ns>,
-    /// Python's `_ticks` dict: insertion order matters (slow_tick fires in that order).
+    /// Ticked timers and their ticks left, in the order they were set (the order they fire in).
     ticks: Vec<(TimerKind, i64)>,
     deadline: [Option<Ns>; 4],
-    /// Pending engine event per kind and the time it was scheduled for (EventHandle.at).
+    /// Pending engine event per kind and the time it was scheduled for.
     handles: [Option<(EventId, Ns)>; 4],
     pub stopped: bool,
 }
@@ -69,7 +69,7 @@ impl Timers {
         self.deadline[kind as usize].is_some() || self.ticks.iter().any(|(k, _)| *k == kind)
     }
 
-    /// The ticked kinds in insertion order (the snapshot `list(self._ticks)` of slow_tick).
+    /// The ticked kinds in the order they were set, taken before a slow tick counts them down.
     pub fn ticked_kinds(&self) -> [Option<TimerKind>; 2] {
         let mut out = [None; 2];
         for (slot, (k, _)) in out.iter_mut().zip(&self.ticks) {
@@ -78,8 +78,8 @@ impl Timers {
         out
     }
 
-    /// One countdown step of slow_tick for `kind`: true when it reached zero and must fire
-    /// (it is then removed). A kind cancelled meanwhile is skipped (Python raised KeyError).
+    /// One slow-tick countdown step for `kind`: true when it reached zero and must fire (it is
+    /// then removed). A kind cancelled meanwhile, by a timer that fired on the same tick, is skipped.
     pub fn count_down(&mut self, kind: TimerKind) -> bool {
         let Some(pos) = self.ticks.iter().position(|(k, _)| *k == kind) else { return false };
         let left = self.ticks[pos].1 - 1;
@@ -103,7 +103,7 @@ impl Timers {
         self.ticks.clear();
     }
 
-    /// Timers._event: true when the timer fires now (the host then runs _timer_fired).
+    /// An exact timer's engine event: true when the timer fires now (the host then acts on it).
     pub fn event(&mut self, net: &mut Net, now: Ns, kind: TimerKind) -> bool {
         let k = kind as usize;
         self.handles[k] = None;
