@@ -1,13 +1,16 @@
-"""Timer grids and per-personality behaviour of the TCP host on whole simulated runs."""
+"""Timer grids and per-personality behaviour of the simulated TCP hosts on whole runs (4.4BSD's
+200 ms delayed-ACK tick and 500 ms slow tick, the persist timer, Tahoe/Reno/NewReno repair,
+Moldeklev's and Mogul's deadlocks, Salamon's held tail)."""
 
 import pytest
 
-from stallscope.simulate.engine import NS_PER_MS, NS_PER_S, Simulator
-from stallscope.vocabulary import Cause
+from stallscope.simulate.host_cost import HostCost
 from stallscope.simulate.reproductions.salamon import salamon
-from stallscope.simulate.run_bulk import BulkConfig, run_bulk
-from stallscope.simulate.tcp.host import TAG_TIMER_ACK, Host
-from stallscope.simulate.tcp.personality import SUNOS41
+from stallscope.simulate.run_bulk import RECEIVER_ADDR, SENDER_ADDR, BulkConfig, run_bulk
+from stallscope.simulate.units import NS_PER_MS, NS_PER_S
+from stallscope.vocabulary import Cause
+
+TAG_TIMER_ACK = "delack_timer"  # an ACK the delayed-ACK timer sent
 
 
 def test_bsd_delayed_ack_rides_a_free_running_200ms_tick():
@@ -18,34 +21,16 @@ def test_bsd_delayed_ack_rides_a_free_running_200ms_tick():
     assert {(t - acks[0]) % (200 * NS_PER_MS) for t in acks} == {0}
 
 
-class _DropData:
-    """Passes the handshake, drops every data segment: a black hole after connection set-up."""
-
-    def __init__(self, sink):
-        self.sink, self.sent = sink, []
-
-    def receive(self, now, seg):
-        if seg.payload_len:
-            self.sent.append((now, seg))
-            return
-        self.sink.receive(now, seg)
-
-
 def test_retransmission_timer_backs_off_on_the_500ms_slow_tick():
-    sim = Simulator(3)
-    a = Host(sim, "a", "10.0.0.1", 1000, SUNOS41, mtu=1500, tick_phase_ns=123 * NS_PER_MS)
-    b = Host(sim, "b", "10.0.0.2", 2000, SUNOS41, mtu=1500, tick_phase_ns=77 * NS_PER_MS)
-    wire = _DropData(b)
-    a.attach(wire)
-    b.attach(a)
-    b.listen()
-    a.on_established = lambda now: a.write(now, 1000, lambda t: None)
-    sim.schedule(0, lambda now: a.connect(now, "10.0.0.2", 2000))
-    sim.run(until=400 * NS_PER_S)
-    times = [t for t, _ in wire.sent]
+    """A black hole after connection set-up (every data segment lost, the handshake and ACKs
+    pass): the retransmissions fire on the sender's 500 ms slow tick and each interval doubles
+    (tcp_backoff) up to the 64 s ceiling."""
+    r = run_bulk(BulkConfig(personality="sunos41", link="ethernet10", bytes=1000, seed=3),
+                 impairments={"loss": 1.0, "loss_data_only": True})
+    times = [t for t, s in r.records if s.src == SENDER_ADDR and s.payload_len and t <= 400 * NS_PER_S]
     assert len(times) >= 9
     tick = 500 * NS_PER_MS
-    assert {(t - 123 * NS_PER_MS) % tick for t in times[1:]} == {0}  # retransmissions fire on the slow tick
+    assert {(t - times[1]) % tick for t in times[1:]} == {0}  # retransmissions fire on the slow tick
     gaps = [b_ - a_ for a_, b_ in zip(times[1:], times[2:])]
     # Each interval doubles (tcp_backoff) until the 64 s ceiling, within one tick of rounding.
     for prev, nxt in zip(gaps, gaps[1:]):
@@ -95,33 +80,25 @@ def test_isolated_losses_repaired_by_fast_retransmit(personality):
 
 def test_zero_window_is_probed_by_the_persist_timer():
     """A receiver that never reads closes its window; the sender probes on the persist timer,
-    backing off from 5 s to the 60 s ceiling, on the 500 ms slow tick (docs/tcp-rules.md#persist-timer)."""
-    sim = Simulator(1)
-    a = Host(sim, "a", "10.0.0.1", 1000, SUNOS41, mtu=1500, sndbuf=16384, tick_phase_ns=0)
-    b = Host(sim, "b", "10.0.0.2", 2000, SUNOS41, mtu=1500, rcvbuf=8192, tick_phase_ns=0)
-    sent = []
-
-    class Wire:
-        def receive(self, now, seg):
-            sent.append((now, seg))
-            b.receive(now, seg)
-
-    a.attach(Wire())
-    b.attach(a)
-    b.listen()
-    a.on_established = lambda now: a.write(now, 100_000, lambda t: None)
-    sim.schedule(0, lambda now: a.connect(now, "10.0.0.2", 2000))
-    sim.run(until=400 * NS_PER_S)
-    a.stop()
-    b.stop()
-    probes = [t for t, s in sent if "persist_probe" in s.tags]
+    backing off from 5 s to the 60 s ceiling, on the 500 ms slow tick (docs/tcp-rules.md#persist-timer).
+    The receiving application's first read() never finishes (its copy costs 10^6 s per KB, past
+    the run's 4 h horizon), so the 8 KB buffer fills and stays full. The hosts' tick phases come
+    from the seed, and with them the RTT samples counted in slow ticks: with seed 10,
+    (srtt + 2 rttvar) x 64 lies above the ceiling (with many seeds the ladder ends at 50 s)."""
+    r = run_bulk(BulkConfig(personality="sunos41", link="ethernet10", sndbuf=16384, rcvbuf=8192, write=100_000,
+                            bytes=100_000, cost=HostCost(read_copy_ns_per_kb=10**15), seed=10))
+    probes = [t for t, s in r.records if "persist_probe" in s.tags and t <= 400 * NS_PER_S]
     assert len(probes) >= 5
     gaps = [y - x for x, y in zip(probes, probes[1:])]
     assert all(5 * NS_PER_S <= g <= 60 * NS_PER_S + 500 * NS_PER_MS for g in gaps)
     assert gaps == sorted(gaps) and gaps[0] == 5 * NS_PER_S  # backs off from the 5 s floor
-    assert gaps[-1] > 50 * NS_PER_S  # (srtt + 2 rttvar) x 64, under the 60 s ceiling
-    assert {t % (500 * NS_PER_MS) for t in probes} == {0}
-    assert b.rcv_cc == 8192  # the window stayed shut: no probe's byte was accepted past the buffer
+    assert gaps[-1] > 50 * NS_PER_S  # (srtt + 2 rttvar) x 64, at most the 60 s ceiling
+    assert {(t - probes[0]) % (500 * NS_PER_MS) for t in probes} == {0}
+    # The window stayed shut: no probe's byte was accepted past the buffer.
+    iss = next(s.seq for _, s in r.records if s.src == SENDER_ADDR)
+    acks = [s for t, s in r.records if s.src == RECEIVER_ADDR and t > probes[1]]
+    assert acks and all((s.ack - iss - 1) % (1 << 32) == 8192 and s.window == 0 for s in acks)
+    assert r.bytes == 0 and not r.completed
 
 
 def _request_stalls(personality):
