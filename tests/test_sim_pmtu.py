@@ -9,9 +9,32 @@ import pytest
 from stallscope.vocabulary import Cause
 from stallscope.simulate.run_bulk import SENDER_ADDR, BulkConfig, run_bulk
 from stallscope.simulate.segment import RST, SYN
-from stallscope.simulate.tcp.personality import get_personality
 
 HOP_MTU = 1500
+# Retransmissions before giving up: BSD's TCP_MAXRXTSHIFT, Linux's net.ipv4.tcp_retries2.
+MAX_RETRANSMITS = {"bsd44": 12, "linux": 15}
+
+# tcp_mtu_probe's binary search (net/ipv4/tcp_output.c; RFC 4821), in MTUs that count the IP and
+# TCP headers: search_high starts at the SYN's MSS + 40 (mss_clamp with the bare headers),
+# search_low at tcp_base_mss plus the connection's headers (52 with timestamps); a probe is the
+# midpoint, an acknowledged one raises search_low to its MTU, a lost one lowers search_high below
+# it; the search ends when the interval is under net.ipv4.tcp_probe_threshold.
+PROBE_THRESHOLD = 8
+BASE_MSS = 1024  # net.ipv4.tcp_base_mss
+
+
+def _kernel_probe_sizes(mss_clamp: int, headers: int, works) -> list[int]:
+    """The probes' payload sizes tcp_mtu_probe sends, in order, when an MTU `works(mtu)` or not."""
+    low, high, sizes = BASE_MSS + headers, mss_clamp + 40, []
+    while True:
+        size = (high + low) // 2 - headers
+        if size > high - headers or high - low < PROBE_THRESHOLD:
+            return sizes
+        sizes.append(size)
+        if works(size + headers):
+            low = size + headers
+        else:
+            high = size + headers - 1
 
 
 def _linux_jumbo(**kw) -> BulkConfig:
@@ -43,7 +66,7 @@ def test_icmp_frag_needed_lowers_mss_without_timeout():
 
 def test_blackhole_ends_in_timeouts_abort_and_pmtu_blackhole_stall():
     result = run_bulk(_linux_jumbo(), impairments={"pmtu_mtu": HOP_MTU, "pmtu_mode": "blackhole"})
-    limit = get_personality("linux").max_retransmits
+    limit = MAX_RETRANSMITS["linux"]
     assert not result.completed and result.aborted
     assert result.timeouts == limit + 1  # the last timer gives up instead of retransmitting
     assert result.ground_truth.summary["icmp_mss_changes"] == 0
@@ -63,7 +86,7 @@ def test_give_up_after_the_personality_maximum(personality):
     cfg = BulkConfig(personality=personality, link="ethernet10", mtu=4352, sndbuf=32768, rcvbuf=32768,
                      bytes=1 << 20)
     result = run_bulk(cfg, impairments={"pmtu_mtu": HOP_MTU, "pmtu_mode": "blackhole"})
-    want = {"bsd44": 12, "linux": 15}[personality]
+    want = MAX_RETRANSMITS[personality]
     assert result.aborted and result.retransmits == want
     assert result.to_json()["aborted"] is True
     rsts = [s for _, s in _sent(result) if s.flags & RST]
@@ -179,15 +202,10 @@ def test_linux_probes_upwards_after_the_fallback_as_the_captured_kernel_did():
     plus its 52 bytes of headers (timestamps on). The simulator, with timestamps on as well, sends
     the same probes; those above the 1500-byte hole are lost, those below acknowledged, and the MSS
     ends at the largest acknowledged one, within the search threshold."""
-    from stallscope.simulate.tcp import mtu_probe
-
     mss_clamp, real = _real_probe_sizes()
     assert mss_clamp == 8960 and real[:2] == [4986, 3004]
-    st = mtu_probe.new_search(mss_clamp, 1024, headers=52)
-    for size in real[:2]:
-        assert mtu_probe.probe_size(st) == size
-        st.probe = (size + 52, 0, size)
-        mtu_probe.failed(st)
+    # The kernel's search reproduces what it sent: the first two probes were lost.
+    assert _kernel_probe_sizes(mss_clamp, 52, lambda mtu: False)[:2] == real[:2]
 
     sim = run_bulk(_linux_jumbo(mtu_probing=1), impairments={"pmtu_mtu": HOP_MTU, "pmtu_mode": "blackhole"})
     assert sim.completed and not sim.aborted
@@ -201,12 +219,8 @@ def test_linux_probes_upwards_after_the_fallback_as_the_captured_kernel_did():
         elif n > mss:
             probes.append(n)
     assert probes[:2] == real[:2]  # 4986 and 3004, as the captured kernel
-    expected, st = [], mtu_probe.new_search(8960, 1024, headers=52)
-    while (size := mtu_probe.probe_size(st)) is not None:
-        expected.append(size)
-        st.probe = (size + 52, 0, size)
-        mtu_probe.succeeded(st) if size + 52 <= HOP_MTU else mtu_probe.failed(st)
+    expected = _kernel_probe_sizes(8960, 52, lambda mtu: mtu <= HOP_MTU)
     assert probes[: len(expected)] == expected
     final = sim.ground_truth.summary["maxseg"]
     assert final == max(n for n in expected if n + 52 <= HOP_MTU)
-    assert HOP_MTU - 52 - mtu_probe.PROBE_THRESHOLD < final <= HOP_MTU - 52
+    assert HOP_MTU - 52 - PROBE_THRESHOLD < final <= HOP_MTU - 52
