@@ -1,89 +1,20 @@
-"""naglemark's app and score (Mogul & Minshall §6-7) against a minimal fake transport."""
+"""naglemark's app and score (Mogul & Minshall §6-7): the trial letters, lengths and cutoff, and
+whole trials in the simulator, recorded at the server where the packets show how the client and
+server talk."""
 
 from __future__ import annotations
-
-from collections import deque
 
 import pytest
 
 from stallscope.simulate.apps import naglemark as nm
-from stallscope.simulate.engine import NS_PER_MS, Simulator
+from stallscope.simulate.apps.naglemark_capture import CLIENT_ADDR, FIRST_CLIENT_PORT, SERVER_ADDR, run_naglemark_capture
+from stallscope.simulate.links.presets import LINK_PRESETS
+from stallscope.simulate.segment import SYN
+from stallscope.simulate.units import NS_PER_MS
 
 RATE = 10_000_000
-
-
-class _Pipe:
-    """One direction of an ideal byte pipe: FIFO serialisation at `rate`, then `delay`."""
-
-    def __init__(self, sim, rate, delay, extra_for_length=None):
-        self.sim, self.rate, self.delay = sim, rate, delay
-        self.busy_until = 0
-        self.peer = None  # the _FakeSocket reading this pipe
-
-    def push(self, nbytes, extra=0):
-        start = max(self.sim.now, self.busy_until)
-        self.busy_until = start + -(-nbytes * 8 * 10**9 // self.rate)
-        self.sim.schedule(self.busy_until + self.delay + extra, lambda now: self.peer._arrive(now, nbytes))
-
-
-class _FakeSocket:
-    def __init__(self, sim, out_pipe, log, penalty):
-        self.sim, self.out, self.log, self.penalty = sim, out_pipe, log, penalty
-        self.buffered = 0
-        self.waiting = None
-        self.closed_by_peer = False
-        self.peer = None
-
-    def write(self, nbytes, done):
-        self.log.append(nbytes)
-        self.out.push(nbytes, self.penalty(nbytes))
-        self.sim.schedule(self.sim.now, done)
-
-    def read(self, max_bytes, got):
-        self.waiting = (max_bytes, got)
-        self._serve(self.sim.now)
-
-    def close(self):
-        self.peer.closed_by_peer = True
-        self.sim.schedule(self.sim.now + 1, self.peer._serve)
-
-    def _arrive(self, now, nbytes):
-        self.buffered += nbytes
-        self._serve(now)
-
-    def _serve(self, now):
-        if self.waiting is None:
-            return
-        max_bytes, got = self.waiting
-        if self.buffered:
-            n = min(max_bytes, self.buffered)
-            self.buffered -= n
-        elif self.closed_by_peer:
-            n = 0
-        else:
-            return
-        self.waiting = None
-        got(now, n)
-
-
-class FakeNetwork:
-    """Ideal LAN; `penalty(nbytes)` adds delay to a server write of that size (to fake a Nagle stall)."""
-
-    def __init__(self, rate=RATE, delay=50_000, penalty=lambda n: 0):
-        self.sim = Simulator(seed=1)
-        self.rate, self.delay, self.penalty = rate, delay, penalty
-        self.connections = 0
-        self.server_writes: list[int] = []
-
-    def connect(self, established):
-        self.connections += 1
-        sim = self.sim
-        c2s, s2c = _Pipe(sim, self.rate, self.delay), _Pipe(sim, self.rate, self.delay)
-        client = _FakeSocket(sim, c2s, [], lambda n: 0)
-        server = _FakeSocket(sim, s2c, self.server_writes, self.penalty)
-        client.peer, server.peer = server, client
-        c2s.peer, s2c.peer = server, client
-        sim.schedule(sim.now + 2 * self.delay, lambda now: established(now, client, server))
+FDDI_MSS = 4312
+MCLBYTES = 8192  # tru64's socket-buffer cluster
 
 
 def test_trial_letters_follow_mogul_table_2():
@@ -114,32 +45,69 @@ def test_score_counts_only_samples_above_the_cutoff():
         nm.score_pct([], RATE)
 
 
+def _stream_offsets(records):
+    """{client port: the server's initial sequence number + 1} and the server's data segments as
+    (client port, stream offset, length)."""
+    start = {s.dport: s.seq + 1 for _, s in records if s.src == SERVER_ADDR and s.flags & SYN}
+    data = [(s.dport, (s.seq - start[s.dport]) % (1 << 32), s.payload_len)
+            for _, s in records if s.src == SERVER_ADDR and s.payload_len]
+    return start, data
+
+
 @pytest.mark.parametrize("trial, connections", [("S", 1), ("R", 1), ("s", 50), ("r", 50)])
 def test_trial_runs_every_response_on_the_right_number_of_connections(trial, connections):
-    net = FakeNetwork()
+    """Fifty responses over Ethernet with TCP_NODELAY on the server (variant OFF): nothing is ever
+    held, so each app_buf-sized write leaves as it is written and no segment spans two writes."""
     lengths = nm.response_lengths(nm.TrialType(trial), n=50, seed=3)
-    res = nm.run_trial(net, trial=nm.TrialType(trial), app_buf=4096, sockbuf=16384, raw_rate_bps=RATE, lengths=lengths)
+    cap = run_naglemark_capture(personality="tru64", link="ethernet10", variant="OFF", sockbuf=16384, app_buf=4096,
+                                trial=trial, lengths=lengths, seed=0)
+    res = cap.result
     assert [s.length for s in res.samples] == lengths
-    assert net.connections == connections
-    # the server wrote each response in app_buf chunks
-    assert sum(net.server_writes) == sum(lengths) and max(net.server_writes) <= 4096
-    # an ideal pipe: elapsed = request + response serialisation + 2 delays, never delayed
+    assert cap.ground_truth.summary["connections"] == connections
+    start, data = _stream_offsets(cap.records)
+    assert sorted(start) == [FIRST_CLIENT_PORT + k for k in range(connections)]
+    # The client sends one 16-byte request per response; the server sends every response byte once.
+    requests = [s.payload_len for _, s in cap.records if s.src == CLIENT_ADDR and s.payload_len]
+    assert requests == [16] * len(lengths)
+    assert sum(n for _, _, n in data) == sum(lengths)
+    # The server wrote each response in app_buf chunks: no segment crosses a chunk's end.
+    ends: dict[int, set[int]] = {}
+    offset = 0
+    for k, n in enumerate(lengths):
+        port = FIRST_CLIENT_PORT + (k if connections > 1 else 0)
+        base = 0 if connections > 1 else offset
+        ends.setdefault(port, set()).update(base + j for j in range(4096, n, 4096))
+        ends[port].add(base + n)
+        offset += n
+    assert not [(port, a, n) for port, a, n in data if any(a < e < a + n for e in ends[port])]
+    # Elapsed: at least the request and the response serialised and two link delays, never delayed.
+    delay = LINK_PRESETS["ethernet10"].delay_ns
     for s in res.samples:
-        ideal = -(-(nm.REQUEST_BYTES * 8 * 10**9) // RATE) + 2 * 50_000
+        ideal = -(-(16 * 8 * 10**9) // RATE) + 2 * delay
         assert s.elapsed_ns >= ideal + s.length * 800 - 4096 * 800
     assert res.score_pct == 0.0
 
 
-def test_a_200ms_stall_on_odd_writes_shows_up_in_the_score():
-    """Penalise every final write whose size is odd: the score is that share of responses."""
-    net = FakeNetwork(penalty=lambda n: 200 * NS_PER_MS if n % 2 else 0)
-    lengths = nm.response_lengths(nm.TrialType.R, n=200, seed=5)
-    res = nm.run_trial(net, trial=nm.TrialType.R, app_buf=131_072, sockbuf=131_072, raw_rate_bps=RATE, lengths=lengths)
-    expected = 100.0 * sum(1 for n in lengths if n % 2 and 200 * NS_PER_MS > nm.cutoff_ns(n, RATE) - n * 800) / 200
-    assert res.score_pct == pytest.approx(expected)
+@pytest.mark.parametrize("trial", ["R", "r"])
+def test_a_nagle_stall_on_the_section_3_3_lengths_shows_up_in_the_score(trial):
+    """tru64 on FDDI, each response one 128 KB write (Mogul §3.3): a response longer than a
+    cluster with an odd number of full segments and a short one waits for the client's delayed
+    ACK, every other one is sent at once. The score is exactly the share of the first kind."""
+    lengths = nm.response_lengths(nm.TrialType(trial), n=200, seed=5)
+    res = nm.run_trial(personality="tru64", link="fddi", variant="NAGLE", sockbuf=131_072, app_buf=131_072,
+                       trial=trial, lengths=lengths, seed=5)
+
+    def held(n: int) -> bool:
+        return (n // FDDI_MSS) % 2 == 1 and n % FDDI_MSS != 0 and n > MCLBYTES
+
+    rate = LINK_PRESETS["fddi"].rate_bps
+    assert [s.length for s in res.samples if s.elapsed_ns > nm.cutoff_ns(s.length, rate)] == \
+        [n for n in lengths if held(n)]
+    assert res.score_pct == pytest.approx(100.0 * sum(map(held, lengths)) / len(lengths))
     assert 20.0 < res.score_pct < 80.0
 
 
 def test_bad_parameters_are_rejected():
     with pytest.raises(ValueError, match="app_buf"):
-        nm.run_trial(FakeNetwork(), trial=nm.TrialType.S, app_buf=0, sockbuf=1, raw_rate_bps=RATE, lengths=[1])
+        nm.run_trial(personality="tru64", link="ethernet10", variant="NAGLE", trial=nm.TrialType.S, app_buf=0,
+                     sockbuf=1, lengths=[1])

@@ -1,21 +1,21 @@
-"""naglemark on the reference TCP hosts: the delays Mogul & Minshall §3 predict, and where they vanish."""
+"""naglemark on the simulated Tru64 hosts: the delays Mogul & Minshall §3 predict, and where they vanish."""
 
 from __future__ import annotations
 
 import pytest
 
 from stallscope.simulate.apps import naglemark as nm
-from stallscope.simulate.apps.naglemark_net import make_network
-from stallscope.simulate.engine import NS_PER_MS
 from stallscope.simulate.nagle import NagleVariant as V
+from stallscope.simulate.native_core import naglemark_trial
+from stallscope.simulate.units import NS_PER_MS
 
 
 def run(variant, lengths, *, link="ethernet10", trial="S", app_buf=131072, sockbuf=131072, seed=0, think_ns=0):
-    net, rate = make_network(personality="tru64", link=link, variant=variant, sockbuf=sockbuf,
-                             receiver_inference=False, seed=seed)
-    res = nm.run_trial(net, trial=nm.TrialType(trial), app_buf=app_buf, sockbuf=sockbuf, raw_rate_bps=rate,
-                       lengths=lengths, think_ns=think_ns)
-    return {s.length: s.elapsed_ns for s in res.samples}, net
+    """{length: elapsed ns} of a trial, and the number of connections it opened."""
+    res, raw = naglemark_trial(personality="tru64", link=link, variant=variant, sockbuf=sockbuf,
+                               receiver_inference=False, seed=seed, trial=nm.TrialType(trial), app_buf=app_buf,
+                               lengths=lengths, think_ns=think_ns)
+    return {s.length: s.elapsed_ns for s in res.samples}, raw["connections"]
 
 
 def test_messages_below_mclbytes_are_never_delayed_on_an_idle_connection():
@@ -39,7 +39,7 @@ def test_a_torn_tail_waits_for_the_delayed_ack_tick_unless_dldet_or_nodelay_prev
     fits the buffer so MORE is never set (§5.4), BORMAN because the second write starts with data
     outstanding (§5.5); DLDET releases it when the server blocks (§5.6). tru64's MINSHALL (and
     MIN+MORE) sends it: the 1176-byte segment followed two full ones, so it was not sent alone on an
-    idle connection (personality.py, minshall_idle_writes_only; Mogul table 4 has MINSHALL at
+    idle connection (MINSHALL as Mogul's kernel measured it; Mogul table 4 has MINSHALL at
     0.3-1.1 % with 4 KB writes)."""
     elapsed, _ = run(variant, [4100], app_buf=4096)
     cutoff = nm.cutoff_ns(4100, 10_000_000)
@@ -59,8 +59,8 @@ def test_one_write_is_not_torn_at_its_clusters(variant):
 
 
 def test_one_connection_per_request_opens_a_host_pair_each_and_keeps_the_tick_grid():
-    elapsed, net = run(V.NAGLE, [4100, 4200, 4300], trial="s", app_buf=4096)
-    assert net.connections == 3
+    elapsed, connections = run(V.NAGLE, [4100, 4200, 4300], trial="s", app_buf=4096)
+    assert connections == 3
     # every connection's delayed ACK fires on the same 200 ms grid as the first host's
     assert all(nm.cutoff_ns(n, 10_000_000) < e <= 200 * NS_PER_MS + 15 * NS_PER_MS for n, e in elapsed.items())
 
@@ -74,7 +74,8 @@ def test_same_seed_same_samples_other_seed_other_phase():
 
 def test_unknown_link_is_rejected():
     with pytest.raises(KeyError, match="unknown link preset"):
-        make_network(personality="tru64", link="token-ring", variant=V.NAGLE, sockbuf=1, receiver_inference=False, seed=0)
+        nm.run_trial(personality="tru64", link="token-ring", variant="NAGLE", sockbuf=1, app_buf=1, trial="S",
+                     lengths=[100])
 
 
 @pytest.mark.paper
@@ -84,10 +85,8 @@ def test_receiver_inference_delays_msmv_on_the_papers_12289_byte_example(trial):
     receiver ACKs the third packet at once; with it, it ACKs the full segment, delays the ACK of the
     short one, and the final 1-byte segment waits for the tick."""
     def elapsed(inference):
-        net, rate = make_network(personality="tru64", link="fddi", variant=V.MSMV, sockbuf=65536,
-                                 receiver_inference=inference, seed=0)
-        res = nm.run_trial(net, trial=nm.TrialType(trial), app_buf=4096, sockbuf=65536, raw_rate_bps=rate,
-                           lengths=[12289])
+        res = nm.run_trial(personality="tru64", link="fddi", variant=V.MSMV, sockbuf=65536, app_buf=4096,
+                           trial=trial, lengths=[12289], receiver_inference=inference, seed=0)
         return res.samples[0].elapsed_ns
 
     cutoff = nm.cutoff_ns(12289, 100_000_000)
