@@ -141,6 +141,7 @@ def _special_cases() -> dict[str, Bulk]:
         "appendix-a": BulkConfig(sndbuf=16384, rcvbuf=32768, bytes=256 * 1024, cost="sun_ipx"),
     }
     default = {"reply-sunos", "queue-overflow-linux", "receiver-personality", "appendix-a"}
+    assert default <= set(special), default - set(special)
     return {f"special-{n}": Bulk(c, slow=n not in default) for n, c in special.items()}
 
 
@@ -199,6 +200,7 @@ def _lossy_cases() -> dict[str, Bulk]:
     default = {"loss-reno", "drop-nth-tahoe", "heavy-loss-abort", "syn-lost-twice-linux", "synack-lost-bsd44",
                "syn-never-answered-sunos41", "synack-never-answered-linux20", "sack-burst-freebsd4",
                "sack-lost-repair", "linux-reno-nosack-burst"}
+    assert default <= set(lossy), default - set(lossy)
     return {f"lossy-{n}": Bulk(c, im, slow=n not in default) for n, (c, im) in lossy.items()}
 
 
@@ -260,9 +262,10 @@ def _path_stage_cases() -> dict[str, Bulk]:
         "pmtu-blackhole-loss": (BulkConfig(personality="linux", link="fddi", bytes=100_000),
                                 {"pmtu_mtu": 1500, "pmtu_mode": "blackhole", "loss": 0.05}),
     })
-    default = {"atm-none-24k-9180", "atm-ppd-40k-9180", "atm-epd-24k-9180", "jumbo-8-hold-0", "jumbo-32-free-2000000",
+    default = {"atm-none-24k-9180", "atm-ppd-40k-4470", "atm-epd-24k-9180", "jumbo-8-hold-0", "jumbo-32-free-2000000",
                "pmtu-icmp-linux", "pmtu-blackhole-bsd44", "pmtu-probing-linux", "pmtu-probing-576-linux20",
                "atm-exceeds-mtu", "jumbo-standard-frames-pass", "pmtu-blackhole-loss"}
+    assert default <= set(out), default - set(out)
     return {f"path-{n}": Bulk(c, im, slow=n not in default) for n, (c, im) in out.items()}
 
 
