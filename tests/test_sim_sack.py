@@ -1,8 +1,8 @@
-"""SACK in the reference simulator: the receiver's blocks and the sender's scoreboard (RFC 2018,
-RFC 6675), negotiation in the handshake, and whole runs compared with our own real captures of the
-same burst losses with SACK on and off (fixtures/burst_loss_sack.json, fixtures/burst_loss.json:
-Linux on this machine, 10 Mbit/s, 1 ms each way, bursts of 12 frames every 400, each burst also
-losing its first repair)."""
+"""SACK in the simulator: the receiver's blocks and the sender's scoreboard (RFC 2018, RFC 6675)
+as the packets of whole runs show them, negotiation in the handshake, and whole runs compared with
+our own real captures of the same burst losses with SACK on and off (fixtures/burst_loss_sack.json,
+fixtures/burst_loss.json: Linux on this machine, 10 Mbit/s, 1 ms each way, bursts of 12 frames
+every 400, each burst also losing its first repair)."""
 
 from __future__ import annotations
 
@@ -12,79 +12,107 @@ from pathlib import Path
 import dpkt
 from pcap_tcp import tcp_segments
 
-from stallscope.simulate import native_core
 from stallscope.simulate.pcap_writer import write_pcap
 from stallscope.simulate.run_bulk import RECEIVER_ADDR, SENDER_ADDR, BulkConfig, run_bulk
 from stallscope.simulate.segment import SYN
-from stallscope.simulate.tcp import sack
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-MSS = 1460
+MSS = 1448  # Linux on Ethernet with timestamps
+MAX_BLOCKS = 4  # SACK blocks in 40 bytes of options (RFC 2018 section 3)
+MAX_BLOCKS_WITH_TIMESTAMP = 3  # beside the 10-byte timestamp option
 
 
-# --- receiver blocks -----------------------------------------------------------------------------
+# --- receiver blocks and sender scoreboard, from the packets ---------------------------------
+
+
+def _linux(nsegs: int, drops, *, sack: bool = True):
+    """Linux with SACK over 10 Mbit/s Ethernet, `nsegs` full segments, the data packets numbered
+    in `drops` (1-based) lost: the result and a function giving a sequence number relative to
+    the sender's ISS + 1, in segments."""
+    r = run_bulk(BulkConfig(personality="linux", link="ethernet10", bytes=nsegs * MSS, write=65536, read=65536,
+                            sack=sack), impairments={"drop_nth": tuple(drops), "loss_data_only": True})
+    iss = r.records[0][1].seq
+
+    def seg(seq: int) -> float:
+        return ((seq - iss - 1) % (1 << 32)) / MSS
+
+    return r, seg
+
+
+# Six isolated holes: data packets 12, 14, ..., 22 of 60 lost.
+ISOLATED_HOLES = (12, 14, 16, 18, 20, 22)
 
 
 def test_blocks_merge_contiguous_ranges_and_put_the_latest_arrival_first():
-    ooo = [(100, 200), (200, 300), (500, 600), (800, 900)]
-    arrivals = [(100, 200), (500, 600), (200, 300), (800, 900)]
-    assert sack.receiver_blocks(ooo, arrivals) == ((800, 900), (100, 300), (500, 600))
-    # The block that just grew goes first (RFC 2018 section 4), the others by recency.
-    assert sack.receiver_blocks(ooo, arrivals + [(500, 600)]) == ((500, 600), (800, 900), (100, 300))
+    """RFC 2018 section 4: the first block holds the segment that triggered the ACK and the others
+    repeat the most recently reported blocks; contiguous ranges are one block; beside the timestamp
+    option at most three fit (section 3), so the oldest ranges go unreported."""
+    r, seg = _linux(60, ISOLATED_HOLES)
+    acks = [(seg(s.ack), [(seg(a), seg(b)) for a, b in s.sack]) for _, s in r.records
+            if s.src == RECEIVER_ADDR and s.sack]
+    assert acks
+    for ack, blocks in acks:
+        assert len(blocks) <= MAX_BLOCKS_WITH_TIMESTAMP
+        assert all(ack < a < b for a, b in blocks)
+        edges = sorted(blocks)
+        assert all(b1 < a2 for (_, b1), (a2, _) in zip(edges, edges[1:]))  # disjoint, never touching
+    assert max(len(blocks) for _, blocks in acks) == MAX_BLOCKS_WITH_TIMESTAMP
+    assert {len(blocks) for _, blocks in acks} == {1, 2, 3}
+    grew = 0
+    for (ack0, prev), (ack1, cur) in zip(acks, acks[1:]):
+        if ack1 == ack0 and cur != prev:  # an out-of-order arrival: its block first, new or grown
+            grew += 1
+            assert cur[0] not in prev
+            rest = [b for b in prev if b[1] < cur[0][0] or b[0] > cur[0][1]]
+            assert cur[1:] == rest[: MAX_BLOCKS_WITH_TIMESTAMP - 1]
+    assert grew >= 10
+    # The first block named a new range each time a hole's successor arrived, up to the last.
+    firsts = [blocks[0][0] for _, blocks in acks]
+    assert sorted(set(firsts)) == list(ISOLATED_HOLES)
 
 
-def test_blocks_are_limited_to_what_fits_in_the_options():
-    ooo = [(i * 100, i * 100 + 50) for i in range(1, 7)]
-    blocks = sack.receiver_blocks(ooo, list(ooo))
-    assert len(blocks) == sack.MAX_BLOCKS == 4
-    # Beside the timestamp option only three fit (RFC 2018 section 3).
-    assert sack.receiver_blocks(ooo, list(ooo), sack.MAX_BLOCKS_WITH_TIMESTAMP) == blocks[:3]
-    assert blocks[0] == (600, 650)  # the newest first
+def test_a_hole_is_lost_once_three_segments_are_sacked_above_it():
+    """RFC 6675 IsLost with DupThresh 3: thirty segments in flight, one lost; with three segments
+    SACKed above it the sender repairs it at once (within a few frame times), with two it cannot
+    tell loss from reordering and waits for the retransmission timer (Linux's 200 ms minimum)."""
+    def repair_after(drop: int) -> int:
+        r, _ = _linux(30, (drop,))
+        data = [(t, s.seq) for t, s in r.records if s.src == SENDER_ADDR and s.payload_len]
+        sends = [t for t, seq in data if seq == data[drop - 1][1]]
+        assert len(sends) == 2 and r.completed
+        return sends[1] - sends[0]
+
+    assert repair_after(27) < 30_000_000  # 28, 29 and 30 SACKed
+    assert repair_after(28) > 200_000_000  # only 29 and 30
 
 
-# --- scoreboard ----------------------------------------------------------------------------------
+def test_holes_are_repaired_lowest_first_once_each_and_sacked_data_is_never_resent():
+    """RFC 6675 NextSeg: the sender resends the lowest hole its scoreboard counts lost, never a
+    SACKed segment, and the six holes cost no timeout."""
+    r, seg = _linux(60, ISOLATED_HOLES)
+    rexmits = [seg(s.seq) for _, s in r.records if s.src == SENDER_ADDR and "retransmit" in s.tags]
+    assert rexmits == [n - 1 for n in ISOLATED_HOLES]  # the lost packets' segment numbers, in order
+    assert r.timeouts == 0 and r.retransmits == len(ISOLATED_HOLES)
 
 
-def test_scoreboard_merges_clips_and_forgets_what_is_acked():
-    sb = sack.Scoreboard()
-    sack.update(sb, 1000, 10_000, ((3000, 4000), (2000, 3000), (9000, 12_000)))
-    assert sb.sacked == [[2000, 4000], [9000, 10_000]]
-    sack.update(sb, 2500, 10_000, ())
-    assert sb.sacked == [[2500, 4000], [9000, 10_000]]
-    assert sack.sacked_bytes(sb) == 2500
-
-
-def test_is_lost_needs_three_segments_sacked_above():
-    sb = sack.Scoreboard()
-    sack.update(sb, 0, 10 * MSS, ((MSS, 3 * MSS),))
-    assert not sack.is_lost(sb, 0, 10 * MSS, MSS)  # two segments above: maybe reordering
-    sack.update(sb, 0, 10 * MSS, ((MSS, 4 * MSS),))
-    assert sack.is_lost(sb, 0, 10 * MSS, MSS)
-    assert not sack.is_lost(sb, 5 * MSS, 10 * MSS, MSS)  # nothing SACKed above it
-
-
-def test_pipe_and_next_hole_follow_rfc6675():
-    # 10 segments out, the first two lost, segments 3..6 SACKed, 7..10 not yet reported.
-    sb = sack.Scoreboard()
-    sack.update(sb, 0, 10 * MSS, ((2 * MSS, 6 * MSS),))
-    # Lost holes do not count; the tail above the highest SACK does.
-    assert sack.pipe(sb, 0, 10 * MSS, MSS) == 4 * MSS
-    assert sack.next_hole(sb, 0, 10 * MSS, MSS) == (0, MSS)
-    sack.record_rexmit(sb, 0, MSS, uid=50)
-    assert sack.pipe(sb, 0, 10 * MSS, MSS) == 5 * MSS  # the retransmission is in flight
-    assert sack.next_hole(sb, 0, 10 * MSS, MSS) == (MSS, MSS)
-    sack.record_rexmit(sb, MSS, MSS, uid=51)
-    assert sack.next_hole(sb, 0, 10 * MSS, MSS) is None  # the tail is not below a SACK
-
-
-def test_a_retransmission_is_lost_again_once_later_data_is_sacked():
-    sb = sack.Scoreboard()
-    sack.update(sb, 0, 10 * MSS, ((MSS, 5 * MSS),))
-    sack.record_rexmit(sb, 0, MSS, uid=50)
-    sack.forget_lost_rexmits(sb, newest_delivered_uid=40)  # only older sends SACKed: still in flight
-    assert sack.next_hole(sb, 0, 10 * MSS, MSS) is None
-    sack.forget_lost_rexmits(sb, newest_delivered_uid=60)  # something sent after it arrived
-    assert sack.next_hole(sb, 0, 10 * MSS, MSS) == (0, MSS)
+def test_a_lost_retransmission_is_sent_again_once_later_data_is_sacked():
+    """A burst of six lost segments whose first repair is lost too: once a segment sent after that
+    repair (the next hole's) is SACKed, the repair counts as lost and goes again, without waiting
+    for the retransmission timer (Linux's lost-retransmission detection, RFC 6675 section 5)."""
+    burst = tuple(range(40, 46))
+    probe, _ = _linux(300, burst)
+    data = [s for _, s in probe.records if s.src == SENDER_ADDR and s.payload_len]
+    hole = data[burst[0] - 1].seq
+    first_repair = next(i for i, s in enumerate(data) if i >= burst[0] and s.seq == hole) + 1
+    r, _ = _linux(300, burst + (first_repair,))
+    sends = [t for t, s in r.records if s.src == SENDER_ADDR and s.payload_len and s.seq == hole]
+    assert len(sends) == 3 and r.completed and r.timeouts == 0
+    _, t_repair, t_again = sends
+    sent_after = {s.seq for t, s in r.records if s.src == SENDER_ADDR and s.payload_len and t_repair < t < t_again}
+    # An ACK before the resend SACKs a segment sent after the lost repair.
+    assert any(a <= seq < b for t, s in r.records if s.src == RECEIVER_ADDR and t_repair < t <= t_again
+               for a, b in s.sack for seq in sent_after)
+    assert t_again - t_repair < 200_000_000
 
 
 # --- whole runs ----------------------------------------------------------------------------------
@@ -114,11 +142,11 @@ def _run_with_first_repairs_lost(cfg: BulkConfig, bursts: list[list[int]]):
     simulator is deterministic), then drop it as well, burst by burst."""
     drops = [d for burst in bursts for d in burst]
     for burst in bursts:
-        probe = run_bulk(cfg, impairments={"drop_nth": tuple(drops), "loss_data_only": True}, engine="python")
+        probe = run_bulk(cfg, impairments={"drop_nth": tuple(drops), "loss_data_only": True})
         data = [s for _, s in probe.records if s.src == SENDER_ADDR and s.payload_len]
         first_seq = data[burst[0] - 1].seq
         drops.append(next(i for i, s in enumerate(data) if i >= burst[0] and s.seq == first_seq) + 1)
-    return run_bulk(cfg, impairments={"drop_nth": tuple(drops), "loss_data_only": True}, engine="python")
+    return run_bulk(cfg, impairments={"drop_nth": tuple(drops), "loss_data_only": True})
 
 
 def _simulate_capture(name: str, sack_on: bool):
@@ -214,20 +242,8 @@ def test_sack_blocks_reach_the_pcap_and_decode_with_dpkt(tmp_path):
         for kind, val in dpkt.tcp.parse_opts(tcp.opts):
             saw_perm += kind == dpkt.tcp.TCP_OPT_SACKOK
             if kind == dpkt.tcp.TCP_OPT_SACK:
-                assert len(val) % 8 == 0 and len(val) // 8 <= sack.MAX_BLOCKS
+                assert len(val) % 8 == 0 and len(val) // 8 <= MAX_BLOCKS_WITH_TIMESTAMP
                 saw_blocks += 1
     assert saw_perm == 2  # SYN and SYN-ACK
     assert saw_blocks == sum(1 for _, s in result.records if s.sack)
     assert saw_blocks > 0
-
-
-def test_the_native_core_runs_sack_with_the_same_result():
-    """The Rust port (native/src/sim/tcp/sack.rs) is checked packet by packet in
-    tests/test_native_sim_differential.py; here the lost-repair scenario end to end."""
-    cfg, bursts = _captured_scenario("burst_loss_sack", sack_on=True)
-    assert native_core.unsupported_reason(cfg) is None
-    drops = [d for burst in bursts for d in burst]
-    py = run_bulk(cfg, impairments={"drop_nth": tuple(drops), "loss_data_only": True}, engine="python")
-    rs = run_bulk(cfg, impairments={"drop_nth": tuple(drops), "loss_data_only": True}, engine="native")
-    assert (py.retransmits, py.timeouts, py.duration_ns) == (rs.retransmits, rs.timeouts, rs.duration_ns)
-    assert [s.sack for _, s in py.records] == [s.sack for _, s in rs.records]
