@@ -63,7 +63,7 @@ def full_segment_size(profile: dict[str, Any], recent: int | None = None) -> int
 _PROFILE_COLUMNS = ["stream", "dir", "ts_ns", "payload_len", "superframe", "new_data", "seq_end", "seq_rel",
                     "retransmission", "control_retransmission", "retrans_kind", "dup_ack", "win_scaled", "flag_syn",
                     "flag_rst", "flag_psh", "opt_mss", "opt_wscale", "opt_sack_perm", "opt_ts_val", "in_flight",
-                    "usable_window"]
+                    "usable_window", "ip_id"]
 # A direction's largest segment that crossed a wire as one (its max_segment).
 _MAX_SEGMENT = pl.col("payload_len").filter((pl.col("payload_len") > 0) & ~pl.col("superframe")).max()
 
@@ -115,6 +115,7 @@ def direction_profiles(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, A
         syn_sack=pl.col("opt_sack_perm").filter(pl.col("flag_syn")).first(),
         syn_seen=pl.col("flag_syn").any(),
         timestamps=pl.col("opt_ts_val").is_not_null().any(),
+        ip_ids_vary=pl.col("ip_id").n_unique() > 1,
         ttl_max=pl.lit(None, pl.Int64),
         max_window=pl.col("win_scaled").max(),
         psh_segments=(pl.col("flag_psh") & (pl.col("payload_len") > 0)).sum(),
@@ -195,6 +196,12 @@ def _profile(r: dict[str, Any], peer: dict[str, Any]) -> dict[str, Any]:
         "common_segment": r["common_segment"],
         "segments_at_max": r["at_max"],
         "pushed_at_max": r["psh_at_max"],
+        # Whether the peer's duplicate ACKs can be told from a capture's copies of one frame
+        # (artifacts.py removes an exact repeat within 1 ms): they differ from the ACK before
+        # them in their IPv4 id when the peer's ids count, and a pure ACK with neither an id nor a
+        # timestamp is kept; one with a timestamp but no id repeats that ACK byte for byte within
+        # one timestamp tick. (Private: not in the JSON.)
+        "_peer_dupacks_visible": bool(peer.get("ip_ids_vary")) or not peer.get("timestamps", False),
     }
     return p
 

@@ -90,6 +90,9 @@ class StallContext:
     acks: list[PeerAck]
     resends: list[Resend]
     recovery_segments: int  # distinct segments resent in the timeout's repair (0 without a timeout)
+    # Duplicate ACKs (SACK blocks included) the peer sent since the data at snd_una was first sent,
+    # up to the stall's first resend (None without a resend): a hole the receiver saw.
+    peer_dups_since_sent: int | None
     peer_data_bytes: int  # data the peer sent during the interval (a request, say)
     last_peer_data_ts: int | None
     segment_size: int  # the full segment size in use just before the stall
@@ -178,6 +181,30 @@ def candidates(state: pl.DataFrame, timings: dict[tuple[int, int], Timing]) -> p
     return pl.concat([gaps.select(cols), tails.select(cols)]).sort(["stream", "dir", "start_ns"])
 
 
+def _dups_since_sent(rows: dict[str, list], i0: int, d: int, first: Resend) -> int:
+    """The peer's duplicate ACKs from the first transmission of the data `first` resends (the
+    newest packet of direction `d` that carried its first byte and was not itself a resend) up to
+    that resend: rows from the stall's start back at most RECOVERY_ROWS, and the stall's own."""
+    n = 0
+    for i in range(i0, max(-1, i0 - RECOVERY_ROWS), -1):
+        if rows["dir"][i] != d:
+            n += _hole_reported(rows, i)
+        elif (not rows["retransmission"][i] and rows["seq_rel"][i] <= first.seq < rows["seq_end"][i]):
+            break
+    frames = rows["frame"]
+    for i in range(i0 + 1, frames.index(first.frame)):
+        if rows["dir"][i] != d:
+            n += _hole_reported(rows, i)
+    return n
+
+
+def _hole_reported(rows: dict[str, list], i: int) -> bool:
+    """Row i, an ACK of the peer, says data is missing: a duplicate ACK, or SACK blocks above the
+    cumulative ACK (not a DSACK, whose first block lies below it)."""
+    sack = rows["sack_left"][i]
+    return bool(rows["dup_ack"][i]) or bool(sack) and sack[0] >= rows["ack_rel"][i]
+
+
 def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, profile: dict[str, Any]) -> StallContext:
     """The context of one candidate, read from its stream's rows (columns as lists, time order)."""
     frames = rows["frame"]
@@ -232,6 +259,7 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
                     break
             elif rows["retransmission"][i]:
                 recovery.add(rows["seq_rel"][i])
+    dups_since_sent = _dups_since_sent(rows, i0, d, resends[0]) if resends else None
     recent = [rows["payload_len"][i] for i in range(i0, max(-1, i0 - RECENT_ROWS), -1) if rows["dir"][i] == d]
     # Outstanding just before the closing segment: its own row's snd_una with the snd_max before it.
     if ended:
@@ -252,7 +280,8 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
         window_at_start=rows["peer_window"][i0],
         in_flight_before_end=max(0, max_before - una_end), usable_before_end=usable_end,
         snd_max_before_end=max_before,
-        acks=acks, resends=resends, recovery_segments=len(recovery) if resends else 0, peer_data_bytes=peer_bytes, last_peer_data_ts=last_peer_data,
+        acks=acks, resends=resends, recovery_segments=len(recovery) if resends else 0,
+        peer_dups_since_sent=dups_since_sent, peer_data_bytes=peer_bytes, last_peer_data_ts=last_peer_data,
         segment_size=_segment_size(max(recent, default=0), profile),
         flight_seen=max((rows["in_flight"][i] for i in range(max(0, i0 - RECOVERY_ROWS), i0 + 1) if rows["dir"][i] == d),
                         default=0),

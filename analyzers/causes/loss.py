@@ -85,4 +85,39 @@ def _delivered(ctx: StallContext, first) -> tuple[str, str] | None:
         for a in after:
             if a.ack > first.seq and a.ts_ns - first.ts_ns + ctx.timing.lag_ns < rtt // 2:
                 return Cause.SPURIOUS_TIMEOUT.value, "an ACK covering it came back sooner than a round trip after the resend"
-    return None
+    beyond = _acked_beyond_resends(ctx, first)
+    if beyond is None:
+        return None
+    ack, covered = beyond
+    # Everything was delivered. The receiver must acknowledge data within its delayed-ACK limit
+    # (RFC 1122 4.2.3.2: 0.5 s) of receiving it: a timeout later than that plus a round trip after
+    # the last data means those ACKs were sent and lost; an earlier one fired before they were due.
+    silence = first.ts_ns - ctx.start_ns
+    why = (f"the first ACK after the resend (frame {ack.frame}) covered {covered} bytes sent before the timeout "
+           "and never resent, and no duplicate ACK came during the silence: all of it had arrived")
+    if silence > MAX_ACK_DELAY_NS + (rtt or 0):
+        return Cause.ACK_LOSS_TIMEOUT.value, why + "; its ACKs were due long before the timeout: they were lost"
+    return Cause.SPURIOUS_TIMEOUT.value, why + "; the timer fired before the receiver's ACK was due"
+
+
+# RFC 1122 4.2.3.2: an ACK may be delayed, but by less than 0.5 s.
+MAX_ACK_DELAY_NS = 500_000_000
+
+
+def _acked_beyond_resends(ctx: StallContext, first) -> tuple[object, int] | None:
+    """The first ACK after the timeout's first resend, when it acknowledges data sent before the
+    timeout that no resend before it carried, and no duplicate ACK (nor SACK) came between the
+    last data and that resend. A receiver ACKs every segment that arrives out of order at once
+    (RFC 5681 4.2, RFC 1122 4.2.2.21): with the resent segment lost, the later ones would have
+    drawn duplicate ACKs; with none and the later data acknowledged, the resent segment had
+    arrived too, so nothing was lost. Returns (that ACK, the bytes it covered beyond the resends)."""
+    if ctx.peer_dups_since_sent or not ctx.profile.get("_peer_dupacks_visible", True):
+        return None
+    # (At the receiver the ACK a resend draws can carry the same timestamp: capture order decides.)
+    ack = next((a for a in ctx.acks if (a.ts_ns, a.frame) > (first.ts_ns, first.frame) and a.advances), None)
+    if ack is None:
+        return None
+    resent_to = max(r.seq + r.length for r in ctx.resends if (r.ts_ns, r.frame) < (ack.ts_ns, ack.frame))
+    sent_before = ctx.una_at_start + ctx.in_flight_at_start  # snd_max when the silence began
+    covered = min(ack.ack, sent_before) - resent_to
+    return (ack, covered) if covered > 0 else None

@@ -1,0 +1,67 @@
+"""The loss rules (analyzers/causes/loss.py) on simulated traces whose ground truth knows what was
+dropped: a timeout whose data had all arrived is `ack_loss_timeout` (the receiver's ACKs were due
+long before the timer and were lost) or `spurious_timeout` (the timer fired before the ACK was
+due), and a timeout with a hole the receiver reported (duplicate ACKs, SACK blocks) stays a loss."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stallscope.analyzers import corpus, scoring
+from stallscope.analyzers.analyze import analyze_file
+
+TIMEOUT_CAUSES = {"ack_loss_timeout", "spurious_timeout", "single_loss_timeout", "burst_loss_timeout"}
+TRACES = [
+    "loss-bsd44-ackloss",  # 4.4BSD: ACKs lost for 1.3 s, the resend's ACK covers three more segments
+    "loss-sunos41-ackloss",
+    "sndbuf-linux20-snd8192",  # Linux 2.0: a 300 ms RTO behind the receiver's ACK
+    "reqresp-linux20-ethernet10-w4096-r64",
+    "reqresp-linux20-ethernet10-w1000-r8192",  # the server's spurious timeout, seen at the client
+    "loss-linux20-random3",  # a hole reported by duplicate ACKs before the stall began
+    "atm-linux-epd-200cells",  # holes reported by SACK blocks on ACKs whose window changed
+    "loss-linux-random3",
+]
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("loss_traces")
+    manifest = corpus.generate(out, jobs=1, only=TRACES)
+    assert {t["name"] for t in manifest["traces"]} >= set(TRACES)
+    return out
+
+
+def _timeout_verdicts(pcap: Path) -> list[tuple[str, str | None]]:
+    """(true cause, reported cause) of every true timeout stall of the trace."""
+    truth = scoring.load_json(Path(f"{pcap}.truth.json"))
+    reported = scoring.reported_intervals(analyze_file(pcap).to_json())
+    out = []
+    for t in scoring.truth_intervals(truth):
+        if t.cause not in TIMEOUT_CAUSES:
+            continue
+        hits = [r for r in reported if scoring.overlaps_enough(t, r) and scoring.same_direction(t, r)]
+        out.append((t.cause, hits[0].cause if hits else None))
+    return out
+
+
+@pytest.mark.parametrize("name", TRACES)
+def test_timeouts_are_told_apart_by_what_arrived(traces: Path, name: str) -> None:
+    verdicts = _timeout_verdicts(traces / f"{name}.pcap")
+    assert verdicts, f"{name}: no true timeout stall"
+    delivered = {"ack_loss_timeout", "spurious_timeout"}
+    for true, reported in verdicts:
+        if true in delivered:
+            assert reported == true, verdicts
+        else:
+            # A real loss is never called a delivery (burst and single may be confused: a capture at
+            # the sender cannot see which go-back-N resends were needed).
+            assert reported not in delivered, verdicts
+
+
+def test_the_delivery_evidence_is_in_the_stall(traces: Path) -> None:
+    analysis = analyze_file(traces / "loss-bsd44-ackloss.pcap")
+    stall = next(s for s in analysis.stalls if s.cause == "ack_loss_timeout")
+    assert "covered" in stall.evidence["delivered"] and "lost" in stall.evidence["delivered"]
+    assert stall.evidence["silence_before_timeout_ns"] > 500_000_000
