@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from stallscope.simulate.apps import naglemark as nm
-from stallscope.simulate.apps.naglemark_capture import CLIENT_ADDR, FIRST_CLIENT_PORT, SERVER_ADDR, run_naglemark_capture
+from stallscope.simulate.apps.naglemark_capture import (CLIENT_ADDR, FIRST_CLIENT_PORT, SERVER_ADDR,
+                                                         run_naglemark_capture)
 from stallscope.simulate.links.presets import LINK_PRESETS
 from stallscope.simulate.segment import SYN
 from stallscope.simulate.units import NS_PER_MS
