@@ -20,10 +20,17 @@ from .units import NS_PER_S
 SENDER_END, RECEIVER_END = ("10.0.0.1", 40000), ("10.0.0.2", 5001)  # a bulk run's hosts 0 and 1
 PERSONALITIES = ("sunos41", "bsd44", "freebsd4", "tru64", "linux20", "linux")
 # The path impairments a bulk run takes (links/presets.py's link, then these stages).
+# drop_segments: ((offset, k), ...): lose the k-th transmission (k >= 1) of the data segment whose
+# first byte is the stream's byte `offset` (0 = the first data byte, the sender's ISN + 1); first of
+# the forward stages, so k counts what the sender sent. drop_acks: ((offset, k), ...): lose the k-th
+# pure ACK whose ack number is the stream's byte `offset`, first of the reverse stages. Both drop
+# with reason "injected_loss", as drop_nth does.
 IMPAIRMENTS = frozenset({
-    "loss", "gilbert", "drop_nth", "loss_data_only", "reverse_loss", "reverse_rate_bps", "atm_switch",
-    "jumbo_slots", "jumbo_min_frame_len", "jumbo_replenish_ns", "jumbo_hold_until_acked", "pmtu_mtu", "pmtu_mode",
+    "loss", "gilbert", "drop_nth", "drop_segments", "drop_acks", "loss_data_only", "reverse_loss",
+    "reverse_rate_bps", "atm_switch", "jumbo_slots", "jumbo_min_frame_len", "jumbo_replenish_ns",
+    "jumbo_hold_until_acked", "pmtu_mtu", "pmtu_mode",
 })
+REPLAY_IMPAIRMENTS = ("drop_segments", "drop_acks")
 
 
 class NativeUnavailable(RuntimeError):
@@ -46,6 +53,10 @@ def invalid_reason(cfg: Any, impairments: dict[str, Any] | None = None) -> str |
         other = sorted(set(impairments) - IMPAIRMENTS)
         if other:
             return f"impairments {other} are not known (expected some of {', '.join(sorted(IMPAIRMENTS))})"
+        for key in REPLAY_IMPAIRMENTS:
+            reason = _replay_reason(key, impairments.get(key))
+            if reason is not None:
+                return reason
         if native_impairments(impairments) is None:
             return "an impairment value is out of range (a probability outside [0, 1], a size or rate not positive...)"
     for field in ("personality", "receiver_personality"):
@@ -69,6 +80,11 @@ def invalid_reason(cfg: Any, impairments: dict[str, Any] | None = None) -> str |
         return "mtu_probing must be 0 or 1"
     if cfg.think_ns < 0 or cfg.reply < 0 or (cfg.delay_ns is not None and cfg.delay_ns < 0):
         return "negative think_ns, reply or delay_ns"
+    writes = getattr(cfg, "writes", None)
+    if writes is not None:
+        reason = _writes_reason(writes, cfg)
+        if reason is not None:
+            return reason
     rate = cfg.rate_bps if cfg.rate_bps is not None else LINK_PRESETS[cfg.link].rate_bps
     if rate <= 0:
         return "the link needs a positive rate"
@@ -90,6 +106,50 @@ def _probability(v: Any) -> bool:
 
 def _int(v: Any, lo: int, hi: int = _MAX) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and lo <= v < hi
+
+
+def _pairs(value: Any) -> list[Any] | None:
+    """`value` as a list of its items when it is a sequence of 2-item sequences, else None."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        return None
+    items = list(value)
+    if not all(isinstance(x, Sequence) and not isinstance(x, (str, bytes)) and len(x) == 2 for x in items):
+        return None
+    return items
+
+
+def _writes_reason(writes: Any, cfg: Any) -> str | None:
+    """Why BulkConfig.writes cannot run, or None."""
+    items = _pairs(writes)
+    if not items:
+        return "writes must be a non-empty sequence of (at_ns, nbytes) pairs"
+    prev = 0
+    for i, (at, n) in enumerate(items):
+        if not _int(at, 0, 1 << 48) or not _int(n, 1, 1 << 48):
+            return f"writes[{i}] = ({at!r}, {n!r}): at_ns must be an integer >= 0 and nbytes an integer >= 1"
+        if at < prev:
+            return f"writes[{i}]: at_ns {at} is before the previous write's {prev} (times must not decrease)"
+        prev = at
+    total = sum(n for _, n in items)
+    if cfg.bytes != total:
+        return f"bytes={cfg.bytes} must equal the sum of the writes' sizes ({total}) when writes is given"
+    if cfg.think_ns != 0:
+        return f"think_ns must be 0 when writes is given (got {cfg.think_ns}): the schedule sets the gaps"
+    return None
+
+
+def _replay_reason(key: str, value: Any) -> str | None:
+    """Why a drop_segments or drop_acks impairment cannot run, or None (absent or empty is fine)."""
+    if value is None or (isinstance(value, Sequence) and len(value) == 0):
+        return None
+    items = _pairs(value)
+    if items is None:
+        return f"{key} must be a sequence of (offset, k) pairs"
+    for i, (offset, k) in enumerate(items):
+        if not _int(offset, 0) or not _int(k, 1, 1 << 32):
+            return (f"{key}[{i}] = ({offset!r}, {k!r}): the offset must be an integer >= 0 (0 = the first data "
+                    f"byte) and the transmission number k an integer >= 1")
+    return None
 
 
 def _atm_spec(spec: Any) -> dict[str, Any] | None:
@@ -114,7 +174,7 @@ def native_impairments(impairments: dict[str, Any] | None) -> dict[str, Any] | N
     """make_path's reading of the impairments (falsy means absent; atm_switch None is absent), or
     None when a value is one make_path would reject or the native core cannot hold."""
     im = impairments or {}
-    out: dict[str, Any] = {"loss": None, "gilbert": None, "drop_nth": None,
+    out: dict[str, Any] = {"loss": None, "gilbert": None, "drop_nth": None, "drop_segments": None, "drop_acks": None,
                            "loss_data_only": bool(im.get("loss_data_only", False)), "reverse_loss": None,
                            "reverse_rate_bps": im.get("reverse_rate_bps") or None, "atm_switch": None,
                            "pmtu_mtu": None, "pmtu_mode": None, "jumbo_slots": None, "jumbo_min_frame_len": None,
@@ -134,6 +194,11 @@ def native_impairments(impairments: dict[str, Any] | None) -> dict[str, Any] | N
         if not all(isinstance(i, int) and i >= 1 for i in nth):
             return None
         out["drop_nth"] = nth
+    for key in REPLAY_IMPAIRMENTS:
+        if im.get(key):
+            if _replay_reason(key, im[key]) is not None:
+                return None
+            out[key] = [(int(offset), int(k)) for offset, k in im[key]]
     rr = out["reverse_rate_bps"]
     if rr is not None and not (isinstance(rr, int) and 0 < rr < 1 << 62):
         return None
@@ -249,6 +314,8 @@ def result_from_raw(cfg: Any, raw: dict[str, Any], impairments: dict[str, Any] |
 
     path = path_parameters(cfg)
     params = {k: (v if not isinstance(v, HostCost) else asdict(v)) for k, v in asdict(cfg).items()}
+    if params.get("writes", 0) is None:
+        del params["writes"]  # recorded only when given: a run without a schedule keeps its truth
     params["mtu"] = path["mtu"]
     params["impairments"] = impairment_parameters(impairments)
     gt = GroundTruth(parameters=params)

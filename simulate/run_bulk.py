@@ -55,6 +55,28 @@ class BulkConfig:
     # The sender's congestion control (TCP_CONGESTION, modern Linux): "reno" or "cubic"; None: the
     # personality's (cubic for linux).
     congestion: str | None = None
+    # Scheduled writes instead of a loop of `write`-byte writes: (at_ns, nbytes) pairs, at_ns counted
+    # from the connection's establishment at the sender, not decreasing. Write i is issued at its
+    # at_ns or when write i - 1 completed (and, with `reply`, its reply was read), whichever is
+    # later: a blocking write() loop that sleeps until the next write's time. `bytes` must equal
+    # the sum of the sizes (BulkConfig.with_writes sets it), think_ns must be 0; `write` is then
+    # unused, and with `reply` > 0 each scheduled write is a message the receiver answers.
+    # None: the loop of `write`-byte writes. Recorded in the ground truth's parameters when given.
+    writes: tuple[tuple[int, int], ...] | None = None
+
+    def __post_init__(self) -> None:
+        # A list of lists (read from JSON) becomes the hashable tuple of pairs.
+        if self.writes is not None and not isinstance(self.writes, tuple):
+            try:
+                object.__setattr__(self, "writes", tuple(tuple(w) for w in self.writes))
+            except TypeError:
+                pass  # left for the validation to name
+
+    @classmethod
+    def with_writes(cls, writes: Any, **kwargs: Any) -> BulkConfig:
+        """A configuration replaying `writes` ((at_ns, nbytes) pairs), `bytes` their sum."""
+        writes = tuple(tuple(w) for w in writes)
+        return cls(writes=writes, bytes=sum(int(n) for _, n in writes), **kwargs)
 
     def host_cost(self) -> HostCost:
         if isinstance(self.cost, HostCost):
@@ -144,8 +166,9 @@ def impairment_parameters(impairments: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def run_bulk(cfg: BulkConfig, pcap: Path | None = None, *, impairments: dict[str, Any] | None = None) -> BulkResult:
-    """Run one transfer. `impairments` are the path's (loss, gilbert, drop_nth, atm_switch,
-    jumbo_slots, pmtu_mtu...: native_core.IMPAIRMENTS); their counters are on `result.path`.
+    """Run one transfer. `impairments` are the path's (loss, gilbert, drop_nth, drop_segments,
+    drop_acks, atm_switch, jumbo_slots, pmtu_mtu...: native_core.IMPAIRMENTS); their counters are on
+    `result.path`.
     Raises ValueError naming what is wrong with an invalid configuration."""
     from . import native_core
 

@@ -68,6 +68,7 @@ def bulk(
     nbytes: Annotated[int, _opt("--bytes", panel=APP, min=1, help="Bytes to transfer.")] = 16 * 1024 * 1024,
     reply: Annotated[int, _opt("--reply", panel=APP, min=0, help="Request/response: each write is a message the receiver answers with this many bytes before the next is written (0: plain bulk).")] = 0,
     think_ms: Annotated[float, _opt("--think-ms", panel=APP, min=0.0, help="The writer's pause between writes, ms (application idle time).")] = 0.0,
+    writes: Annotated[Optional[Path], _opt("--writes", panel=APP, help="Scheduled writes instead of --write: a JSON list of [at_ns, nbytes] pairs, at_ns from the connection's establishment; each write is issued then, or when the previous one completed if later. --bytes defaults to their sum.")] = None,
     read_rate: Annotated[Optional[int], _opt("--read-rate", panel=APP, min=1, help="Slow reader: the receiving application copies at most this many bit/s out of its socket (read() cost on top of --host-cost).")] = None,
     host_mtu: Annotated[Optional[int], _opt("--host-mtu", panel=HOSTS, min=68, help="Both hosts' interface MTU when larger than the path's: the MSS they advertise comes from it.")] = None,
     route_mtu: Annotated[Optional[int], _opt("--route-mtu", panel=HOSTS, min=68, help="The sender's route MTU when it differs from the interface's (GigaTCP's cloned route: MSS used from it, MSS advertised from the interface).")] = None,
@@ -81,6 +82,8 @@ def bulk(
     reverse_loss: Annotated[Optional[float], _opt("--reverse-loss", panel=PATH, min=0.0, max=1.0, help="Reverse (ACK path) random loss probability.")] = None,
     gilbert: Annotated[Optional[str], _opt("--gilbert", panel=PATH, help="Forward Gilbert-Elliott loss: P_GB,P_BG,LOSS_GOOD,LOSS_BAD (state change chances per packet, loss in each state).")] = None,
     drop_nth: Annotated[Optional[list[int]], _opt("--drop-nth", panel=PATH, min=1, help="Lose exactly the n-th forward packet (repeatable; 1 = the SYN).")] = None,
+    drop_segment: Annotated[Optional[list[str]], _opt("--drop-segment", panel=PATH, help="S[:K]: lose the K-th transmission (default 1) of the data segment starting at stream byte S (0 = the first data byte); repeatable.")] = None,
+    drop_ack: Annotated[Optional[list[str]], _opt("--drop-ack", panel=PATH, help="A[:K]: lose the K-th pure ACK (default 1) acknowledging stream bytes up to A; repeatable.")] = None,
     data_only: Annotated[bool, _opt("--loss-data-only", panel=PATH, help="--loss/--drop-nth count and lose data segments only.")] = False,
     pmtu: Annotated[Optional[int], _opt("--pmtu", panel=PATH, min=68, help="A hop with this MTU on the forward path.")] = None,
     pmtu_mode: Annotated[PmtuMode, _opt("--pmtu-mode", panel=PATH, help="The hop answers with ICMP or silently drops (black hole).")] = PmtuMode.icmp,
@@ -123,13 +126,16 @@ def bulk(
                "write": write, "read": read, "nbytes": nbytes, "route_mtu": route_mtu}
         fields = {field: (chosen.config[field] if chosen is not None and field in chosen.config and name not in given
                           else cli[name]) for name, field in _CONFIG_PARAMS.items()}
+        schedule = _read_writes(writes) if writes is not None else None
+        if schedule is not None and "nbytes" not in given:
+            fields["bytes"] = sum(n for _, n in schedule if isinstance(n, int))
         cfg = BulkConfig(
             **fields, receiver_personality=receiver_personality, mss=mss, nagle=nagle, seed=seed, rate_bps=rate,
             delay_ns=delay if delay is not None else None if delay_ms is None else round(delay_ms * 1_000_000),
             cost=reader_cost(cost, read_rate), reply=reply, think_ns=round(think_ms * 1_000_000), host_mtu=host_mtu,
             receiver_inference=None if receiver_inference is OnOff.default else receiver_inference is OnOff.on,
             mtu_probing=mtu_probing, sack=None if sack is OnOff.default else sack is OnOff.on,
-            congestion=congestion.value if congestion is not None else None,
+            congestion=congestion.value if congestion is not None else None, writes=schedule,
         )
         impairments = impairments_from_options(
             loss=loss, reverse_loss=reverse_loss, drop_nth=drop_nth, data_only=data_only, pmtu=pmtu,
@@ -139,6 +145,9 @@ def bulk(
             atm_buffer_cells=atm_buffer_cells, atm_epd_threshold_cells=atm_epd_threshold_cells,
             preset=chosen.impairments if chosen is not None else None,
         )
+        for key, option, values in (("drop_segments", "--drop-segment", drop_segment), ("drop_acks", "--drop-ack", drop_ack)):
+            if values:
+                impairments = {**(impairments or {}), key: tuple(_offset_k(option, v) for v in values)}
         result = run_bulk(cfg, pcap=pcap, impairments=impairments)
     except (ValueError, KeyError, TypeError) as exc:
         typer.echo(f"stallscope simulate bulk: {str(exc).strip(chr(34) + chr(39))}", err=True)
@@ -160,6 +169,28 @@ def bulk(
     )
     if output is None:
         render_frame(causes, OutputFormat.table, title="stalls by cause")
+
+
+def _read_writes(path: Path) -> tuple[tuple[int, int], ...]:
+    """--writes FILE: a JSON list of [at_ns, nbytes] pairs (checked by the simulator's validation)."""
+    import json
+
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"--writes {path}: {exc}") from None
+    if not isinstance(doc, list) or not all(isinstance(w, list) and len(w) == 2 for w in doc):
+        raise ValueError(f"--writes {path}: expected a JSON list of [at_ns, nbytes] pairs")
+    return tuple((w[0], w[1]) for w in doc)
+
+
+def _offset_k(option: str, text: str) -> tuple[int, int]:
+    """S[:K] of --drop-segment / --drop-ack (K defaults to 1)."""
+    offset, _, k = text.partition(":")
+    try:
+        return int(offset), int(k) if k else 1
+    except ValueError:
+        raise ValueError(f"{option} {text!r}: expected OFFSET or OFFSET:K (integers)") from None
 
 
 def _count(value) -> int:

@@ -1,6 +1,7 @@
 //! Python binding of the native simulator: `simulate_bulk(config, seed) -> dict` and
 //! `naglemark_trial(config, seed) -> dict`. `config` is BulkConfig as a dict (cost as HostCost
-//! fields, plus the path's "impairments") or the trial's parameters. A bulk result holds the
+//! fields, optional "writes" as (at_ns, nbytes) pairs, plus the path's "impairments", whose
+//! optional "drop_segments" and "drop_acks" are (offset, k) pairs) or the trial's parameters. A bulk result holds the
 //! packet trace (a NativeTrace, turned into records on demand), stalls and drops as tuples and
 //! the summary counters; simulate/native_core.py turns it into a BulkResult.
 
@@ -64,6 +65,7 @@ fn config_of(d: &Bound<'_, PyDict>) -> PyResult<BulkRun> {
         cost: cost_of(d)?,
         think_ns: get(d, "think_ns")?,
         reply: get(d, "reply")?,
+        writes: opt(d, "writes")?,
         route_mtu: get(d, "route_mtu")?,
         advertised_mss: get(d, "advertised_mss")?,
         host_mtu: get(d, "host_mtu")?,
@@ -75,6 +77,8 @@ fn config_of(d: &Bound<'_, PyDict>) -> PyResult<BulkRun> {
             Some(v) => {
                 let im: Bound<'_, PyDict> = v.downcast_into()?;
                 Impairments {
+                    drop_segments: opt(&im, "drop_segments")?,
+                    drop_acks: opt(&im, "drop_acks")?,
                     loss: get(&im, "loss")?,
                     gilbert: get(&im, "gilbert")?,
                     drop_nth: get(&im, "drop_nth")?,

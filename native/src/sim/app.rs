@@ -1,5 +1,7 @@
 //! The applications on the hosts: a bulk writer looping write(n) (optionally waiting for a reply
-//! to each message, or thinking between writes), a bulk reader looping read(n), and the dispatch
+//! to each message, or thinking between writes) or replaying a schedule of writes (each issued at
+//! its time after the connection opened, or when the previous one completed if later), a bulk
+//! reader looping read(n), and the dispatch
 //! to naglemark.rs's client and server. The host calls `established` when the connection opens,
 //! `write_done` when a write() has been copied into the socket buffer and `read_data` when a
 //! read() returns; these functions never hold a borrow of the app across a host call, because the
@@ -22,6 +24,10 @@ pub struct BulkWriter {
     pub pending: u64,
     pub started_at: Option<Ns>,
     pub done_at: Option<Ns>,
+    /// Scheduled writes (at_ns after the connection opened, nbytes); empty: loop write(write_size).
+    pub schedule: Vec<(Ns, u64)>,
+    /// The next scheduled write's index.
+    pub next: usize,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -35,6 +41,10 @@ pub struct BulkReader {
     pub reads: u64,
     pub last_byte_at: Option<Ns>,
     pub eof_at: Option<Ns>,
+    /// Each message's size when they differ (a writer's schedule); empty: every one is `message`.
+    pub messages: Vec<u64>,
+    /// Messages answered so far (the index into `messages`).
+    pub answered: usize,
 }
 
 /// A naglemark server's per-connection state (the lengths it is asked for queue in Net's
@@ -58,7 +68,7 @@ pub enum App {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AppEvent {
-    /// The bulk writer's next write, after its think time.
+    /// The bulk writer's next write, after its think time or at its scheduled time.
     WriterNext,
     /// naglemark's client sends its next request after its think time.
     NmRequest,
@@ -71,6 +81,31 @@ impl BulkWriter {
         }
         Ok(BulkWriter { total, write_size, think_ns, reply_bytes, ..Default::default() })
     }
+
+    /// A writer replaying `schedule`: write i of nbytes is issued at at_ns after the connection
+    /// opened, or when write i - 1 completed (and its reply arrived, with `reply_bytes`) if that
+    /// is later: a blocking write() loop that sleeps until the next write's time. The times must
+    /// not decrease and every size be positive.
+    pub fn scheduled(schedule: Vec<(Ns, u64)>, reply_bytes: u64) -> Result<Self, String> {
+        if schedule.is_empty() {
+            return Err("a write schedule needs at least one write".into());
+        }
+        let mut prev = 0;
+        for (i, &(at, n)) in schedule.iter().enumerate() {
+            if n == 0 || at < prev {
+                return Err(format!("writes[{i}] = ({at}, {n}): sizes must be positive and times non-negative, not decreasing"));
+            }
+            prev = at;
+        }
+        let total = schedule.iter().try_fold(0u64, |a, &(_, n)| a.checked_add(n)).ok_or("the writes' sizes overflow")?;
+        let write_size = schedule.iter().map(|w| w.1).max().unwrap_or(1);
+        Ok(BulkWriter { total, write_size, reply_bytes, schedule, ..Default::default() })
+    }
+
+    /// The sizes of the writes, one message each (for the reader that answers them).
+    pub fn message_sizes(&self) -> Vec<u64> {
+        self.schedule.iter().map(|w| w.1).collect()
+    }
 }
 
 impl BulkReader {
@@ -79,6 +114,15 @@ impl BulkReader {
             return Err(format!("bulk reader needs a positive read size, got {read_size}"));
         }
         Ok(BulkReader { read_size, expect, message, reply_bytes, ..Default::default() })
+    }
+
+    /// The size of the message being read.
+    fn current_message(&self) -> u64 {
+        if self.messages.is_empty() {
+            self.message
+        } else {
+            self.messages.get(self.answered).copied().unwrap_or(u64::MAX)
+        }
     }
 }
 
@@ -152,7 +196,21 @@ fn writer_next(h: &mut Host, net: &mut Net, now: Ns) {
         h.close(net, now);
         return;
     }
-    let n = w.write_size.min(w.total - w.written);
+    let n = if w.schedule.is_empty() {
+        w.write_size.min(w.total - w.written)
+    } else {
+        let Some(&(at, n)) = w.schedule.get(w.next) else { return };
+        let at = w.started_at.unwrap_or(0) + at;
+        if at > now {
+            // Asleep until the write's time: the connection idles once the buffer has gone out.
+            h.idle_app();
+            let index = h.index;
+            net.schedule(at, Event::App(index, AppEvent::WriterNext));
+            return;
+        }
+        w.next += 1;
+        n
+    };
     w.pending = n;
     h.write(net, now, n, true);
 }
@@ -182,10 +240,12 @@ fn reader_got(h: &mut Host, net: &mut Net, now: Ns, n: u64) {
         r.in_message += n;
         loop {
             let App::BulkReader(r) = &mut h.app else { return };
-            if !(r.in_message >= r.message && r.received < r.expect) {
+            let message = r.current_message();
+            if !(r.in_message >= message && r.received < r.expect) {
                 break;
             }
-            r.in_message -= r.message;
+            r.in_message -= message;
+            r.answered += 1;
             let reply = r.reply_bytes;
             h.write(net, now, reply, true);
         }
@@ -197,4 +257,31 @@ fn reader_got(h: &mut Host, net: &mut Net, now: Ns, n: u64) {
     }
     let size = r.read_size;
     h.read(net, now, size);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_schedule_sums_its_sizes_and_is_checked() {
+        let w = BulkWriter::scheduled(vec![(0, 100), (10, 50), (10, 7)], 0).unwrap();
+        assert_eq!((w.total, w.write_size, w.message_sizes()), (157, 100, vec![100, 50, 7]));
+        assert!(BulkWriter::scheduled(vec![], 0).is_err());
+        assert!(BulkWriter::scheduled(vec![(0, 0)], 0).unwrap_err().contains("writes[0]"));
+        assert!(BulkWriter::scheduled(vec![(-1, 5)], 0).unwrap_err().contains("writes[0]"));
+        assert!(BulkWriter::scheduled(vec![(5, 5), (4, 5)], 0).unwrap_err().contains("writes[1]"));
+    }
+
+    #[test]
+    fn a_reader_of_scheduled_writes_takes_each_message_size_in_turn() {
+        let mut r = BulkReader::new(8192, 157, 8192, 10).unwrap();
+        assert_eq!(r.current_message(), 8192);
+        r.messages = vec![100, 50, 7];
+        assert_eq!(r.current_message(), 100);
+        r.answered = 2;
+        assert_eq!(r.current_message(), 7);
+        r.answered = 3;
+        assert_eq!(r.current_message(), u64::MAX);
+    }
 }

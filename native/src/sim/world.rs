@@ -1,4 +1,5 @@
-//! A bulk run (the sender writes `bytes`, the receiver reads them, with replies when asked) over
+//! A bulk run (the sender writes `bytes`, in writes of one size or on a schedule of timed writes;
+//! the receiver reads them, with replies when asked) over
 //! a link preset with the path's impairments (loss stages, the ATM switch port, the PMTU hop and
 //! the jumbo-slot NIC): builds the two hosts, the path and the apps, runs the event loop with the
 //! watchdog, and collects the trace, the stalls and the counters. The run's seed draws each host's
@@ -15,7 +16,7 @@ use super::nic::{JumboNic, JumboSlotPool};
 use super::pmtu::{Mode, PmtuHop, PmtuStage};
 use super::rng::SimRng;
 use super::segment::Segment;
-use super::stage::{LossModel, LossStage, REASON_GILBERT_LOSS, REASON_INJECTED_LOSS, REASON_RANDOM_LOSS};
+use super::stage::{LossModel, LossStage, Replay, REASON_GILBERT_LOSS, REASON_INJECTED_LOSS, REASON_RANDOM_LOSS};
 use super::tcp::costs::HostCost;
 use super::tcp::host::{Host, HostConfig, PeerWindow};
 use super::tcp::personality::get_personality;
@@ -49,6 +50,11 @@ pub struct BulkRun {
     pub cost: HostCost,
     pub think_ns: Ns,
     pub reply: u64,
+    /// Scheduled writes, (at_ns after the connection opened at the sender, nbytes): write i is
+    /// issued at that time or when write i - 1 completed, whichever is later (app.rs). Their sizes
+    /// must add up to `bytes`, and think_ns be 0; `write` then only sizes nothing (the reader
+    /// answers each scheduled write as a message when `reply` > 0). None: write(`write`) in a loop.
+    pub writes: Option<Vec<(Ns, u64)>>,
     pub route_mtu: Option<u32>,
     pub advertised_mss: Option<u32>,
     pub host_mtu: Option<u32>,
@@ -63,15 +69,25 @@ pub struct BulkRun {
     pub impair: Impairments,
 }
 
-/// The path's impairments: forward random loss, Gilbert-Elliott loss and drop-nth (stages in
-/// that order, each with loss_data_only), reverse random loss, a reverse link rate, the ATM
-/// switch port (replacing the forward link), the PMTU hop and the jumbo-slot NIC.
+/// The path's impairments: forward segment-exact drops, random loss, Gilbert-Elliott loss and
+/// drop-nth (stages in that order, the last three with loss_data_only), reverse ACK-exact drops
+/// and random loss, a reverse link rate, the ATM switch port (replacing the forward link), the
+/// PMTU hop and the jumbo-slot NIC.
 #[derive(Clone, Debug, Default)]
 pub struct Impairments {
+    /// (s, k): the forward path loses the k-th transmission (k >= 1) of the data segment whose
+    /// first byte is the stream's byte s (sequence number s + the sender's ISN + 1). The stage
+    /// comes first, so k counts what the sender sent. A segment starting elsewhere (one
+    /// repacketized across s) is not matched.
+    pub drop_segments: Option<Vec<(i64, u32)>>,
     pub loss: Option<f64>,
     pub gilbert: Option<(f64, f64, f64, f64)>,
     pub drop_nth: Option<Vec<u64>>,
     pub loss_data_only: bool,
+    /// (a, k): the reverse path loses the k-th pure ACK (no data, SYN, FIN or RST; window updates
+    /// count) whose ack number acknowledges the stream's bytes before a (ack = a + the sender's
+    /// ISN + 1). First on the reverse path, like drop_segments on the forward one.
+    pub drop_acks: Option<Vec<(i64, u32)>>,
     pub reverse_loss: Option<f64>,
     pub reverse_rate_bps: Option<i64>,
     pub atm_switch: Option<AtmSpec>,
@@ -225,7 +241,8 @@ pub fn run_bulk(cfg: &BulkRun, seed: i64) -> Result<BulkOutcome, String> {
     let rev = SerialLink::new(format!("{}-rev", cfg.link), rev_rate, rev_delay, mtu, cfg.queue_bytes, p.framing)?;
     let mut net = Net::new(rng);
     net.connect_pair(SENDER, RECEIVER, fwd, rev);
-    let (fwd_stages, rev_stages) = loss_stages(&cfg.link, im);
+    // The replay stages count stream offsets from the sender's first data byte (its ISN + 1).
+    let (fwd_stages, rev_stages) = loss_stages(&cfg.link, im, draws.sender_iss + 1);
     net.stages[0] = fwd_stages;
     net.stages[1] = rev_stages;
     net.path = path_stages(&cfg.link, im, rate, delay, mtu, net.out_link[usize::from(SENDER)], net.out_link[usize::from(RECEIVER)])?;
@@ -283,8 +300,9 @@ pub fn run_bulk(cfg: &BulkRun, seed: i64) -> Result<BulkOutcome, String> {
     let sender = Host::new(sender_cfg, &mut net);
     let receiver = Host::new(receiver_cfg, &mut net);
     let mut hosts = [sender, receiver];
-    hosts[0].app = App::BulkWriter(BulkWriter::new(cfg.bytes, cfg.write, cfg.think_ns, cfg.reply)?);
-    hosts[1].app = App::BulkReader(BulkReader::new(cfg.read, cfg.bytes, cfg.write, cfg.reply)?);
+    let (writer, reader) = bulk_apps(cfg)?;
+    hosts[0].app = App::BulkWriter(writer);
+    hosts[1].app = App::BulkReader(reader);
     hosts[1].listen();
     net.schedule(0, Event::Start);
     net.schedule(NS_PER_S, Event::Watchdog);
@@ -321,6 +339,24 @@ pub fn run_bulk(cfg: &BulkRun, seed: i64) -> Result<BulkOutcome, String> {
     })
 }
 
+/// The sender's writer (a loop of equal writes, or the schedule) and the receiver's reader, which
+/// answers each write as a message when the run has replies.
+fn bulk_apps(cfg: &BulkRun) -> Result<(BulkWriter, BulkReader), String> {
+    let mut reader = BulkReader::new(cfg.read, cfg.bytes, cfg.write, cfg.reply)?;
+    let Some(writes) = &cfg.writes else {
+        return Ok((BulkWriter::new(cfg.bytes, cfg.write, cfg.think_ns, cfg.reply)?, reader));
+    };
+    if cfg.think_ns != 0 {
+        return Err(format!("think_ns must be 0 with scheduled writes (got {})", cfg.think_ns));
+    }
+    let writer = BulkWriter::scheduled(writes.clone(), cfg.reply)?;
+    if writer.total != cfg.bytes {
+        return Err(format!("bytes={} must equal the sum of the writes' sizes ({})", cfg.bytes, writer.total));
+    }
+    reader.messages = writer.message_sizes();
+    Ok((writer, reader))
+}
+
 /// The forward path's ATM switch port, PMTU hop and jumbo NIC (with its ACK watcher on the
 /// reverse link).
 fn path_stages(name: &str, im: &Impairments, rate: i64, delay: Ns, mtu: u32, fwd: u32, rev: u32) -> Result<PathStages, String> {
@@ -343,11 +379,16 @@ fn path_stages(name: &str, im: &Impairments, rate: i64, delay: Ns, mtu: u32, fwd
     Ok(path)
 }
 
-/// The loss stages of (forward, reverse), in the order a packet meets them.
-fn loss_stages(name: &str, im: &Impairments) -> (Vec<LossStage>, Vec<LossStage>) {
+/// The loss stages of (forward, reverse), in the order a packet meets them; `base` is the
+/// sequence number of the sender's first data byte (the replay stages count from it).
+fn loss_stages(name: &str, im: &Impairments, base: i64) -> (Vec<LossStage>, Vec<LossStage>) {
     let fwd_place = format!("{name}-fwd-loss");
+    let rev_place = format!("{name}-rev-loss");
     let stage = |model, reason, place: &String, data_only| LossStage { model, reason, place: place.clone(), data_only, offered: 0, lost: 0 };
     let mut fwd = Vec::new();
+    if let Some(pairs) = &im.drop_segments {
+        fwd.push(stage(LossModel::Segments(Replay::new(base, pairs)), REASON_INJECTED_LOSS, &fwd_place, true));
+    }
     if let Some(p) = im.loss {
         fwd.push(stage(LossModel::Random { p }, REASON_RANDOM_LOSS, &fwd_place, im.loss_data_only));
     }
@@ -360,8 +401,11 @@ fn loss_stages(name: &str, im: &Impairments) -> (Vec<LossStage>, Vec<LossStage>)
         fwd.push(stage(model, REASON_INJECTED_LOSS, &fwd_place, im.loss_data_only));
     }
     let mut rev = Vec::new();
+    if let Some(pairs) = &im.drop_acks {
+        rev.push(stage(LossModel::Acks(Replay::new(base, pairs)), REASON_INJECTED_LOSS, &rev_place, false));
+    }
     if let Some(p) = im.reverse_loss {
-        rev.push(stage(LossModel::Random { p }, REASON_RANDOM_LOSS, &format!("{name}-rev-loss"), false));
+        rev.push(stage(LossModel::Random { p }, REASON_RANDOM_LOSS, &rev_place, false));
     }
     (fwd, rev)
 }
@@ -432,4 +476,163 @@ fn merge_by_time(out: Vec<(Ns, Segment)>, inn: Vec<(Ns, Segment)>) -> Vec<(Ns, S
         merged.push(if take_a { a.next() } else { b.next() }.expect("peeked"));
     }
     merged
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::segment::{PSH, SYN};
+    use crate::sim::tcp::costs::FREE;
+
+    fn run(personality: &str, bytes: u64) -> BulkRun {
+        BulkRun {
+            personality: personality.into(), receiver_personality: None, link: "fastethernet".into(), mtu: None,
+            mss: None, sndbuf: None, rcvbuf: None, write: 8192, read: 8192, bytes, nagle: None, receiver_nagle: None,
+            receiver_inference: None, rate_bps: None, delay_ns: Some(5 * NS_PER_MS), queue_bytes: None, cost: FREE,
+            think_ns: 0, reply: 0, writes: None, route_mtu: None, advertised_mss: None, host_mtu: None,
+            mtu_probing: 0, sack: None, congestion: None, impair: Impairments::default(),
+        }
+    }
+
+    /// The sender's SYN's sequence number + 1: the stream's byte 0.
+    fn base(out: &BulkOutcome) -> i64 {
+        out.records.iter().find(|(_, s)| s.src == SENDER && s.flags & SYN != 0).expect("a SYN").1.seq + 1
+    }
+
+    fn data(out: &BulkOutcome) -> Vec<(Ns, i64, u32, u8)> {
+        let b = base(out);
+        out.records.iter().filter(|(_, s)| s.src == SENDER && s.payload_len > 0).map(|(t, s)| (*t, s.seq - b, s.payload_len, s.flags)).collect()
+    }
+
+    #[test]
+    fn scheduled_writes_go_out_at_their_times() {
+        let ms = NS_PER_MS;
+        let writes = vec![(0, 1000), (50 * ms, 3000), (200 * ms, 500), (200 * ms, 700)];
+        let mut cfg = run("linux", 5200);
+        cfg.writes = Some(writes.clone());
+        let out = run_bulk(&cfg, 3).unwrap();
+        assert_eq!(out.received, 5200);
+        let started = out.started_at.unwrap();
+        let sent = data(&out);
+        let mut offset = 0;
+        for (i, &(at, n)) in writes.iter().enumerate() {
+            let first = sent.iter().find(|d| d.1 == offset).unwrap_or_else(|| panic!("write {i} not sent"));
+            // The previous writes are acknowledged long before (10 ms RTT): each goes out at once.
+            if i != 3 {
+                assert_eq!(first.0 - started, at, "write {i}");
+            }
+            offset += n as i64;
+        }
+        // Every segment ends with its write (PSH), except where two writes coalesced.
+        let ends: Vec<i64> = sent.iter().filter(|d| d.3 & PSH != 0).map(|d| d.1 + i64::from(d.2)).collect();
+        for end in [1000, 4000] {
+            assert!(ends.contains(&end), "no PSH at {end}: {ends:?}");
+        }
+        assert_eq!(ends.last(), Some(&5200));
+    }
+
+    #[test]
+    fn a_write_late_for_its_time_waits_for_the_previous() {
+        // 1 MB at 100 Mbit/s takes about 84 ms; the second write's time (10 ms) has passed by then.
+        let mut cfg = run("linux", 1_000_100);
+        cfg.sndbuf = Some(65536);
+        cfg.writes = Some(vec![(0, 1_000_000), (10 * NS_PER_MS, 100)]);
+        let out = run_bulk(&cfg, 1).unwrap();
+        assert_eq!(out.received, 1_000_100);
+        let sent = data(&out);
+        let last = sent.iter().find(|d| d.1 <= 1_000_000 && 1_000_000 < d.1 + i64::from(d.2)).expect("the second write");
+        assert!(last.0 - out.started_at.unwrap() > 50 * NS_PER_MS);
+    }
+
+    #[test]
+    fn scheduled_writes_are_checked() {
+        let mut cfg = run("linux", 100);
+        cfg.writes = Some(vec![(0, 60), (5, 60)]);
+        assert!(run_bulk(&cfg, 1).err().unwrap().contains("bytes=100 must equal the sum"));
+        cfg.writes = Some(vec![(5, 50), (0, 50)]);
+        assert!(run_bulk(&cfg, 1).err().unwrap().contains("writes[1]"));
+        cfg.writes = Some(vec![(0, 100)]);
+        cfg.think_ns = 1;
+        assert!(run_bulk(&cfg, 1).err().unwrap().contains("think_ns"));
+    }
+
+    #[test]
+    fn scheduled_writes_with_replies_answer_each_write() {
+        let ms = NS_PER_MS;
+        let mut cfg = run("bsd44", 3000);
+        cfg.reply = 100;
+        cfg.writes = Some(vec![(0, 500), (ms, 1500), (30 * ms, 1000)]);
+        let out = run_bulk(&cfg, 2).unwrap();
+        assert_eq!(out.received, 3000);
+        // Two replies (the last write is not answered), 100 bytes each.
+        let replied: u32 = out.records.iter().filter(|(_, s)| s.src == RECEIVER).map(|(_, s)| s.payload_len).sum();
+        assert_eq!(replied, 200);
+        // The second write waits for the first one's reply (an RTT and more), not its 1 ms.
+        let sent = data(&out);
+        let second = sent.iter().find(|d| d.1 == 500).unwrap();
+        assert!(second.0 - out.started_at.unwrap() >= 10 * ms);
+    }
+
+    fn drop_segments_case(personality: &str, sack: bool) {
+        let mut cfg = run(personality, 100_000);
+        cfg.sack = Some(sack);
+        let s1 = data(&run_bulk(&cfg, 5).unwrap())[5].1;
+        // The segments after a loss are cut where the recovery cuts them: the second named
+        // segment is one the run with the first losses sent.
+        cfg.impair.drop_segments = Some(vec![(s1, 1), (s1, 2)]);
+        let probe = run_bulk(&cfg, 5).unwrap();
+        let sent = data(&probe);
+        let s2 = sent[sent.iter().rposition(|d| d.1 == s1).unwrap() + 10].1;
+        cfg.impair.drop_segments = Some(vec![(s1, 1), (s1, 2), (s2, 1)]);
+        let out = run_bulk(&cfg, 5).unwrap();
+        assert_eq!(out.received, 100_000);
+        let b = base(&out);
+        let dropped: Vec<(i64, &str)> = out.drops.iter().map(|d| (d.seq - b, d.reason)).collect();
+        assert_eq!(dropped, vec![(s1, REASON_INJECTED_LOSS), (s1, REASON_INJECTED_LOSS), (s2, REASON_INJECTED_LOSS)]);
+        assert!(out.drops.iter().all(|d| d.flow_src == SENDER && d.place == "fastethernet-fwd-loss"));
+        let sent = data(&out);
+        assert!(sent.iter().filter(|d| d.1 == s1).count() >= 3, "{personality}: {s1} sent fewer than three times");
+        assert!(sent.iter().filter(|d| d.1 == s2).count() >= 2);
+        assert_eq!(out.loss_stages[0].len(), 1);
+        assert_eq!(out.loss_stages[0][0].lost, 3);
+    }
+
+    #[test]
+    fn drop_segments_drop_the_named_transmissions_with_sack() {
+        drop_segments_case("linux", true);
+    }
+
+    #[test]
+    fn drop_segments_drop_the_named_transmissions_without_sack() {
+        drop_segments_case("sunos41", false);
+    }
+
+    #[test]
+    fn drop_acks_drop_the_named_pure_ack() {
+        let mut cfg = run("linux", 50_000);
+        let probe = run_bulk(&cfg, 4).unwrap();
+        let b = base(&probe);
+        let acks: Vec<i64> = probe.records.iter().filter(|(_, s)| s.src == RECEIVER && s.payload_len == 0 && s.flags & SYN == 0).map(|(_, s)| s.ack - b).collect();
+        let a = acks[3];
+        cfg.impair.drop_acks = Some(vec![(a, 1)]);
+        let out = run_bulk(&cfg, 4).unwrap();
+        assert_eq!(out.received, 50_000);
+        assert_eq!(out.drops.len(), 1);
+        let d = &out.drops[0];
+        assert_eq!((d.flow_src, d.reason, d.payload_len), (RECEIVER, REASON_INJECTED_LOSS, 0));
+        assert_eq!(d.place, "fastethernet-rev-loss");
+    }
+
+    #[test]
+    fn without_replay_the_stages_are_as_before() {
+        let mut cfg = run("linux", 10_000);
+        cfg.impair.drop_nth = Some(vec![4]);
+        let (fwd, rev) = loss_stages("x", &cfg.impair, 0);
+        assert_eq!((fwd.len(), rev.len()), (1, 0));
+        cfg.impair.drop_segments = Some(vec![(0, 1)]);
+        cfg.impair.drop_acks = Some(vec![(0, 1)]);
+        let (fwd, rev) = loss_stages("x", &cfg.impair, 0);
+        assert!(matches!(fwd[0].model, LossModel::Segments(_)) && matches!(fwd[1].model, LossModel::Nth { .. }));
+        assert!(matches!(rev[0].model, LossModel::Acks(_)));
+    }
 }
