@@ -62,7 +62,7 @@ def invalid_reason(cfg: Any, impairments: dict[str, Any] | None = None) -> str |
     for field in ("personality", "receiver_personality"):
         name = getattr(cfg, field)
         if name is not None and name not in PERSONALITIES:
-            return f"{field} {name!r} is not a known personality"
+            return f"unknown personality {name!r} ({field}); expected one of {', '.join(PERSONALITIES)}"
     if cfg.link not in LINK_PRESETS:
         return f"link {cfg.link!r} is not a named preset"
     for field in ("nagle", "receiver_nagle"):
