@@ -25,6 +25,7 @@ import polars as pl
 
 from stallscope.analyzers.inference import full_segment_size
 from stallscope.analyzers.peer_acks import learn_tick
+from stallscope.analyzers.sender_state import TIMEOUT_FLOOR_NS
 from stallscope.analyzers.vantage import Timing
 
 MIN_THRESHOLD_NS = 10_000_000
@@ -181,6 +182,24 @@ def candidates(state: pl.DataFrame, timings: dict[tuple[int, int], Timing]) -> p
     return pl.concat([gaps.select(cols), tails.select(cols)]).sort(["stream", "dir", "start_ns"])
 
 
+def _recut_resend(rows: dict[str, list], i0: int, i1: int, d: int) -> Resend | None:
+    """The segment that ended the stall, when it starts below the highest sequence sent before it:
+    it resends data, re-cut into a larger segment that also carries new data (4.4BSD after a
+    timeout: tcp_output sends from snd_una as much as the window and MSS allow; RFC 793 allows
+    repacketizing a retransmission). The sender state calls it new data, for the bytes it adds;
+    its kind is the one a retransmission would get (sender_state.py: a timeout after
+    TIMEOUT_FLOOR_NS of silence, fast after a duplicate ACK, else other)."""
+    max_before = max(rows["snd_max"][i1] - (rows["seq_end"][i1] - rows["seq_rel"][i1]), rows["snd_max"][i0])
+    if rows["seq_rel"][i1] >= max_before or not rows["payload_len"][i1]:
+        return None
+    prev = max(i for i in range(i0, i1) if rows["dir"][i] == d)
+    dups = any(rows["dup_ack"][i] for i in range(prev + 1, i1) if rows["dir"][i] != d)
+    kind = ("timeout" if rows["ts_ns"][i1] - rows["ts_ns"][prev] >= TIMEOUT_FLOOR_NS
+            else "fast" if dups else "other")
+    return Resend(rows["frame"][i1], rows["ts_ns"][i1], rows["seq_rel"][i1], rows["payload_len"][i1], kind,
+                  rows["ip_len"][i1])
+
+
 def _dups_since_sent(rows: dict[str, list], i0: int, d: int, first: Resend) -> int:
     """The peer's duplicate ACKs from the first transmission of the data `first` resends (the
     newest packet of direction `d` that carried its first byte and was not itself a resend) up to
@@ -229,6 +248,9 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
             resends.append(Resend(frames[i], rows["ts_ns"][i], rows["seq_rel"][i], rows["payload_len"][i],
                                   rows["retrans_kind"][i], rows["ip_len"][i]))
     ended = cand["ended_by_new_data"]
+    recut = _recut_resend(rows, i0, i1, d) if ended else None
+    if recut is not None:
+        resends.append(recut)
     if "_peer_tick" not in profile:
         # Learned once per direction, on its first stall: the clock the peer's delayed ACKs follow.
         delay = np.asarray(rows["ack_delay_ns"], dtype=np.float64)  # None -> nan
