@@ -17,6 +17,7 @@ from stallscope.cli.common import guarded
 # a function becomes a command. Order here is the order `--help` lists them.
 _COMMANDS: dict[str, tuple[str, str]] = {
     "analyze": ("analyze", "analyze"),
+    "check": ("check", "check"),
     "report": ("report", "report"),
     "flows": ("flows", "flows"),
     "decode": ("decode", "decode"),
@@ -31,6 +32,8 @@ _COMMANDS: dict[str, tuple[str, str]] = {
 EXAMPLES: dict[str, list[str]] = {
     "analyze": ["stallscope analyze fixtures/nagle_4k_jumbo.pcap",
                 "stallscope analyze -f json -o analysis.json fixtures/*.pcap"],
+    "check": ["stallscope check fixtures/clean_bulk.pcap fixtures/nagle_4k_jumbo_nodelay.pcap --forbid nagle_delayed_ack",
+              "stallscope check fixtures/atm_clean.pcap --forbid burst_loss_timeout -f junit -o check.xml"],
     "report": ["stallscope report fixtures/nagle_4k_jumbo.pcap -o report.html"],
     "flows": ["stallscope flows fixtures/clean_bulk.pcap",
               "stallscope flows -f csv fixtures/*.pcap > flows.csv"],
