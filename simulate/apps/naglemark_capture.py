@@ -42,13 +42,14 @@ class NaglemarkCapture:
 def run_naglemark_capture(
     *, personality: str, link: str, variant: NagleVariant | str, sockbuf: int, app_buf: int,
     trial: nm.TrialType | str, lengths: list[int], seed: int, receiver_inference: bool = False,
-    think_ns: int = 0, pcap: Path | None = None,
+    think_ns: int = 0, pcap: Path | None = None, rate_bps: int | None = None, delay_ns: int | None = None,
+    mtu: int | None = None,
 ) -> NaglemarkCapture:
     """One naglemark trial with the server's side recorded; writes `pcap` and `<pcap>.truth.json`
-    when given."""
+    when given. `rate_bps`, `delay_ns` and `mtu` override the link preset's."""
     from ..native_core import naglemark_trial
 
-    if link not in LINK_PRESETS or LINK_PRESETS[link].rate_bps <= 0:
+    if link not in LINK_PRESETS or (rate_bps or LINK_PRESETS[link].rate_bps) <= 0:
         raise KeyError(f"unknown link preset {link!r} for naglemark; try ethernet10 or fddi")
     if sockbuf <= 0:
         raise ValueError(f"naglemark: sockbuf must be positive, got {sockbuf}")
@@ -58,19 +59,20 @@ def run_naglemark_capture(
     gt = GroundTruth(parameters={
         "app": "naglemark", "personality": personality, "link": link, "nagle": variant.value,
         "sockbuf": sockbuf, "app_buf": app_buf, "trial": trial.value, "responses": len(lengths),
-        "receiver_inference": receiver_inference, "seed": seed, "think_ns": think_ns, "mtu": preset.mtu,
-        "rate_bps": preset.rate_bps, "delay_ns": preset.delay_ns,
+        "receiver_inference": receiver_inference, "seed": seed, "think_ns": think_ns, "mtu": mtu or preset.mtu,
+        "rate_bps": rate_bps or preset.rate_bps, "delay_ns": preset.delay_ns if delay_ns is None else delay_ns,
         "bytes": sum(lengths), "lengths_first_last": [lengths[0], lengths[-1]] if lengths else [],
     })
     result, raw = naglemark_trial(personality=personality, link=link, variant=variant, sockbuf=sockbuf,
                                   receiver_inference=receiver_inference, seed=seed, trial=trial, app_buf=app_buf,
-                                  lengths=lengths, think_ns=think_ns, record=True)
+                                  lengths=lengths, think_ns=think_ns, record=True, rate_bps=rate_bps, delay_ns=delay_ns,
+                                  mtu=mtu)
     for start, end, cause, detail, direction, evidence in raw["stalls"]:
         gt.add(Stall(start, end, Cause(cause), detail, direction, evidence))
     for drop in raw["drops"]:
         gt.count_drop(drop[2])
     records = raw["trace"].segments(Segment, ((CLIENT_ADDR, FIRST_CLIENT_PORT), (SERVER_ADDR, SERVER_PORT)), 1)
-    delayed = sum(1 for s in result.samples if s.elapsed_ns > nm.cutoff_ns(s.length, preset.rate_bps))
+    delayed = sum(1 for s in result.samples if s.elapsed_ns > nm.cutoff_ns(s.length, result.raw_rate_bps))
     gt.summary = {"score_pct": round(result.score_pct, 4), "responses": len(result.samples), "delayed": delayed,
                   "finished_ns": result.finished_ns, "connections": raw["connections"], "packets": len(records)}
     if pcap is not None:
@@ -79,4 +81,4 @@ def run_naglemark_capture(
 
         write_pcap(pcap, records)
         gt.write(truth_path(Path(pcap)))
-    return NaglemarkCapture(result, gt, records, preset.rate_bps)
+    return NaglemarkCapture(result, gt, records, result.raw_rate_bps)

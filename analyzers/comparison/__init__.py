@@ -1,0 +1,101 @@
+"""The comparison with the reference simulator (issue 13): fit each connection to a simulator
+configuration (fit.py), run it and analyse its capture (reference.py), set the two side by side
+(compare.py) and predict what one change would do (whatif.py). `compare_file` runs it all."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ..analyze import FileAnalysis
+from .calibrate import refine
+from .compare import Comparison, compare
+from .fit import Fit, Fitted, fit_connection, read_step
+from .reference import ReferenceRun, run_reference
+from .whatif import plan, run_all
+
+# A prediction is flagged when the fitted run itself is further than this from the trace's goodput.
+POOR_FIT = 0.25
+
+
+@dataclass
+class Prediction:
+    name: str
+    description: str
+    changes: dict[str, Any]
+    goodput_bps: float | None
+    gain: float | None  # predicted goodput / the fitted run's
+    time_lost_ns: dict[str, int]
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "changes": self.changes,
+                "goodput_bps": self.goodput_bps, "gain": None if self.gain is None else round(self.gain, 4),
+                "time_lost_ns": dict(sorted(self.time_lost_ns.items())), "error": self.error}
+
+
+@dataclass
+class ConnectionReference:
+    """One connection's comparison: its fit, the comparison and the what-ifs, best gain first."""
+
+    stream: int
+    fit: Fit
+    comparison: Comparison
+    what_ifs: list[Prediction] = field(default_factory=list)
+    poor_fit: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"stream": self.stream, "fit": self.fit.to_json(), "comparison": self.comparison.to_json(),
+                "poor_fit": self.poor_fit, "what_ifs": [w.to_json() for w in self.what_ifs]}
+
+
+def _lost(run: ReferenceRun) -> dict[str, int]:
+    out: dict[str, int] = {}
+    d = run.connection.data_direction if run.connection else None
+    for s in run.connection.stalls if run.connection else []:
+        if d is not None and s.dir == d.dir:
+            out[s.cause] = out.get(s.cause, 0) + s.time_lost_ns
+    return out
+
+
+def compare_file(file: FileAnalysis, *, what_if: str | None = None, jobs: int = 2,
+                 reference_pcap: Path | None = None, stream: int | None = None,
+                 reference: dict[str, Any] | None = None) -> list[ConnectionReference]:
+    """Fit, run and compare every connection of an analysed file that carried data (or `stream`);
+    what-ifs as `what_if` asks (None: those the causes suggest; "" for none). `reference_pcap`
+    keeps the first connection's reference capture. `reference`: values the reference is
+    configured with instead of the fitted ones (e.g. {"personality": "linux"} to hold an old
+    stack's trace against a modern one)."""
+    out = []
+    state = file.state
+    for conn in file.connections:
+        if stream is not None and conn.stream != stream:
+            continue
+        fit = fit_connection(conn, state)
+        if fit is None:
+            continue
+        trows = state.filter(pl.col("stream") == conn.stream) if state is not None else None
+        fit = refine(fit, conn, trows, read_step(trows, fit.dir))
+        if reference:
+            fit = fit.with_values({k: Fitted(v, "given: the reference asked for") for k, v in reference.items()})
+        ref = run_reference(fit, pcap=reference_pcap if not out else None)
+        cmp = compare(conn, trows, ref.connection, ref.rows)
+        if ref.error:
+            cmp.verdict = f"no reference: {ref.error}"
+        ratio = cmp.goodput_ratio
+        poor = ratio is None or abs(ratio - 1) > POOR_FIT
+        item = ConnectionReference(conn.stream, fit, cmp, poor_fit=poor)
+        if what_if != "" and ref.connection is not None:
+            causes = {s.cause for s in conn.stalls} | {f.cause for f in conn.findings}
+            items = plan(fit, causes, what_if)
+            base = ref.goodput_bps
+            for (name, desc, changes), run in zip(items, run_all(fit, items, jobs)):
+                g = run.goodput_bps
+                item.what_ifs.append(Prediction(name, desc, changes, g, g / base if g and base else None,
+                                                _lost(run), run.error))
+            item.what_ifs.sort(key=lambda p: (-(p.gain or 0), p.name))
+        out.append(item)
+    return out

@@ -1,0 +1,157 @@
+"""Calibrate what a trace cannot show: the application's write and read sizes, and the exact
+send buffer behind a measured flight. A Nagle or window-update stall depends on them byte for
+byte (Moldeklev & Gunningberg's deadlocks come and go with S, R and the write size), so the fit
+runs the simulator over a small grid of plausible values and keeps the one whose run is closest
+to the trace: its goodput and its number of stalls. Each candidate run is a few milliseconds;
+the candidates and the choice are reported with the fit."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from itertools import product
+from typing import Any
+
+from stallscope.simulate.run_bulk import run_bulk
+
+from ..findings import ConnectionAnalysis
+from .fit import Fit, Fitted
+
+IDLE = "application_idle"
+COMMON_WRITES = (4096, 8192, 16384, 65536)
+MAX_CANDIDATES = 64
+
+
+def _score(goodput_model: float, stalls_model: int, goodput_trace: float, stalls_trace: int) -> float:
+    """Distance of a candidate run from the trace: the goodput ratio's log (a factor of two either
+    way weighs the same) plus the relative difference in stall counts."""
+    if goodput_model <= 0 or goodput_trace <= 0:
+        return math.inf
+    return abs(math.log(goodput_model / goodput_trace)) + abs(stalls_model - stalls_trace) / max(stalls_trace, 1)
+
+
+def _candidates(fit: Fit, read_step: int | None) -> list[dict[str, int]]:
+    s = fit.value("sndbuf")
+    r = fit.value("rcvbuf")
+    write = fit.value("write")
+    writes = sorted({w for w in (write, *COMMON_WRITES, s) if w})
+    reads = sorted({x for x in (read_step, fit.value("read"), 4096, 8192, r) if x})
+    sndbufs = sorted({x for x in (s, _pow2(s) if s else None) if x}) or [None]
+    out = [{"write": w, "read": rd, "sndbuf": sb} for w, rd, sb in product(writes, reads, sndbufs)]
+    return out[:MAX_CANDIDATES]
+
+
+def _pow2(n: int) -> int:
+    return 1 << (n - 1).bit_length()
+
+
+# Framings a link may have: none (the IP datagrams alone), AAL5 cells, Ethernet (the presets'
+# framings; the fitted rate is converted so the IP throughput stays what the trace showed).
+FRAMINGS = ("custom", "atm140", "ethernet10", "fddi")
+
+
+def _framed(fit: Fit, rows: Any) -> list[dict[str, Any]]:
+    """Per framing, the link with the rate and delay measured again in its wire bytes."""
+    from stallscope.simulate.links.presets import LINK_PRESETS
+
+    from .fit import bottleneck_rate, one_way_delay
+
+    path = fit.value("_path") or {}
+    out = []
+    # The ACK clock either keeps the link busy (the gap is the packets' serialisation) or, with a
+    # window smaller than the path holds, leaves it idle a round trip per ACK: both are tried.
+    idles = (0, path["rtt"]) if path.get("rtt") and path.get("vantage") not in ("receiver", "middle") else (0,)
+    for link in FRAMINGS:
+        wire = LINK_PRESETS[link].wire_bytes
+        for idle in idles:
+            rate, _ = bottleneck_rate(rows, fit.dir, path.get("vantage"), wire, idle)
+            cand: dict[str, Any] = {"link": link}
+            if rate:
+                cand["rate_bps"] = rate
+                if path.get("rtt"):
+                    cand["delay_ns"] = one_way_delay(rows, path["rtt"], rate, wire, path.get("from") == "handshake",
+                                                     fit.value("mtu"))
+            out.append(cand)
+    return out
+
+
+def sender_goodput(res: Any) -> float:
+    """A run's goodput as the analyzer measures it at the sender's tap: new payload bytes x 8 over
+    the time from the first to the last data packet, Mbit/s (the simulator's own figure runs from
+    the handshake to the last byte read, which differs on short transfers)."""
+    import numpy as np
+
+    trace = getattr(res.records, "_trace", None)
+    if trace is not None:
+        cols = trace.columns()
+        t, src, seq, plen = (np.asarray(cols[k], dtype=np.int64) for k in ("t", "src", "seq", "payload_len"))
+    else:
+        recs = [(ts, 0 if seg.src == "10.0.0.1" else 1, seg.seq, seg.payload_len) for ts, seg in res.records]
+        if not recs:
+            return 0.0
+        t, src, seq, plen = (np.asarray(x, dtype=np.int64) for x in zip(*recs))
+    mask = (src == 0) & (plen > 0)
+    if mask.sum() < 2:
+        return 0.0
+    ts, ends, starts = t[mask], seq[mask] + plen[mask], seq[mask]
+    span = ts[-1] - ts[0]
+    new_bytes = int(ends.max() - starts.min())
+    return new_bytes * 8 / (span / 1e9) / 1e6 if span > 0 else 0.0
+
+
+# Stacks a trace cannot tell apart by their SYN options (none of RFC 1323/2018): the calibration
+# tries each; their rules (copy sizes, window updates, delayed ACKs) show in the run they produce.
+PRE_1323 = ("sunos41", "bsd44", "tru64", "linux20")
+
+
+def _stacks(fit: Fit) -> list[dict[str, Any]]:
+    if fit.value("personality") not in PRE_1323:
+        return [{}]
+    return [{"personality": p, "receiver_personality": p} for p in PRE_1323]
+
+
+def _run_score(fit: Fit, changes: dict[str, Any], goodput: float, stalls: int) -> float | None:
+    try:
+        res = run_bulk(fit.bulk_config(**changes))
+    except ValueError:
+        return None
+    n = sum(1 for s in res.stalls if s.direction.startswith("10.0.0.1") and s.cause.value != IDLE)
+    return _score(sender_goodput(res), n, goodput, stalls)
+
+
+def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int | None = None) -> Fit:
+    """The bulk fit with the link's framing, write and read sizes and send buffer chosen by
+    simulation, one group after the other (unchanged for other kinds)."""
+    if fit.kind != "bulk":
+        return fit
+    d = conn.data_direction
+    goodput = (d.goodput_bps or 0) / 1e6 if d else 0
+    stalls = sum(1 for s in conn.stalls if d is not None and s.dir == d.dir and s.cause != IDLE)
+    if goodput <= 0:
+        return fit
+    chosen: dict[str, Any] = {}
+    tried = 0
+    best_score = math.inf
+    for group in (_framed(fit, rows), _stacks(fit), _candidates(fit, read_step)):
+        scored = []
+        for cand in group:
+            changes = {**chosen, **{k: v for k, v in cand.items() if v is not None}}
+            score = _run_score(fit, changes, goodput, stalls)
+            tried += 1
+            if score is not None:
+                scored.append((score, sorted(changes.items()), changes))
+        if scored:
+            scored.sort(key=lambda x: (x[0], x[1]))
+            best_score, _, chosen = scored[0]
+    if not chosen:
+        return fit
+    why = (f"chosen by simulation ({tried} runs: the link's framing, then the stack among those with the same SYN "
+           f"options, then write x read x send buffer): the run "
+           f"closest to the trace's goodput and stall count (distance {best_score:.3f})")
+    values = dict(fit.values)
+    for k, v in chosen.items():
+        old = values.get(k)
+        if old is not None and old.value == v:
+            continue
+        values[k] = Fitted(v, f"{why}; first estimate {old.value if old else None} ({old.source if old else 'none'})")
+    return replace(fit, values=values)

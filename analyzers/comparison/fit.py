@@ -1,0 +1,392 @@
+"""Fit: from an analysed connection, the reference simulator's configuration that should reproduce
+it, every value with where it came from.
+
+A connection is replayed as one of two workloads the simulator runs:
+- bulk (the peer sends no data, or next to none): a transfer of the bytes the trace carried, with
+  the trace's send and receive buffers (Moldeklev's S and R), MSS, Nagle setting and SACK, over a
+  path with the trace's round trip, bottleneck rate and MTU;
+- request/response (the peer's requests alternate with the sender's responses): a naglemark trial
+  (Mogul & Minshall §6) whose response lengths are the trace's, written in the trace's write size.
+
+The stack is read from what the trace shows of it (options in the SYN, the peer's delayed-ACK
+timer, MSS rounding, the write pattern), since a personality is a bundle of such rules.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from collections.abc import Callable
+from typing import Any
+
+import polars as pl
+
+from stallscope.simulate.run_bulk import BulkConfig
+
+from ..findings import ConnectionAnalysis, DirectionAnalysis
+
+# The peer sent more data packets than this share of the sender's: a request/response exchange.
+REQUEST_RESPONSE_SHARE = 0.02
+TCP_IP_HEADERS = 40
+# Rate estimates from packet or ACK spacing can only be too low (queueing spreads packets out), so
+# the fit takes a high percentile of them, not the median: the back-to-back pairs show the
+# bottleneck, and the very top is the odd pair compressed behind a queue.
+RATE_PERCENTILE = 0.9
+MIN_RATE_SAMPLES = 8
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """One fitted value and where it came from (a profile field, a measurement, a default)."""
+
+    value: Any
+    source: str
+
+
+@dataclass
+class Fit:
+    """A connection's fitted configuration: `kind` is "bulk" or "request_response"; `values` are
+    the simulator's inputs with their sources; `warnings` say where the fit is weak."""
+
+    stream: int
+    dir: int
+    kind: str
+    values: dict[str, Fitted]
+    warnings: list[str] = field(default_factory=list)
+
+    def with_values(self, values: dict[str, Fitted]) -> Fit:
+        return Fit(self.stream, self.dir, self.kind, {**self.values, **values}, list(self.warnings))
+
+    def value(self, name: str) -> Any:
+        v = self.values.get(name)
+        return None if v is None else v.value
+
+    def bulk_config(self, **changes: Any) -> BulkConfig:
+        """The BulkConfig of a bulk fit, with `changes` applied (a what-if)."""
+        names = ("personality", "receiver_personality", "mtu", "mss", "sndbuf", "rcvbuf", "write", "read", "bytes",
+                 "nagle", "rate_bps", "delay_ns", "sack", "seed", "link", "reply")
+        kw = {n: self.value(n) for n in names if self.value(n) is not None}
+        kw.update(changes)
+        kw.setdefault("link", "custom")
+        return BulkConfig(**kw)
+
+    def trial_args(self, **changes: Any) -> dict[str, Any]:
+        """run_naglemark_capture's arguments for a request/response fit, with `changes` applied."""
+        names = ("personality", "variant", "sockbuf", "app_buf", "lengths", "think_ns", "rate_bps", "delay_ns", "mtu",
+                 "seed")
+        kw = {n: self.value(n) for n in names}
+        kw.update(changes)
+        kw.setdefault("trial", "S")
+        # The path is given whole (rate, delay, MTU), so the preset only names the framing.
+        kw.setdefault("link", "gige")
+        return kw
+
+    def to_json(self) -> dict[str, Any]:
+        values = {}
+        for name, v in sorted(self.values.items()):
+            if name.startswith("_"):
+                continue
+            value = v.value
+            if name == "lengths":
+                value = {"responses": len(value), "bytes": sum(value), "first": value[:5]}
+            values[name] = {"value": value, "source": v.source}
+        return {"stream": self.stream, "dir": self.dir, "kind": self.kind, "values": values,
+                "warnings": list(self.warnings)}
+
+
+def fit_connection(conn: ConnectionAnalysis, state: pl.DataFrame | None, *, seed: int = 1) -> Fit | None:
+    """The fit of `conn` (None when it carried no data to replay). `state` is the file's per-packet
+    sender state (FileAnalysis.state), read for the path's rate and the trace's responses."""
+    d = conn.data_direction
+    if d is None or d.role != "data sender" or not d.profile.get("bytes"):
+        return None
+    p = d.profile
+    rows = state.filter(pl.col("stream") == conn.stream) if state is not None else None
+    peer_data = p.get("peer_data_packets") or 0
+    kind = "request_response" if peer_data > max(3, REQUEST_RESPONSE_SHARE * (p.get("data_packets") or 0)) else "bulk"
+    messages = kind == "request_response" and rows is not None and _sender_speaks_first(rows, d.dir)
+    values: dict[str, Fitted] = {"seed": Fitted(seed, "fixed: the simulator is deterministic per seed")}
+    warnings: list[str] = []
+    _fit_stack(d, conn, values)
+    _fit_path(d, conn, rows, values, warnings)
+    if kind == "bulk":
+        _fit_bulk(d, values)
+    elif messages:
+        # The sender writes a message and the peer answers each (Salamon's benchmark): a bulk run
+        # whose writes are the messages and whose receiver replies.
+        kind = "bulk"
+        _fit_bulk(d, values)
+        _fit_messages(d, rows, values)
+    else:
+        _fit_request_response(d, rows, values, warnings)
+    return Fit(conn.stream, d.dir, kind, values, warnings)
+
+
+def _sender_speaks_first(rows: pl.DataFrame, dir_: int) -> bool:
+    first = rows.filter(pl.col("new_data") & (pl.col("payload_len") > 0)).sort("ts_ns").head(1)
+    return not first.is_empty() and first["dir"][0] == dir_
+
+
+def _fit_messages(d: DirectionAnalysis, rows: pl.DataFrame, values: dict[str, Fitted]) -> None:
+    lengths, _ = responses(rows, d.dir)
+    replies, _ = responses(rows, 1 - d.dir)
+    if lengths:
+        values["write"] = Fitted(int(statistics.median(lengths)), f"median message: the sender's bytes between the "
+                                 f"peer's answers ({len(lengths)} messages)")
+    if replies:
+        values["reply"] = Fitted(int(statistics.median(replies)), f"median answer of the peer ({len(replies)} answers)")
+
+
+def _other(conn: ConnectionAnalysis, d: DirectionAnalysis) -> DirectionAnalysis | None:
+    return next((o for o in conn.directions if o.dir != d.dir), None)
+
+
+def personality_of(profile: dict[str, Any], delayed_ack: dict[str, Any] | None) -> Fitted:
+    """The simulator personality closest to what the trace shows of a stack.
+
+    SACK and timestamps in the SYN mark a modern stack (Linux offers both by default; FreeBSD 4
+    timestamps alone); without either the stack predates RFC 1323/2018: a 200 ms delayed-ACK tick
+    means the BSD family, and among it an MSS rounded down to a 2048-byte cluster is 4.4BSD's
+    tcp_mss (docs/tcp-rules.md#mss-and-buffer-sizing), 4096-byte write pieces SunOS's sosend.
+    """
+    guess = (profile.get("stack") or {}).get("guess", "unknown")
+    sack, ts = profile.get("sack"), profile.get("timestamps")
+    timer = (delayed_ack or {}).get("timer")
+    if sack:
+        return Fitted("linux", "SACK offered in both SYNs (a modern stack; Linux offers it by default)")
+    if ts and sack is False:
+        return Fitted("freebsd4", "timestamps without SACK (RFC 1323 but not RFC 2018: FreeBSD 4; Linux offers both)")
+    if ts:
+        return Fitted("linux", "timestamps, SACK not known (a SYN missed): Linux, the common modern stack")
+    if guess == "linux":
+        return Fitted("linux20", "no SACK or timestamps, Linux-like behaviour (stack guess linux): Linux 2.0")
+    mss = profile.get("max_segment") or 0
+    shorts = profile.get("common_short_segments") or []
+    if mss > 2048 and mss % 2048 == 0:
+        return Fitted("bsd44", f"MSS {mss} a multiple of the 2048-byte cluster (4.4BSD tcp_mss rounding)")
+    if any(s % 4096 == 0 for s in shorts):
+        return Fitted("sunos41", "short segments in multiples of 4096 bytes (SunOS 4 sosend copies)")
+    if timer == "tick":
+        return Fitted("bsd44", "a 200 ms delayed-ACK tick and no RFC 1323 options (BSD family)")
+    return Fitted("bsd44", "no RFC 1323/2018 options and nothing more specific: the 4.4BSD reference stack")
+
+
+def _fit_stack(d: DirectionAnalysis, conn: ConnectionAnalysis, values: dict[str, Fitted]) -> None:
+    p = d.profile
+    values["personality"] = personality_of(p, p.get("peer_delayed_ack"))
+    other = _other(conn, d)
+    if other is not None:
+        # The receiver's stack: its own profile, and its delayed-ACK timer as the sender saw it.
+        # A receiver that sends no data shows little of its stack; with nothing that tells it
+        # apart, it is taken to be the sender's (two hosts of one site run one system).
+        rp = dict(other.profile)
+        rp.setdefault("sack", p.get("sack"))
+        mine = values["personality"].value
+        theirs = personality_of(rp, p.get("peer_delayed_ack"))
+        generic = theirs.source.startswith("no RFC 1323/2018 options and nothing more specific")
+        if theirs.value == mine or (generic and mine in ("sunos41", "bsd44", "tru64")):
+            values["receiver_personality"] = Fitted(mine, f"the sender's stack: {theirs.source}")
+        else:
+            values["receiver_personality"] = theirs
+    if p.get("nagle") == "off":
+        values["nagle"] = Fitted("OFF", "short segments sent while a short one was unacknowledged (profile.nagle off)")
+    elif p.get("nagle") == "on":
+        values["nagle"] = Fitted(None, "Nagle on as the personality does it (profile.nagle on)")
+    if p.get("sack") is not None:
+        values["sack"] = Fitted(bool(p["sack"]), "SACK permitted in the SYNs" if p["sack"] else "no SACK in the SYNs")
+
+
+def _fit_path(d: DirectionAnalysis, conn: ConnectionAnalysis, rows: pl.DataFrame | None,
+              values: dict[str, Fitted], warnings: list[str]) -> None:
+    p = d.profile
+    vantage = conn.vantage.get(str(d.dir)) or {}
+    rtt = vantage.get("path_rtt_ns")
+    if rtt:
+        values["delay_ns"] = Fitted(max(1, rtt // 2), f"half the path round trip ({rtt} ns, from the {vantage.get('from')})")
+    else:
+        values["delay_ns"] = Fitted(1_000_000, "default 1 ms: no round trip measured")
+        warnings.append("no path round trip measured: the delay is a default")
+    mss = p.get("common_segment") or p.get("max_segment")
+    if mss:
+        values["mss"] = Fitted(int(mss), "the full segment the sender sent most (profile.common_segment)"
+                               if p.get("common_segment") else "the largest segment sent (profile.max_segment)")
+    ip = p.get("max_ip_len")
+    if ip:
+        values["mtu"] = Fitted(int(ip), "the largest datagram sent (profile.max_ip_len)")
+    elif mss:
+        values["mtu"] = Fitted(int(mss) + TCP_IP_HEADERS, "MSS + 40")
+    rate, how = bottleneck_rate(rows, d.dir, vantage.get("vantage"))
+    if rate:
+        values["rate_bps"] = Fitted(rate, how)
+        if rtt:
+            mtu = values["mtu"].value if "mtu" in values else None
+            delay = one_way_delay(rows, rtt, rate, lambda ip: ip, vantage.get("from") == "handshake", mtu)
+            values["delay_ns"] = Fitted(delay, f"half the path round trip ({rtt} ns, from the {vantage.get('from')}) "
+                                        "less its two packets' serialisation")
+    else:
+        goodput = d.goodput_bps or 0
+        values["rate_bps"] = Fitted(max(int(goodput * 2), 1_000_000), "twice the goodput: too few packet pairs to measure")
+        warnings.append("bottleneck rate not measured (too few back-to-back packets): twice the goodput assumed")
+    values["_path"] = Fitted({"rtt": rtt, "vantage": vantage.get("vantage"), "from": vantage.get("from")},
+                             "the path measurements the calibration re-reads per framing")
+
+
+def bottleneck_rate(rows: pl.DataFrame | None, dir_: int, vantage: str | None,
+                    wire: Callable[[int], int] = lambda ip: ip, idle_ns: int = 0) -> tuple[int | None, str]:
+    """The path's bottleneck rate in bit/s of wire bytes (`wire`: a datagram's bytes on the link,
+    for a candidate framing) from packet spacing: at a tap after the bottleneck (receiver or
+    middle) consecutive data packets arrive one serialisation time apart; at the sender, the ACKs
+    come back at that spacing (the ACK clock, Jacobson 1988), each for the packets it covers.
+    `idle_ns`: a window-limited sender's wait per ACK (the round trip the link stays idle while
+    the whole window is out), taken off each ACK's gap."""
+    if rows is None or rows.is_empty():
+        return None, ""
+    data = rows.filter((pl.col("dir") == dir_) & pl.col("new_data") & (pl.col("payload_len") > 0)
+                       & ~pl.col("superframe")).sort("ts_ns")
+    sizes = data["ip_len"].unique().to_list()
+    data = data.with_columns(wire=pl.col("ip_len").replace_strict(sizes, [wire(int(x)) for x in sizes],
+                                                                   return_dtype=pl.Int64))
+    if vantage in ("receiver", "middle"):
+        data = data.with_columns(gap=pl.col("ts_ns").diff())
+        pairs = data.filter(pl.col("gap") > 0)
+        if pairs.height < MIN_RATE_SAMPLES:
+            return None, ""
+        rates = pairs["wire"].cast(pl.Float64) * 8e9 / pairs["gap"].cast(pl.Float64)
+        return int(rates.quantile(RATE_PERCENTILE)), (
+            f"spacing of consecutive data packets at the {vantage} tap ({pairs.height} pairs, "
+            f"{int(RATE_PERCENTILE * 100)}th percentile)")
+    acks = (rows.filter((pl.col("dir") == 1 - dir_) & pl.col("acks_new") & pl.col("ack_rel").is_not_null())
+            .sort("ts_ns").select("ts_ns", "ack_rel").with_columns(gap=pl.col("ts_ns").diff()))
+    if acks.height < MIN_RATE_SAMPLES or data.is_empty():
+        return None, ""
+    # Each data packet belongs to the first ACK that covers its end.
+    covered = (data.select("seq_end", "wire").sort("seq_end")
+               .join_asof(acks.sort("ack_rel").select("ack_rel", "ts_ns"), left_on="seq_end", right_on="ack_rel",
+                          strategy="forward")
+               .group_by("ts_ns").agg(pl.col("wire").sum()))
+    pairs = acks.join(covered, on="ts_ns").with_columns(gap=pl.col("gap") - idle_ns).filter(pl.col("gap") > 0)
+    if pairs.height < MIN_RATE_SAMPLES:
+        return None, ""
+    rates = pairs["wire"].cast(pl.Float64) * 8e9 / pairs["gap"].cast(pl.Float64)
+    return int(rates.quantile(RATE_PERCENTILE)), (
+        f"spacing of the peer's ACKs at the sender tap per wire byte of the packets each covers ({pairs.height} "
+        f"ACKs, {int(RATE_PERCENTILE * 100)}th percentile)")
+
+
+def one_way_delay(rows: pl.DataFrame | None, rtt: int, rate: int | None, wire: Callable[[int], int],
+                  from_handshake: bool, mss_ip: int | None) -> int:
+    """The path's one-way propagation delay: half the measured round trip less the time the two
+    packets of that round trip took on the wire (the SYN and SYN-ACK, or a full segment and its
+    ACK), so the serialisation is not counted twice once the model adds its own."""
+    if not rate:
+        return max(1, rtt // 2)
+    if from_handshake and rows is not None:
+        syns = rows.filter(pl.col("flag_syn")).sort("ts_ns")["ip_len"].head(2).to_list()
+        sizes = syns if len(syns) == 2 else [44, 44]
+    else:
+        sizes = [mss_ip or 1500, 40]
+    ser = sum(wire(int(x)) for x in sizes) * 8e9 / rate
+    return max(1, int((rtt - ser) / 2))
+
+
+def buffer_size(flight: int) -> int:
+    """The socket buffer that held a flight: at least the flight, as set in whole kilobytes; the
+    fit takes the next multiple of 4 KB (setsockopt values are round numbers; the kernel's own
+    rounding is the personality's)."""
+    return -(-flight // 4096) * 4096
+
+
+def read_step(rows: pl.DataFrame | None, dir_: int) -> int | None:
+    """The receiving application's read size, from its window: the right edge it advertises (ACK
+    plus window) moves when the application reads, by what it read (or a window update's share of
+    it), so the most common step is the read size. None when no step recurs."""
+    if rows is None:
+        return None
+    acks = rows.filter((pl.col("dir") == 1 - dir_) & pl.col("ack_rel").is_not_null() & pl.col("win_scaled").is_not_null()
+                       & pl.col("wscale_known")).sort("ts_ns")
+    steps = (acks["ack_rel"] + acks["win_scaled"]).diff().drop_nulls()
+    steps = steps.filter(steps > 0)
+    if steps.len() < 4:
+        return None
+    counts = steps.value_counts(sort=True)
+    top, n = counts.row(0)
+    return int(top) if n >= 0.3 * steps.len() else None
+
+
+def _fit_bulk(d: DirectionAnalysis, values: dict[str, Fitted]) -> None:
+    p = d.profile
+    values["bytes"] = Fitted(int(p["bytes"]), "the new bytes the sender sent (profile.bytes)")
+    s = p.get("send_buffer_estimate")
+    if s:
+        size = buffer_size(int(s))
+        values["sndbuf"] = Fitted(size, f"the flight's plateau while the peer's window had room ({s} bytes, Moldeklev's "
+                                  "S; a buffer holds at least its flight) rounded up to a whole 4 KB"
+                                  if size != s else "the flight's plateau while the peer's window had room (Moldeklev's S)")
+    r = p.get("peer_receive_window_max")
+    if r:
+        values["rcvbuf"] = Fitted(int(r), "the largest window the peer advertised (Moldeklev's R)")
+    pushes = p.get("push_segments") or 0
+    write = None
+    if pushes > 1 and p.get("bytes"):
+        write = int(p["bytes"] / pushes)
+    mss = values["mss"].value if "mss" in values else None
+    if write and mss and write >= mss // 2:
+        values["write"] = Fitted(write, f"bytes per PSH-marked segment ({pushes} pushes): one write each")
+    else:
+        values["write"] = Fitted(65536, "default 64 KB writes: the write pattern is not visible")
+    values["read"] = Fitted(int(r) if r else 65536, "the receive buffer (the reader takes what is there)")
+
+
+def _fit_request_response(d: DirectionAnalysis, rows: pl.DataFrame | None, values: dict[str, Fitted],
+                          warnings: list[str]) -> None:
+    p = d.profile
+    lengths, gaps = responses(rows, d.dir) if rows is not None else ([], [])
+    if not lengths:
+        lengths = [int(p["bytes"])]
+        warnings.append("no request/response boundaries found: one response of all the bytes")
+    values["lengths"] = Fitted(lengths, f"{len(lengths)} responses: the sender's new bytes between the peer's requests")
+    values["think_ns"] = Fitted(int(statistics.median(gaps)) if gaps else 0,
+                                "median time from a response's last byte to the next request")
+    pers = values["personality"].value
+    nagle = values.get("nagle")
+    if nagle is not None and nagle.value == "OFF":
+        values["variant"] = Fitted("OFF", nagle.source)
+    else:
+        # Linux's Nagle test is Minshall's (docs/tcp-rules.md#linux-nagle-minshall-cork-and-nodelay).
+        values["variant"] = Fitted("MINSHALL" if pers == "linux" else "NAGLE",
+                                   f"Nagle as {pers} implements it")
+    s = p.get("send_buffer_estimate")
+    values["sockbuf"] = Fitted(max(int(s), 65536) if s else 65536,
+                               "the flight's plateau, at least 64 KB (a response rarely fills the buffer)")
+    pushes = p.get("push_segments") or 0
+    app_buf = int(round(sum(lengths) / pushes)) if pushes else 4096
+    shorts = p.get("common_short_segments") or []
+    if shorts and min(shorts) >= 512:
+        app_buf = min(shorts)
+    values["app_buf"] = Fitted(app_buf, "the trace's write size: the most common short segment (a write's tail) or "
+                               "bytes per PSH")
+
+
+def responses(rows: pl.DataFrame, dir_: int) -> tuple[list[int], list[int]]:
+    """The sender's responses as (lengths, think times): the new bytes sent between two of the
+    peer's requests, and the time from a response's last byte to the next request."""
+    new = rows.filter(((pl.col("dir") == dir_) & pl.col("new_data") & (pl.col("payload_len") > 0))
+                      | ((pl.col("dir") == 1 - dir_) & pl.col("new_data") & (pl.col("payload_len") > 0)))
+    new = new.sort("ts_ns").select("ts_ns", "dir", "payload_len")
+    lengths: list[int] = []
+    gaps: list[int] = []
+    current = 0
+    last_data_ts = None
+    for ts, dr, n in new.iter_rows():
+        if dr == dir_:
+            current += n
+            last_data_ts = ts
+        else:
+            if current:
+                lengths.append(current)
+                if last_data_ts is not None:
+                    gaps.append(ts - last_data_ts)
+            current = 0
+    if current:
+        lengths.append(current)
+    return lengths, gaps

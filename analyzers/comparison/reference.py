@@ -1,0 +1,74 @@
+"""The reference run of a fit: the simulator runs the fitted configuration (with a what-if's
+change), its capture is written to a pcap and analysed by the same analyzer as the trace, so the
+two are compared on the same terms (goodput, stalls by cause, time lost)."""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ..analyze import analyze_one
+from ..findings import ConnectionAnalysis
+from .fit import Fit
+
+
+@dataclass
+class ReferenceRun:
+    """What the simulator did with a configuration, as the analyzer reads its capture."""
+
+    changes: dict[str, Any]
+    connection: ConnectionAnalysis | None
+    # The connection's per-packet sender state (for stall offsets and the progress curve).
+    rows: pl.DataFrame | None = None
+    # The simulator's own ground truth: its stalls' causes and time, to check the analyzer by.
+    truth_stalls: list[dict[str, Any]] = field(default_factory=list)
+    completed: bool = True
+    error: str | None = None
+    packets: int = 0
+
+    @property
+    def goodput_bps(self) -> float | None:
+        d = self.connection.data_direction if self.connection else None
+        return d.goodput_bps if d else None
+
+
+def run_reference(fit: Fit, changes: dict[str, Any] | None = None, *, pcap: Path | None = None) -> ReferenceRun:
+    """Simulate `fit` with `changes` (BulkConfig fields or naglemark arguments, plus
+    "impairments" for a bulk run) and analyse the capture. `pcap`: keep the capture there."""
+    changes = dict(changes or {})
+    with tempfile.TemporaryDirectory(prefix="stallscope-ref-") as tmp:
+        path = Path(pcap) if pcap is not None else Path(tmp) / "reference.pcap"
+        try:
+            truth, packets, completed = _simulate(fit, changes, path)
+        except (ValueError, KeyError, RuntimeError) as e:
+            return ReferenceRun(changes, None, error=f"{type(e).__name__}: {e}", completed=False)
+        file = analyze_one(path)
+    conns = [c for c in file.connections if c.data_direction is not None]
+    if not conns:
+        return ReferenceRun(changes, None, None, truth, completed, "the reference run carried no data", packets)
+    if fit.kind == "bulk":
+        conn = max(conns, key=lambda c: c.data_direction.profile.get("bytes") or 0)
+        rows = file.state.filter(pl.col("stream") == conn.stream) if file.state is not None else None
+        return ReferenceRun(changes, conn, rows, truth, completed, None, packets)
+    # A request/response trial may open a connection per request: one merged view would need the
+    # analyzer's help, so the first (or only) connection stands for the trial.
+    conn = conns[0]
+    rows = file.state.filter(pl.col("stream") == conn.stream) if file.state is not None else None
+    return ReferenceRun(changes, conn, rows, truth, completed, None, packets)
+
+
+def _simulate(fit: Fit, changes: dict[str, Any], path: Path) -> tuple[list[dict[str, Any]], int, bool]:
+    if fit.kind == "bulk":
+        from stallscope.simulate.run_bulk import run_bulk
+
+        impairments = changes.pop("impairments", None) or fit.value("impairments")
+        result = run_bulk(fit.bulk_config(**changes), path, impairments=impairments)
+        return result.ground_truth.to_json()["stalls"], result.packets, result.completed
+    from stallscope.simulate.apps.naglemark_capture import run_naglemark_capture
+
+    cap = run_naglemark_capture(**fit.trial_args(**changes), pcap=path)
+    return cap.ground_truth.to_json()["stalls"], len(cap.records), True

@@ -1,0 +1,119 @@
+"""How good the fit is, on simulated traces whose configuration is known (the scoring corpus):
+per trace, the fitted personality, MSS, send and receive buffers and the peer's delayed-ACK timer
+against the run's own, and the refitted run's goodput against the trace's.
+
+    python -m stallscope.analyzers.comparison.validate CORPUS_DIR [-j 2] [--limit N] [-o OUT.json]
+
+Prints the share of traces within each tolerance (issue 13: personality exact, the others within
+10 %, goodput within 5 %) and writes the per-trace rows as JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import sys
+from pathlib import Path
+from typing import Any
+
+TOLERANCE = 0.10
+GOODPUT_TOLERANCE = 0.05
+# The receiver's nominal delayed-ACK timer per personality (native/src/sim/tcp/personality.rs;
+# Linux: the minimum ATO of 40 ms, tcp_delack_min), for the timer's check.
+DELACK_NS = {"sunos41": 200_000_000, "bsd44": 200_000_000, "tru64": 200_000_000, "freebsd4": 100_000_000,
+             "linux": 40_000_000}
+
+
+def _within(a: float | None, b: float | None, tol: float) -> bool | None:
+    if a is None or b is None or b == 0:
+        return None
+    return abs(a - b) / b <= tol
+
+
+def validate_trace(pcap: str) -> dict[str, Any]:
+    """One trace's row: fitted against true values, and the refitted run's goodput."""
+    import polars as pl
+
+    from ..analyze import analyze_one
+    from .calibrate import refine
+    from .compare import compare
+    from .fit import fit_connection, read_step
+    from .reference import run_reference
+
+    truth = json.loads(Path(pcap + ".truth.json").read_text())
+    params, summary = truth["parameters"], truth.get("summary", {})
+    file = analyze_one(pcap)
+    conns = [c for c in file.connections if c.data_direction is not None and c.data_direction.role == "data sender"]
+    row: dict[str, Any] = {"trace": Path(pcap).name}
+    if not conns:
+        row["error"] = "no data connection"
+        return row
+    conn = max(conns, key=lambda c: c.data_direction.profile.get("bytes") or 0)
+    rows = file.state.filter(pl.col("stream") == conn.stream) if file.state is not None else None
+    fit = fit_connection(conn, file.state)
+    if fit is None:
+        row["error"] = "no fit"
+        return row
+    fit = refine(fit, conn, rows, read_step(rows, fit.dir))
+    ref = run_reference(fit)
+    cmp = compare(conn, rows, ref.connection, ref.rows)
+    true_pers = params.get("personality")
+    true_recv = params.get("receiver_personality") or true_pers
+    timer = (conn.data_direction.profile.get("peer_delayed_ack") or {}).get("timer_ns")
+    row.update({
+        "kind": fit.kind, "personality": fit.value("personality"), "true_personality": true_pers,
+        "personality_ok": fit.value("personality") == true_pers,
+        "mss": fit.value("mss"), "true_mss": summary.get("maxseg"),
+        "mss_ok": _within(fit.value("mss"), summary.get("maxseg"), TOLERANCE),
+        "sndbuf": fit.value("sndbuf"), "true_sndbuf": summary.get("sndbuf"),
+        "sndbuf_ok": _within(fit.value("sndbuf"), summary.get("sndbuf"), TOLERANCE),
+        "rcvbuf": fit.value("rcvbuf"), "true_rcvbuf": summary.get("rcvbuf"),
+        "rcvbuf_ok": _within(fit.value("rcvbuf"), summary.get("rcvbuf"), TOLERANCE),
+        "delack_ns": timer, "true_delack_ns": DELACK_NS.get(true_recv),
+        "delack_ok": _within(timer, DELACK_NS.get(true_recv), TOLERANCE),
+        "goodput_trace_bps": cmp.goodput_trace_bps, "goodput_model_bps": cmp.goodput_model_bps,
+        "goodput_ratio": cmp.goodput_ratio,
+        "goodput_ok": None if cmp.goodput_ratio is None else abs(cmp.goodput_ratio - 1) <= GOODPUT_TOLERANCE,
+        "matches": cmp.matches, "error": ref.error,
+    })
+    return row
+
+
+def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {"traces": len(rows), "errors": sum(1 for r in rows if r.get("error"))}
+    for key in ("personality_ok", "mss_ok", "sndbuf_ok", "rcvbuf_ok", "delack_ok", "goodput_ok", "matches"):
+        vals = [r[key] for r in rows if r.get(key) is not None]
+        out[key] = {"checked": len(vals), "within": sum(1 for v in vals if v),
+                    "share": round(sum(1 for v in vals if v) / len(vals), 3) if vals else None}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m stallscope.analyzers.comparison.validate")
+    ap.add_argument("corpus", type=Path)
+    ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--family", action="append", default=[], help="only these corpus families")
+    ap.add_argument("-o", "--output", type=Path)
+    args = ap.parse_args(argv)
+    manifest = json.loads((args.corpus / "manifest.json").read_text())
+    traces = [t for t in manifest["traces"] if t.get("kind") == "bulk" and not t.get("impairments")
+              and (not args.family or t.get("family") in args.family)]
+    if args.limit:
+        traces = traces[: args.limit]
+    pcaps = [str(args.corpus / t["pcap"]) for t in traces]
+    if args.jobs > 1:
+        with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
+            rows = pool.map(validate_trace, pcaps, chunksize=1)
+    else:
+        rows = [validate_trace(p) for p in pcaps]
+    doc = {"summary": summarize(rows), "rows": rows}
+    if args.output:
+        args.output.write_text(json.dumps(doc, indent=1, default=str))
+    json.dump(doc["summary"], sys.stdout, indent=1)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

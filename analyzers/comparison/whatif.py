@@ -1,0 +1,147 @@
+"""What-ifs: the fitted run with one change at a time, each predicting goodput and time lost by
+cause, ranked by gain. The changes offered follow the causes found (a Nagle stall suggests
+TCP_NODELAY and Minshall's variant; a window-update deadlock Moldeklev's S >= R; a burst-loss
+timeout SACK...); `all` runs every one that applies to the workload, and NAME=VALUE sets a knob."""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from .fit import Fit
+
+IDLE = "application_idle"
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    name: str
+    description: str
+    # Causes after which the change is worth predicting (empty: any).
+    for_causes: frozenset[str]
+    change: Callable[[Fit], dict[str, Any] | None]  # None: does not apply to this fit
+
+
+def _nagle(variant: str) -> Callable[[Fit], dict[str, Any] | None]:
+    def change(fit: Fit) -> dict[str, Any] | None:
+        if variant == "CORK" and fit.value("personality") != "linux":
+            return None
+        return {"variant": variant} if fit.kind == "request_response" else {"nagle": variant}
+    return change
+
+
+def _bulk_only(f: Callable[[Fit], dict[str, Any] | None]) -> Callable[[Fit], dict[str, Any] | None]:
+    return lambda fit: f(fit) if fit.kind == "bulk" else None
+
+
+def _sndbuf_3mss(fit: Fit) -> dict[str, Any] | None:
+    s, mss = fit.value("sndbuf"), fit.value("mss")
+    if fit.kind == "request_response":
+        s = fit.value("sockbuf")
+        return {"sockbuf": 3 * mss} if mss and s and s < 3 * mss else None
+    return {"sndbuf": 3 * mss} if mss and s and s < 3 * mss else None
+
+
+def _s_ge_r(fit: Fit) -> dict[str, Any] | None:
+    s, r = fit.value("sndbuf"), fit.value("rcvbuf")
+    return {"sndbuf": r} if s and r and s < r else None
+
+
+def _times(name: str, k: int) -> Callable[[Fit], dict[str, Any] | None]:
+    def change(fit: Fit) -> dict[str, Any] | None:
+        v = fit.value(name)
+        return {name: min(v * k, 1 << 30)} if v else None
+    return _bulk_only(change)
+
+
+def _sack(fit: Fit) -> dict[str, Any] | None:
+    return None if fit.value("sack") else {"sack": True}
+
+
+def _mtu_probing(fit: Fit) -> dict[str, Any] | None:
+    return {"mtu_probing": 1} if fit.kind == "bulk" and fit.value("personality") == "linux" else None
+
+
+CATALOGUE: tuple[WhatIf, ...] = (
+    WhatIf("nodelay", "TCP_NODELAY: Nagle off", frozenset({"nagle_delayed_ack", "window_update_deadlock"}),
+           _nagle("OFF")),
+    WhatIf("minshall", "Minshall's Nagle variant (hold a short segment only behind another short one)",
+           frozenset({"nagle_delayed_ack"}), _nagle("MINSHALL")),
+    WhatIf("cork", "TCP_CORK (Linux): send only full segments until the write ends", frozenset(), _nagle("CORK")),
+    WhatIf("sndbuf_3mss", "send buffer of at least 3 MSS (Moldeklev & Gunningberg's rule)",
+           frozenset({"nagle_delayed_ack", "window_update_deadlock", "send_buffer_limited"}), _sndbuf_3mss),
+    WhatIf("s_ge_r", "send buffer at least the receive buffer, S >= R (Moldeklev & Gunningberg)",
+           frozenset({"window_update_deadlock", "nagle_delayed_ack"}), _bulk_only(_s_ge_r)),
+    WhatIf("rcvbuf_x4", "a receive buffer 4 times larger", frozenset({"receiver_window_limited"}), _times("rcvbuf", 4)),
+    WhatIf("sndbuf_x4", "a send buffer 4 times larger", frozenset({"send_buffer_limited"}), _times("sndbuf", 4)),
+    WhatIf("sack", "SACK on both ends (RFC 2018, RFC 6675 recovery)",
+           frozenset({"burst_loss_timeout", "single_loss_timeout"}), _bulk_only(_sack)),
+    WhatIf("mtu_probing", "working path-MTU black-hole detection (Linux tcp_mtu_probing=1, RFC 4821)",
+           frozenset({"pmtu_blackhole", "mss_mismatch"}), _mtu_probing),
+)
+BY_NAME = {w.name: w for w in CATALOGUE}
+# NAME=VALUE knobs: the fit's value replaced (bulk: BulkConfig fields; request/response: trial arguments).
+KNOBS = {"nagle": str, "mss": int, "sndbuf": int, "rcvbuf": int, "sockbuf": int, "app_buf": int, "rate_bps": int,
+         "delay_ns": int, "mtu": int, "sack": lambda v: v.lower() in ("1", "on", "true", "yes"), "variant": str}
+
+
+def parse(spec: str) -> list[tuple[str, dict[str, Any] | None]]:
+    """`all`, or a comma-separated list of catalogue names and NAME=VALUE knobs: [(label, changes
+    or None for a catalogue name)]. Raises ValueError naming an unknown name or knob."""
+    out: list[tuple[str, dict[str, Any] | None]] = []
+    for part in (p.strip() for p in spec.split(",")):
+        if not part:
+            continue
+        if part == "all":
+            out += [(w.name, None) for w in CATALOGUE]
+        elif "=" in part:
+            key, value = (x.strip() for x in part.split("=", 1))
+            if key not in KNOBS:
+                raise ValueError(f"--what-if: unknown knob {key!r}; expected one of {', '.join(sorted(KNOBS))}")
+            try:
+                out.append((part, {key: KNOBS[key](value)}))
+            except ValueError:
+                raise ValueError(f"--what-if: {key}={value!r} is not a valid value") from None
+        elif part in BY_NAME:
+            out.append((part, None))
+        else:
+            raise ValueError(f"--what-if: unknown change {part!r}; expected all, NAME=VALUE or one of "
+                             f"{', '.join(BY_NAME)}")
+    return out
+
+
+def plan(fit: Fit, causes: set[str], spec: str | None) -> list[tuple[str, str, dict[str, Any]]]:
+    """The what-ifs to run: (name, description, changes). Without a spec, those the causes suggest;
+    with `all`, every one that applies to the fit."""
+    chosen = parse(spec) if spec else [(w.name, None) for w in CATALOGUE if w.for_causes & causes]
+    out = []
+    for label, changes in chosen:
+        if changes is None:
+            w = BY_NAME[label]
+            c = w.change(fit)
+            if c is not None:
+                out.append((w.name, w.description, c))
+        else:
+            out.append((label, f"set {label}", changes))
+    return out
+
+
+def _run(args: tuple[Fit, dict[str, Any]]) -> Any:
+    from .reference import run_reference
+
+    fit, changes = args
+    return run_reference(fit, changes)
+
+
+def run_all(fit: Fit, items: list[tuple[str, str, dict[str, Any]]], jobs: int = 2) -> list[Any]:
+    """Run the what-ifs' reference runs, in parallel processes when there are several."""
+    if not items:
+        return []
+    if jobs <= 1 or len(items) == 1:
+        return [_run((fit, c)) for _, _, c in items]
+    # Spawned, not forked: a fork after Polars started its thread pool can deadlock the child.
+    with ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=multiprocessing.get_context("spawn")) as pool:
+        return list(pool.map(_run, [(fit, c) for _, _, c in items]))

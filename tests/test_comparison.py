@@ -1,0 +1,94 @@
+"""The comparison with the reference simulator (issue 13): a trace refitted into a simulator
+configuration reproduces itself, a stack that holds what the reference does not is reported as
+deviating, and a what-if predicts the change its fix makes. Traces come from the simulator, so the
+true configuration is known."""
+
+from __future__ import annotations
+
+import pytest
+
+from stallscope.analyzers.analyze import analyze_one
+from stallscope.analyzers.comparison import compare_file
+from stallscope.analyzers.comparison.whatif import parse
+from stallscope.simulate.run_bulk import BulkConfig, run_bulk
+
+
+def _trace(tmp_path, name: str, **cfg):
+    pcap = tmp_path / f"{name}.pcap"
+    run_bulk(BulkConfig(**cfg), pcap)
+    return analyze_one(pcap)
+
+
+def test_a_moldeklev_deadlock_is_fitted_and_reproduced(tmp_path):
+    """SunOS 4.1 over ATM with S = 16 KB < R = 32 KB (Moldeklev appendix A): the fit reads S, R,
+    the MSS and the stack from the trace, and its run has the trace's goodput and stalls."""
+    file = _trace(tmp_path, "moldeklev", personality="sunos41", link="atm140", sndbuf=16384, rcvbuf=32768,
+                  bytes=2_000_000)
+    ref = compare_file(file, what_if="")[0]
+    fit = ref.fit
+    assert fit.kind == "bulk"
+    assert fit.value("personality") == "sunos41"
+    assert (fit.value("sndbuf"), fit.value("rcvbuf"), fit.value("mss")) == (16384, 32768, 9204)
+    assert all(v.source for v in fit.values.values())
+    cmp = ref.comparison
+    assert cmp.matches, cmp.verdict
+    assert abs(cmp.goodput_ratio - 1) <= 0.05
+    counts = cmp.to_json()["stall_counts"]["nagle_delayed_ack"]
+    assert counts["both"] >= 10 and counts["trace"] == 0
+
+
+def test_salamons_held_tail_deviates_from_a_modern_reference(tmp_path):
+    """A Linux 2.0 sender with TCP_NODELAY whose messages equal the window holds each message's
+    tail (Salamon): against a reference configured as modern Linux the trace deviates, and the
+    held messages are what only the trace has; against its own stack it matches."""
+    file = _trace(tmp_path, "salamon", personality="linux20", receiver_personality="linux20", link="fastethernet",
+                  sndbuf=32768, rcvbuf=32768, write=32768, read=32768, bytes=32768 * 60, nagle="OFF", reply=4)
+    own = compare_file(file, what_if="")[0]
+    assert own.fit.value("personality") == "linux20" and own.fit.value("reply") == 4
+    assert own.comparison.matches, own.comparison.verdict
+    modern = compare_file(file, what_if="", reference={"personality": "linux", "receiver_personality": "linux"})[0]
+    cmp = modern.comparison
+    assert not cmp.matches and "suspected defect" in cmp.verdict
+    assert len(cmp.slow_messages) >= 0.9 * cmp.messages_compared
+    assert all(m["extra_ns"] >= 2_000_000 for m in cmp.slow_messages)
+    assert cmp.goodput_ratio > 2
+
+
+def test_nodelay_what_if_removes_the_nagle_stalls(tmp_path):
+    """A BSD sender whose short segments wait for the receiver's 200 ms delayed ACK: the what-ifs
+    the cause suggests include TCP_NODELAY, predicted faster and without those stalls."""
+    file = _trace(tmp_path, "nagle", personality="sunos41", link="atm140", sndbuf=16384, rcvbuf=32768,
+                  bytes=2_000_000)
+    ref = compare_file(file, jobs=1)[0]
+    names = [p.name for p in ref.what_ifs]
+    assert "nodelay" in names and "sndbuf_3mss" in names
+    nodelay = next(p for p in ref.what_ifs if p.name == "nodelay")
+    assert nodelay.gain is not None and nodelay.gain > 1
+    best = ref.what_ifs[0]
+    assert best.gain >= nodelay.gain and "nagle_delayed_ack" not in best.time_lost_ns
+
+
+def test_what_if_names_and_knobs_are_checked():
+    assert [n for n, _ in parse("nodelay,sndbuf=65536")] == ["nodelay", "sndbuf=65536"]
+    assert parse("rcvbuf=131072")[0][1] == {"rcvbuf": 131072}
+    with pytest.raises(ValueError, match="unknown change 'warp'"):
+        parse("warp")
+    with pytest.raises(ValueError, match="unknown knob 'colour'"):
+        parse("colour=red")
+    with pytest.raises(ValueError, match="not a valid value"):
+        parse("sndbuf=big")
+
+
+def test_a_naglemark_trace_is_refitted_as_request_response(tmp_path):
+    """Requests from the peer answered by responses: the fit replays the trace's response lengths
+    as a naglemark trial."""
+    from stallscope.simulate.apps.naglemark_capture import run_naglemark_capture
+
+    lengths = [1000 * i for i in range(1, 21)]
+    pcap = tmp_path / "nm.pcap"
+    run_naglemark_capture(personality="linux", link="gige", variant="MINSHALL", sockbuf=65536, app_buf=4096,
+                          trial="S", lengths=lengths, seed=2, pcap=pcap)
+    ref = compare_file(analyze_one(pcap), what_if="")[0]
+    assert ref.fit.kind == "request_response"
+    assert ref.fit.value("lengths") == lengths
+    assert ref.comparison.goodput_model_bps is not None
