@@ -34,7 +34,9 @@ def _candidates(fit: Fit, read_step: int | None) -> list[dict[str, int]]:
     s = fit.value("sndbuf")
     r = fit.value("rcvbuf")
     write = fit.value("write")
-    writes = sorted({w for w in (write, *COMMON_WRITES, s) if w})
+    # Replayed losses name segments by their first byte: other write sizes would cut them elsewhere.
+    replay = bool((fit.value("impairments") or {}).get("drop_segments"))
+    writes = [write] if replay else sorted({w for w in (write, *COMMON_WRITES, s) if w})
     reads = sorted({x for x in (read_step, fit.value("read"), 4096, 8192, r) if x})
     sndbufs = sorted({x for x in (s, _pow2(s) if s else None) if x}) or [None]
     out = [{"write": w, "read": rd, "sndbuf": sb} for w, rd, sb in product(writes, reads, sndbufs)]
@@ -112,7 +114,7 @@ def _stacks(fit: Fit) -> list[dict[str, Any]]:
 
 def _run_score(fit: Fit, changes: dict[str, Any], goodput: float, stalls: int) -> float | None:
     try:
-        res = run_bulk(fit.bulk_config(**changes))
+        res = run_bulk(fit.bulk_config(**changes), impairments=fit.value("impairments"))
     except ValueError:
         return None
     n = sum(1 for s in res.stalls if s.direction.startswith("10.0.0.1") and s.cause.value != IDLE)

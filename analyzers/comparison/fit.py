@@ -66,6 +66,7 @@ class Fit:
         names = ("personality", "receiver_personality", "mtu", "mss", "sndbuf", "rcvbuf", "write", "read", "bytes",
                  "nagle", "rate_bps", "delay_ns", "sack", "seed", "link", "reply")
         kw = {n: self.value(n) for n in names if self.value(n) is not None}
+        changes = {k: v for k, v in changes.items() if k != "impairments"}
         kw.update(changes)
         kw.setdefault("link", "custom")
         return BulkConfig(**kw)
@@ -107,10 +108,11 @@ def fit_connection(conn: ConnectionAnalysis, state: pl.DataFrame | None, *, seed
     messages = kind == "request_response" and rows is not None and _sender_speaks_first(rows, d.dir)
     values: dict[str, Fitted] = {"seed": Fitted(seed, "fixed: the simulator is deterministic per seed")}
     warnings: list[str] = []
-    _fit_stack(d, conn, values)
+    _fit_stack(d, conn, values, rows)
     _fit_path(d, conn, rows, values, warnings)
     if kind == "bulk":
         _fit_bulk(d, values)
+        _fit_losses(rows, d.dir, values)
     elif messages:
         # The sender writes a message and the peer answers each (Salamon's benchmark): a bulk run
         # whose writes are the messages and whose receiver replies.
@@ -120,6 +122,38 @@ def fit_connection(conn: ConnectionAnalysis, state: pl.DataFrame | None, *, seed
     else:
         _fit_request_response(d, rows, values, warnings)
     return Fit(conn.stream, d.dir, kind, values, warnings)
+
+
+# Retransmissions that mark their segment's earlier transmission as lost: a fast or SACK repair
+# (the peer reported the hole) and a timeout's first resend. A timeout's later resends ("other",
+# go-back-N) may carry data that had arrived: only those the ACKs show were holes count.
+LOSS_KINDS = ("fast", "timeout", "sack")
+
+
+def _fit_losses(rows: pl.DataFrame | None, dir_: int, values: dict[str, Fitted]) -> None:
+    """The trace's losses, to be replayed on the same segments: each retransmitted segment's
+    start (counted from the first data byte) and which of its transmissions the path dropped."""
+    if rows is None:
+        return
+    data = rows.filter((pl.col("dir") == dir_) & (pl.col("payload_len") > 0) & ~pl.col("superframe"))
+    resent = data.filter(pl.col("retransmission"))
+    # A go-back-N resend was a hole when the first ACK to cover it stops exactly at its end: had
+    # the receiver held it, that ACK would have run on past it.
+    acks = (rows.filter((pl.col("dir") == 1 - dir_) & pl.col("ack_rel").is_not_null())
+            .select(pl.col("ack_rel").alias("covered_by")).unique().sort("covered_by"))
+    resent = resent.sort("seq_end").join_asof(acks, left_on="seq_end", right_on="covered_by", strategy="forward")
+    lost = resent.filter(pl.col("retrans_kind").is_in(LOSS_KINDS)
+                         | ((pl.col("retrans_kind") == "other") & (pl.col("covered_by") == pl.col("seq_end"))))
+    if lost.is_empty():
+        return
+    drops: list[tuple[int, int]] = []
+    counts: dict[int, int] = {}
+    for seq_rel in lost.sort("ts_ns")["seq_rel"].to_list():
+        counts[seq_rel] = counts.get(seq_rel, 0) + 1
+        drops.append((int(seq_rel) - 1, counts[seq_rel]))
+    values["impairments"] = Fitted({"drop_segments": tuple(drops)},
+                                   f"{len(drops)} transmissions the sender had to repeat (fast, SACK or timeout "
+                                   "retransmissions, and go-back-N resends of holes), dropped again at the same bytes")
 
 
 def _sender_speaks_first(rows: pl.DataFrame, dir_: int) -> bool:
@@ -154,8 +188,12 @@ def personality_of(profile: dict[str, Any], delayed_ack: dict[str, Any] | None) 
     timer = (delayed_ack or {}).get("timer")
     if sack:
         return Fitted("linux", "SACK offered in both SYNs (a modern stack; Linux offers it by default)")
+    hz = profile.get("_ts_hz")
+    if ts and sack is False and hz is not None and hz >= 500:
+        return Fitted("linux", f"timestamps ticking at {hz:.0f} Hz (Linux's 1 ms clock), SACK switched off")
     if ts and sack is False:
-        return Fitted("freebsd4", "timestamps without SACK (RFC 1323 but not RFC 2018: FreeBSD 4; Linux offers both)")
+        return Fitted("freebsd4", "timestamps without SACK (RFC 1323 but not RFC 2018: FreeBSD 4; Linux offers both)"
+                      + (f"; timestamps tick at {hz:.0f} Hz (FreeBSD's 10 ms clock)" if hz else ""))
     if ts:
         return Fitted("linux", "timestamps, SACK not known (a SYN missed): Linux, the common modern stack")
     if guess == "linux":
@@ -171,8 +209,23 @@ def personality_of(profile: dict[str, Any], delayed_ack: dict[str, Any] | None) 
     return Fitted("bsd44", "no RFC 1323/2018 options and nothing more specific: the 4.4BSD reference stack")
 
 
-def _fit_stack(d: DirectionAnalysis, conn: ConnectionAnalysis, values: dict[str, Fitted]) -> None:
-    p = d.profile
+def ts_clock_hz(rows: pl.DataFrame | None, dir_: int) -> float | None:
+    """How fast a sender's TCP timestamps tick (RFC 7323 leaves the clock to the stack: Linux
+    1000 Hz, FreeBSD 4 100 Hz): TSval advance over wall time, over at least 100 ms."""
+    if rows is None:
+        return None
+    ts = rows.filter((pl.col("dir") == dir_) & pl.col("opt_ts_val").is_not_null()).sort("ts_ns")
+    if ts.height < 2:
+        return None
+    span = ts["ts_ns"][-1] - ts["ts_ns"][0]
+    ticks = (int(ts["opt_ts_val"][-1]) - int(ts["opt_ts_val"][0])) % (1 << 32)
+    return ticks / (span / 1e9) if span >= 100_000_000 else None
+
+
+def _fit_stack(d: DirectionAnalysis, conn: ConnectionAnalysis, values: dict[str, Fitted],
+               rows: pl.DataFrame | None = None) -> None:
+    p = dict(d.profile)
+    p["_ts_hz"] = ts_clock_hz(rows, d.dir)
     values["personality"] = personality_of(p, p.get("peer_delayed_ack"))
     other = _other(conn, d)
     if other is not None:
@@ -181,6 +234,7 @@ def _fit_stack(d: DirectionAnalysis, conn: ConnectionAnalysis, values: dict[str,
         # apart, it is taken to be the sender's (two hosts of one site run one system).
         rp = dict(other.profile)
         rp.setdefault("sack", p.get("sack"))
+        rp["_ts_hz"] = ts_clock_hz(rows, other.dir)
         mine = values["personality"].value
         theirs = personality_of(rp, p.get("peer_delayed_ack"))
         generic = theirs.source.startswith("no RFC 1323/2018 options and nothing more specific")
@@ -208,8 +262,11 @@ def _fit_path(d: DirectionAnalysis, conn: ConnectionAnalysis, rows: pl.DataFrame
         warnings.append("no path round trip measured: the delay is a default")
     mss = p.get("common_segment") or p.get("max_segment")
     if mss:
-        values["mss"] = Fitted(int(mss), "the full segment the sender sent most (profile.common_segment)"
+        # The simulator's MSS is the option's value; timestamps then take 12 bytes of each segment.
+        ts = 12 if p.get("timestamps") else 0
+        values["mss"] = Fitted(int(mss) + ts, ("the full segment the sender sent most (profile.common_segment)"
                                if p.get("common_segment") else "the largest segment sent (profile.max_segment)")
+                               + (" plus the 12 bytes of the timestamp option" if ts else ""))
     ip = p.get("max_ip_len")
     if ip:
         values["mtu"] = Fitted(int(ip), "the largest datagram sent (profile.max_ip_len)")
@@ -330,7 +387,12 @@ def _fit_bulk(d: DirectionAnalysis, values: dict[str, Fitted]) -> None:
     if pushes > 1 and p.get("bytes"):
         write = int(p["bytes"] / pushes)
     mss = values["mss"].value if "mss" in values else None
-    if write and mss and write >= mss // 2:
+    short_share = (p.get("short_segments") or 0) / max(p.get("data_packets") or 1, 1)
+    if short_share < 0.05:
+        # Nearly every segment full: the writes were larger than a segment and ran together.
+        values["write"] = Fitted(65536, f"64 KB writes: {short_share:.0%} of the segments are short, so the "
+                                 "writes ran together into full segments")
+    elif write and mss and write >= mss // 2:
         values["write"] = Fitted(write, f"bytes per PSH-marked segment ({pushes} pushes): one write each")
     else:
         values["write"] = Fitted(65536, "default 64 KB writes: the write pattern is not visible")
