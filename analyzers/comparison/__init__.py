@@ -30,11 +30,17 @@ class Prediction:
     gain: float | None  # predicted goodput / the fitted run's
     time_lost_ns: dict[str, int]
     error: str | None = None
+    # Request/response fits: the predicted response times (ns from request to last byte), in order.
+    responses_ns: list[int] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "changes": self.changes,
-                "goodput_bps": self.goodput_bps, "gain": None if self.gain is None else round(self.gain, 4),
-                "time_lost_ns": dict(sorted(self.time_lost_ns.items())), "error": self.error}
+        out = {"name": self.name, "description": self.description, "changes": self.changes,
+               "goodput_bps": self.goodput_bps, "gain": None if self.gain is None else round(self.gain, 4),
+               "time_lost_ns": dict(sorted(self.time_lost_ns.items())), "error": self.error}
+        if self.responses_ns:
+            ordered = sorted(self.responses_ns)
+            out["responses"] = {"count": len(ordered), "median_ns": ordered[len(ordered) // 2], "max_ns": ordered[-1]}
+        return out
 
 
 @dataclass
@@ -95,7 +101,7 @@ def compare_file(file: FileAnalysis, *, what_if: str | None = None, jobs: int = 
             for (name, desc, changes), run in zip(items, run_all(fit, items, jobs)):
                 g = run.goodput_bps
                 item.what_ifs.append(Prediction(name, desc, changes, g, g / base if g and base else None,
-                                                _lost(run), run.error))
+                                                _lost(run), run.error, [ns for _, ns in run.samples]))
             item.what_ifs.sort(key=lambda p: (-(p.gain or 0), p.name))
         out.append(item)
     return out

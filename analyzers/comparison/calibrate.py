@@ -121,9 +121,73 @@ def _run_score(fit: Fit, changes: dict[str, Any], goodput: float, stalls: int) -
     return _score(sender_goodput(res), n, goodput, stalls)
 
 
+# Request/response: the bottleneck rate measured from ACK spacing is only a floor when responses
+# are short (the link idles between them); these multiples of it, and a rate no LAN limits, are tried.
+RATE_FACTORS = (1, 2, 5, 10)
+UNLIMITED_BPS = 10_000_000_000
+
+
+def _exchange_times(rows: Any, dir_: int, rtt: int | None) -> list[int]:
+    """The trace's response times as the requesting client saw them: from each request reaching
+    the sender's tap to the response's last byte leaving it, plus the path's round trip."""
+    from .compare import messages
+
+    if rows is None:
+        return []
+    import polars as pl
+
+    import bisect
+
+    reqs = (rows.filter((pl.col("dir") != dir_) & pl.col("new_data") & (pl.col("payload_len") > 0))
+            .sort("ts_ns")["ts_ns"].to_list())
+    out = []
+    for m in messages(rows, dir_):
+        i = bisect.bisect_right(reqs, m["first_ns"]) - 1  # the last request before the response began
+        if i >= 0:
+            out.append(m["last_ns"] - reqs[i] + (rtt or 0))
+    return out
+
+
+def _refine_request_response(fit: Fit, rows: Any) -> Fit:
+    from stallscope.simulate.apps.naglemark import run_trial
+
+    path = fit.value("_path") or {}
+    trace = sorted(_exchange_times(rows, fit.dir, path.get("rtt")))
+    rate = fit.value("rate_bps")
+    if not trace or not rate:
+        return fit
+    median_trace = trace[len(trace) // 2]
+    slow_trace = sum(1 for t in trace if t > 3 * median_trace)
+    scored = []
+    for r in sorted({*(rate * k for k in RATE_FACTORS), UNLIMITED_BPS}):
+        args = fit.trial_args(rate_bps=int(r))
+        try:
+            res = run_trial(**{k: v for k, v in args.items() if k != "link"}, link=args["link"])
+        except (ValueError, KeyError, RuntimeError):
+            continue
+        times = sorted(s.elapsed_ns for s in res.samples)
+        if not times:
+            continue
+        median = times[len(times) // 2]
+        slow = sum(1 for t in times if t > 3 * median_trace)
+        score = abs(math.log(median / median_trace)) + abs(slow - slow_trace) / max(slow_trace, 1)
+        scored.append((score, int(r)))
+    if not scored:
+        return fit
+    score, best = min(scored)
+    values = dict(fit.values)
+    old = values["rate_bps"]
+    values["rate_bps"] = Fitted(best, f"chosen by simulation among {len(scored)} rates (the measured one's multiples "
+                                f"and 10 Gbit/s): the trial closest to the trace's median response time and its slow "
+                                f"responses (distance {score:.3f}); first estimate {old.value} ({old.source})")
+    return replace(fit, values=values)
+
+
 def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int | None = None) -> Fit:
     """The bulk fit with the link's framing, write and read sizes and send buffer chosen by
-    simulation, one group after the other (unchanged for other kinds)."""
+    simulation, one group after the other; a request/response fit's rate."""
+    if fit.kind == "request_response":
+        return _refine_request_response(fit, rows)
     if fit.kind != "bulk":
         return fit
     d = conn.data_direction

@@ -423,10 +423,14 @@ def _fit_request_response(d: DirectionAnalysis, rows: pl.DataFrame | None, value
     pushes = p.get("push_segments") or 0
     app_buf = int(round(sum(lengths) / pushes)) if pushes else 4096
     shorts = p.get("common_short_segments") or []
-    if shorts and min(shorts) >= 512:
-        app_buf = min(shorts)
-    values["app_buf"] = Fitted(app_buf, "the trace's write size: the most common short segment (a write's tail) or "
-                               "bytes per PSH")
+    if shorts and shorts[0] >= 512:
+        # A response's first write leaves alone on an idle connection (Nagle lets it go), so the
+        # most common short segment is one write.
+        app_buf = shorts[0]
+        how = f"the most common short segment ({app_buf} bytes): a response's first write, sent alone"
+    else:
+        how = f"bytes per PSH-marked segment ({pushes} pushes)"
+    values["app_buf"] = Fitted(app_buf, how)
 
 
 def responses(rows: pl.DataFrame, dir_: int) -> tuple[list[int], list[int]]:

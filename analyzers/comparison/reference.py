@@ -29,6 +29,8 @@ class ReferenceRun:
     completed: bool = True
     error: str | None = None
     packets: int = 0
+    # A request/response run: each response's (length, ns from request to its last byte).
+    samples: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def goodput_bps(self) -> float | None:
@@ -43,32 +45,33 @@ def run_reference(fit: Fit, changes: dict[str, Any] | None = None, *, pcap: Path
     with tempfile.TemporaryDirectory(prefix="stallscope-ref-") as tmp:
         path = Path(pcap) if pcap is not None else Path(tmp) / "reference.pcap"
         try:
-            truth, packets, completed = _simulate(fit, changes, path)
+            truth, packets, completed, samples = _simulate(fit, changes, path)
         except (ValueError, KeyError, RuntimeError) as e:
             return ReferenceRun(changes, None, error=f"{type(e).__name__}: {e}", completed=False)
         file = analyze_one(path)
     conns = [c for c in file.connections if c.data_direction is not None]
     if not conns:
-        return ReferenceRun(changes, None, None, truth, completed, "the reference run carried no data", packets)
+        return ReferenceRun(changes, None, None, truth, completed, "the reference run carried no data", packets, samples)
     if fit.kind == "bulk":
         conn = max(conns, key=lambda c: c.data_direction.profile.get("bytes") or 0)
         rows = file.state.filter(pl.col("stream") == conn.stream) if file.state is not None else None
-        return ReferenceRun(changes, conn, rows, truth, completed, None, packets)
+        return ReferenceRun(changes, conn, rows, truth, completed, None, packets, samples)
     # A request/response trial may open a connection per request: one merged view would need the
     # analyzer's help, so the first (or only) connection stands for the trial.
     conn = conns[0]
     rows = file.state.filter(pl.col("stream") == conn.stream) if file.state is not None else None
-    return ReferenceRun(changes, conn, rows, truth, completed, None, packets)
+    return ReferenceRun(changes, conn, rows, truth, completed, None, packets, samples)
 
 
-def _simulate(fit: Fit, changes: dict[str, Any], path: Path) -> tuple[list[dict[str, Any]], int, bool]:
+def _simulate(fit: Fit, changes: dict[str, Any], path: Path) -> tuple[list[dict[str, Any]], int, bool, list]:
     if fit.kind == "bulk":
         from stallscope.simulate.run_bulk import run_bulk
 
         impairments = changes.pop("impairments", None) or fit.value("impairments")
         result = run_bulk(fit.bulk_config(**changes), path, impairments=impairments)
-        return result.ground_truth.to_json()["stalls"], result.packets, result.completed
+        return result.ground_truth.to_json()["stalls"], result.packets, result.completed, []
     from stallscope.simulate.apps.naglemark_capture import run_naglemark_capture
 
     cap = run_naglemark_capture(**fit.trial_args(**changes), pcap=path)
-    return cap.ground_truth.to_json()["stalls"], len(cap.records), True
+    samples = [(s.length, s.elapsed_ns) for s in cap.result.samples]
+    return cap.ground_truth.to_json()["stalls"], len(cap.records), True, samples
