@@ -8,7 +8,9 @@ during which the peer's ACKs kept advancing, never silent as long as the thresho
 A stall runs from the last new data before the silence to the first new data after it (the same
 definition as the simulator's ground truth, simulate/tcp/stalls.py), so time lost is measured at
 the sender's pace. The threshold is max(10 ms, 2 x path RTT): below two round trips a gap is the
-normal rhythm of ACK clocking. A connection that ends while its sender still retransmits (a black
+normal rhythm of ACK clocking. It is measured from the start of the burst the last new data went
+out in (`bursts`): a host paces one decision's segments out at its output cost, and the silence
+began when it issued them. A connection that ends while its sender still retransmits (a black
 hole, an abort) has a final stall from its last new data to its last packet.
 
 Candidates are found in one vectorised pass; only the few candidate intervals are then read row by
@@ -34,6 +36,10 @@ RECOVERY_ROWS = 4096
 # Rows before a stall over which its sender's full segment size is read (PMTU changes it).
 RECENT_ROWS = 64
 RTT_MULTIPLE = 2
+# Packets of one direction closer than this, with nothing from the peer between them, went out as
+# one burst: a host's output cost per segment (SunOS on a SPARCstation IPX: 0.7 ms for 9 KB), a
+# fast link's serialization.
+BURST_GAP_NS = 1_000_000
 
 
 def threshold_ns(timing: Timing | None) -> int:
@@ -147,6 +153,22 @@ def _segment_size(recent: int, profile: dict[str, Any]) -> int:
     return full_segment_size(profile, recent)
 
 
+def bursts(state: pl.DataFrame) -> pl.DataFrame:
+    """`state` with `_burst_ns`: for each packet, the time of the first packet of its burst, the run
+    of data segments of its direction that follow each other within BURST_GAP_NS with no packet of
+    the peer between them and no write ending (PSH) before the last. Nothing but the sender's own
+    pacing (its output cost per segment, the link's serialization) separates them: one ACK or one
+    write released them all, so the sender went silent when it issued the burst, not when its last
+    segment reached the tap. (A segment after a PSH may be the next write's, issued later.)"""
+    cols = ("dir", "ts_ns", "payload_len", "flag_psh")
+    st = state.with_columns(**{f"_p{i}": pl.col(c).shift(1).over("stream") for i, c in enumerate(cols)})
+    starts = (pl.col("_p0").is_null() | (pl.col("dir") != pl.col("_p0"))
+              | ((pl.col("ts_ns") - pl.col("_p1")) > BURST_GAP_NS) | (pl.col("payload_len") == 0)
+              | (pl.col("_p2") == 0) | pl.col("_p3"))
+    return st.with_columns(_burst_ns=pl.when(starts).then(pl.col("ts_ns")).forward_fill().over("stream")).drop(
+        [f"_p{i}" for i in range(len(cols))])
+
+
 def candidates(state: pl.DataFrame, timings: dict[tuple[int, int], Timing]) -> pl.DataFrame:
     """Rows (stream, dir, start/end ts and frame, ended_by_new_data) of every silence in new data
     longer than its direction's threshold."""
@@ -155,16 +177,18 @@ def candidates(state: pl.DataFrame, timings: dict[tuple[int, int], Timing]) -> p
          "_thr": [threshold_ns(t) for t in timings.values()]},
         schema={"stream": pl.UInt32, "dir": pl.UInt8, "_thr": pl.Int64},
     )
-    new = state.filter(pl.col("new_data")).select("stream", "dir", "ts_ns", "frame")
+    new = bursts(state.select("stream", "dir", "ts_ns", "frame", "payload_len", "flag_psh", "new_data")).filter(
+        pl.col("new_data")).select("stream", "dir", "ts_ns", "frame", "_burst_ns")
     gaps = (
         new.with_columns(
             start_ns=pl.col("ts_ns").shift(1).over(["stream", "dir"]),
             start_frame=pl.col("frame").shift(1).over(["stream", "dir"]),
+            _from_ns=pl.col("_burst_ns").shift(1).over(["stream", "dir"]),
         )
         .rename({"ts_ns": "end_ns", "frame": "end_frame"})
         .filter(pl.col("start_ns").is_not_null())
         .join(thr, on=["stream", "dir"], how="left")
-        .filter((pl.col("end_ns") - pl.col("start_ns")) >= pl.col("_thr"))
+        .filter((pl.col("end_ns") - pl.col("_from_ns")) >= pl.col("_thr"))
         .with_columns(ended_by_new_data=pl.lit(True))
     )
     # Tails: the last new data of a direction, then only retransmissions until the end.

@@ -1,0 +1,53 @@
+"""Window stalls measured as the sender lived them: a silence runs from the burst the sender last
+issued (segments one ACK released, paced out by the host's output cost), so Moldeklev's 10 ms
+sender-SWS stalls on SunOS (a SPARCstation IPX takes 0.7 ms to put out each 9 KB segment) are
+found although their last segment reached the tap 1.4 ms after the first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from stallscope.analyzers import corpus, scoring
+from stallscope.analyzers.stalls import BURST_GAP_NS, bursts
+
+TRACES = ["moldeklev-S49152-R49152", "moldeklev-S52428-R52428-nagleoff", "moldeklev-S24576-R24576-nagleoff"]
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("window_traces")
+    corpus.generate(out, jobs=1, only=TRACES)
+    return out
+
+
+@pytest.mark.parametrize("name", TRACES)
+def test_short_window_stalls_are_found_and_no_others(traces: Path, name: str) -> None:
+    pcap = traces / f"{name}.pcap"
+    gt = scoring.score_files(pcap, Path(f"{pcap}.truth.json")).to_json()["ground_truth"]
+    t = gt["totals"]
+    assert (t["missed"], t["spurious"], t["misattributed"]) == (0, 0, 0), gt["stalls"]
+
+
+def _frame(rows: list[tuple[int, int, int, bool]]) -> pl.DataFrame:
+    return pl.DataFrame(
+        {"stream": [0] * len(rows), "dir": [r[0] for r in rows], "ts_ns": [r[1] for r in rows],
+         "payload_len": [r[2] for r in rows], "flag_psh": [r[3] for r in rows]},
+        schema={"stream": pl.UInt32, "dir": pl.UInt8, "ts_ns": pl.Int64, "payload_len": pl.UInt32, "flag_psh": pl.Boolean})
+
+
+def test_a_burst_ends_at_the_peer_a_write_end_or_a_pause() -> None:
+    ms = 1_000_000
+    rows = [
+        (1, 0, 0, False),  # the peer's ACK
+        (0, 1 * ms, 9204, False),  # released by it, paced 0.7 ms apart
+        (0, int(1.7 * ms), 9204, False),
+        (0, int(2.4 * ms), 8240, True),  # the write ends
+        (0, int(3.0 * ms), 9204, False),  # the next write's: a burst of its own
+        (0, int(3.0 * ms) + BURST_GAP_NS + 1, 100, False),  # after a pause
+        (0, int(5.0 * ms), 0, False),  # a pure ACK of its own is no data burst
+    ]
+    got = bursts(_frame(rows))["_burst_ns"].to_list()
+    assert got == [0, 1 * ms, 1 * ms, 1 * ms, 3 * ms, int(3.0 * ms) + BURST_GAP_NS + 1, 5 * ms]
