@@ -51,3 +51,18 @@ def test_a_burst_ends_at_the_peer_a_write_end_or_a_pause() -> None:
     ]
     got = bursts(_frame(rows))["_burst_ns"].to_list()
     assert got == [0, 1 * ms, 1 * ms, 1 * ms, 3 * ms, int(3.0 * ms) + BURST_GAP_NS + 1, 5 * ms]
+
+
+@pytest.fixture(scope="module")
+def slow_reader(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("slow_reader")
+    corpus.generate(out, jobs=1, only=["slowreader-bsd44-1mbit-rcv8192"])
+    return out / "slowreader-bsd44-1mbit-rcv8192.pcap"
+
+
+def test_a_flight_still_growing_in_slow_start_is_not_a_full_send_buffer(slow_reader: Path) -> None:
+    """4948 bytes out, the largest flight yet, later outgrown (6164): within a segment of the largest
+    flight, yet the congestion window stopped the sender while the slow reader held its ACK."""
+    gt = scoring.score_files(slow_reader, Path(f"{slow_reader}.truth.json")).to_json()["ground_truth"]
+    stall = next(s for s in gt["stalls"] if s["start_ns"] == 180_750_642)
+    assert stall["cause"] == "receiver_window_limited" and stall["verdict"] == "matched", stall

@@ -61,7 +61,9 @@ def rule(ctx: StallContext) -> Verdict | None:
     # released by an ordinary ACK, the buffer or the window was simply too small for the path.
     # The buffer holds at least the largest flight ever seen: below it by more than a segment, the
     # congestion window (slow start) stopped the sender, not the buffer.
-    buffer_full = buffer_full or bool(plateau) and outstanding >= max(plateau, ctx.profile.get("max_in_flight") or 0) - m
+    ceiling = max(plateau, ctx.profile.get("max_in_flight") or 0)
+    growing = ctx.flight_seen <= outstanding < ceiling  # slow start: a new largest flight, outgrown later
+    buffer_full = buffer_full or bool(plateau) and outstanding >= ceiling - m and not growing
     evidence["send_buffer_estimate"] = plateau or None
     detail = None if buffer_full else "congestion_window"
     if timer:
