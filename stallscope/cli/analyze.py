@@ -6,6 +6,11 @@ findings with their frame numbers. `json` is the documented `stallscope.analysis
 `--packets OUT.parquet` writes the per-packet sender-state table. Exit status as `flows`: 3 if a
 capture was damaged (the analysis covers what was read), 4 if one was rejected.
 
+Batch mode (any of `--jobs`, `--parquet`, `--cache`, `--no-cache`, `--dask`; docs/batch.md):
+directories and globs expand to their capture files, each analysed on its own by
+stallscope.analyzers.batch (worker processes or a dask.distributed cluster, a content-keyed
+cache), the results are Parquet tables (`--parquet DIR`) and standard output gets a summary.
+
 Everything taken from a capture (file names, addresses) is escaped for the output it goes into.
 """
 
@@ -20,9 +25,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from stallscope.cli.common import PIPE_WIDTH, analyze_captures, write_parquet
-from stallscope.cli.options import (ANALYSIS_PANEL, OUTPUT_PANEL, AsOneOption, CaptureFiles, DebugOption, EachOption,
-                                    OutputOption, QuietOption)
+from stallscope.cli.common import (PIPE_WIDTH, InputPathError, analyze_captures, check_inputs, file_progress,
+                                   own_inputs, say, write_parquet)
+from stallscope.cli.options import (ANALYSIS_PANEL, OUTPUT_PANEL, AsOneOption, DebugOption, EachOption, OutputOption,
+                                    QuietOption)
 from stallscope.exit_codes import ExitCode
 
 
@@ -42,10 +48,32 @@ PacketsOpt = Annotated[Optional[Path], typer.Option("--packets", help="Write the
 ReportOpt = Annotated[Optional[Path], typer.Option("--report", help="Also write the HTML report (stallscope report) "
                                                    "to this file.", rich_help_panel=OUTPUT_PANEL)]
 
+BATCH_PANEL = "Batch (docs/batch.md)"
+AnalyzeFiles = Annotated[
+    list[Path],
+    typer.Argument(help="Capture files (pcap, pcapng, optionally .gz); '-' reads standard input. With a batch option "
+                   "also directories (searched recursively) and globs ('caps/**/*.pcap').", show_default=False),
+]
+JobsOpt = Annotated[Optional[int], typer.Option("--jobs", "-j", help="Batch: analyse the captures in N worker "
+                                                "processes (default: one per core).", min=1,
+                                                rich_help_panel=BATCH_PANEL, show_default=False)]
+ParquetOpt = Annotated[Optional[Path], typer.Option("--parquet", help="Batch: write files, connections, stalls and "
+                                                    "findings .parquet into this directory.",
+                                                    rich_help_panel=BATCH_PANEL, show_default=False)]
+CacheOpt = Annotated[Optional[Path], typer.Option("--cache", help="Batch: the result cache's directory (default "
+                                                  "$XDG_CACHE_HOME/stallscope).", rich_help_panel=BATCH_PANEL,
+                                                  show_default=False)]
+NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Batch: analyse every capture, read and write no cache.",
+                                          rich_help_panel=BATCH_PANEL)]
+DaskOpt = Annotated[Optional[str], typer.Option("--dask", help="Batch: run on the dask.distributed scheduler at this "
+                                                "address (tcp://HOST:8786), one task per capture.",
+                                                rich_help_panel=BATCH_PANEL, show_default=False)]
 
 
+
+@own_inputs
 def analyze(
-    files: CaptureFiles,
+    files: AnalyzeFiles,
     as_one: AsOneOption = False,
     each: EachOption = False,
     stream: StreamOpt = None,
@@ -53,10 +81,20 @@ def analyze(
     output: OutputOption = None,
     packets: PacketsOpt = None,
     report: ReportOpt = None,
+    jobs: JobsOpt = None,
+    parquet: ParquetOpt = None,
+    cache: CacheOpt = None,
+    no_cache: NoCacheOpt = False,
+    dask: DaskOpt = None,
     quiet: QuietOption = False,
     debug: DebugOption = False,
 ) -> None:
     """Name the cause of every stall in each capture, with the evidence (frames, ACKs, windows)."""
+    if jobs is not None or parquet is not None or cache is not None or no_cache or dask is not None:
+        _batch(files, as_one=as_one, stream=stream, fmt=fmt, output=output, packets=packets, report=report,
+               jobs=jobs, parquet=parquet, cache=cache, no_cache=no_cache, dask=dask, quiet=quiet)
+        return
+    check_inputs({"files": files})
     from stallscope.analyzers.analyze import Analysis
 
     results, containers, code = analyze_captures("analyze", files, as_one=as_one, each=each, stream=stream,
@@ -114,4 +152,111 @@ def _csv(analysis) -> str:
             for s in c.stalls:
                 w.writerow([f.path, c.stream, s.direction, s.start_ns, s.end_ns, s.start_frame, s.end_frame,
                             s.duration_ns, s.time_lost_ns, s.cause, s.detail or "", f"{s.confidence:.3f}"])
+    return out.getvalue()
+
+
+# --- batch mode ------------------------------------------------------------------------------------
+
+
+def _batch(files: list[Path], *, as_one: bool, stream: int | None, fmt: AnalyzeFormat, output: Path | None,
+           packets: Path | None, report: Path | None, jobs: int | None, parquet: Path | None, cache: Path | None,
+           no_cache: bool, dask: str | None, quiet: bool) -> None:
+    """`analyze DIR|GLOB... --jobs N`: the captures' tables, a summary on standard output."""
+    for given, hint in ((as_one, "--as-one"), (stream is not None, "--stream"), (packets is not None, "--packets"),
+                        (report is not None, "--report")):
+        if given:
+            raise typer.BadParameter("does not go with the batch options (--jobs, --parquet, --cache, --no-cache, "
+                                     "--dask): a batch reads each capture on its own, whole", param_hint=hint)
+    if fmt is not AnalyzeFormat.table:
+        raise typer.BadParameter("a batch's results are the Parquet tables (--parquet DIR); standard output gets "
+                                 "the summary table", param_hint="--format")
+    if cache is not None and no_cache:
+        raise typer.BadParameter("--cache and --no-cache exclude each other", param_hint="--cache")
+    if dask is not None and jobs is not None:
+        raise typer.BadParameter("--jobs and --dask exclude each other: the cluster's workers run the tasks",
+                                 param_hint="--jobs")
+    from stallscope.analyzers import batch
+    from stallscope.exit_codes import ExitCode
+
+    try:
+        paths = batch.expand_paths(files)
+    except batch.BatchInputError as e:
+        raise InputPathError(e.path, e.problem) from None
+    client = None
+    if dask is not None:
+        try:
+            client = batch.connect_dask(dask)
+        except ImportError:
+            say("analyze", "--dask needs dask.distributed: pip install 'stallscope[dask]'")
+            raise typer.Exit(int(ExitCode.ENVIRONMENT)) from None
+        except (OSError, TimeoutError) as e:
+            say("analyze", f"cannot reach the dask scheduler at {dask}: {e}")
+            raise typer.Exit(int(ExitCode.ENVIRONMENT)) from None
+    cache_dir = None if no_cache else (cache if cache is not None else batch.default_cache_dir())
+    try:
+        with file_progress(paths, quiet, "analyze") as advance:
+            result = batch.run_batch(paths, jobs=jobs or batch.default_jobs(), cache_dir=cache_dir, dask=client,
+                                     progress=advance)
+    finally:
+        if client is not None:
+            client.close()
+    for line in result.problems():
+        say("analyze", line)
+    if result.cache_write_error is not None:
+        say("analyze", f"cannot write the cache ({result.cache_write_error}); the results are complete")
+    if not quiet:
+        rate = result.captures / result.seconds if result.seconds > 0 else 0.0
+        say("analyze", f"{result.captures} captures in {result.seconds:.1f} s ({rate:.1f}/s): {result.analysed} "
+            f"analysed, {result.cached} from the cache" + (f" ({cache_dir})" if cache_dir is not None else ""))
+    if parquet is not None:
+        try:
+            result.write_parquet(parquet)
+        except OSError as e:
+            say("analyze", f"cannot write {e.filename or parquet}: {e.strerror or e}")
+            raise typer.Exit(int(ExitCode.ENVIRONMENT)) from None
+    text = _batch_summary(result)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text, encoding="utf-8")
+    code = result.exit_code()
+    if code:
+        raise typer.Exit(code)
+
+
+def _batch_summary(result) -> str:
+    """What a person reads after a batch: captures by status, stalls by cause (deterministic: no
+    times, no cache counts; those go to standard error)."""
+    import shutil
+
+    import polars as pl
+    from rich.console import Console
+    from rich.table import Table
+
+    from stallscope.analyzers.analysis_text import _ms
+
+    files, stalls = result.tables["files"], result.tables["stalls"]
+    out = io.StringIO()
+    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else PIPE_WIDTH
+    console = Console(file=out, width=width, force_terminal=sys.stdout.isatty(), no_color=not sys.stdout.isatty())
+    status = Table(title=f"{files.height} captures")
+    for name in ("status", "captures", "connections", "stalls", "findings", "time lost, not idle"):
+        status.add_column(name, justify="left" if name == "status" else "right")
+    for s, n in result.statuses().items():
+        part = files.filter(pl.col("status") == s)
+        status.add_row(s, str(n), str(part["connections"].sum()), str(part["stalls"].sum()),
+                       str(part["findings"].sum()), _ms(int(part["time_lost_ns"].sum())))
+    console.print(status)
+    by_cause = (stalls.group_by("cause").agg(pl.len().alias("stalls"), pl.col("path").n_unique().alias("captures"),
+                                             pl.col("time_lost_ns").sum().alias("lost"))
+                .sort(["lost", "cause"], descending=[True, False]))
+    causes = Table(title="stalls by cause")
+    for name in ("cause", "stalls", "captures", "time lost"):
+        causes.add_column(name, justify="left" if name == "cause" else "right")
+    for r in by_cause.iter_rows(named=True):
+        causes.add_row(r["cause"], str(r["stalls"]), str(r["captures"]), _ms(int(r["lost"])))
+    if by_cause.height:
+        console.print(causes)
+    else:
+        console.print("no stalls")
     return out.getvalue()

@@ -73,6 +73,13 @@ def check_input(path: Path | str) -> None:
         raise InputPathError(path, "permission denied")
 
 
+def own_inputs(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a command that checks its input paths itself (`analyze` in batch mode takes directories
+    and globs): `guarded` then leaves them to it."""
+    fn.__stallscope_own_inputs__ = True  # type: ignore[attr-defined]
+    return fn
+
+
 def check_inputs(kwargs: dict[str, Any]) -> None:
     for name in INPUT_PARAMETERS:
         value = kwargs.get(name)
@@ -135,7 +142,8 @@ def guarded(command: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     def run(*args: Any, **kwargs: Any) -> Any:
         debug = bool(kwargs.get("debug")) or os.environ.get("STALLSCOPE_DEBUG") == "1"
         try:
-            check_inputs(kwargs)
+            if not getattr(fn, "__stallscope_own_inputs__", False):
+                check_inputs(kwargs)
             result = fn(*args, **kwargs)
             flush_stdout()
             return result
