@@ -97,6 +97,10 @@ class StallContext:
     acks: list[PeerAck]
     resends: list[Resend]
     recovery_segments: int  # distinct segments resent in the timeout's repair (0 without a timeout)
+    # When the stall ended on new data: the distinct segments of what was outstanding before the
+    # closing segment that a later retransmission timeout resent before the peer acknowledged them
+    # (the flight was lost, not held by the receiver), and that timeout's first frame.
+    lost_after: tuple[int, int | None]
     # Duplicate ACKs (SACK blocks included) the peer sent since the data at snd_una was first sent,
     # up to the stall's first resend (None without a resend): a hole the receiver saw.
     peer_dups_since_sent: int | None
@@ -224,6 +228,24 @@ def _recut_resend(rows: dict[str, list], i0: int, i1: int, d: int) -> Resend | N
                   rows["ip_len"][i1])
 
 
+def _lost_after(rows: dict[str, list], i1: int, d: int, una: int, sent: int) -> tuple[int, int | None]:
+    """(distinct segments in [una, sent) that a retransmission timeout after row i1 resent before
+    the peer acknowledged `sent`, the timeout's frame): rows after the stall, at most RECOVERY_ROWS,
+    until an ACK covers `sent`."""
+    resent: set[int] = set()
+    timeout = None
+    for i in range(i1 + 1, min(len(rows["frame"]), i1 + RECOVERY_ROWS)):
+        if rows["dir"][i] != d:
+            if rows["flag_ack"][i] and rows["ack_rel"][i] >= sent:
+                break
+        elif rows["retransmission"][i]:
+            if timeout is None and rows["retrans_kind"][i] == "timeout":
+                timeout = rows["frame"][i]
+            if timeout is not None and una <= rows["seq_rel"][i] < sent:
+                resent.add(rows["seq_rel"][i])
+    return len(resent), timeout
+
+
 def _dups_since_sent(rows: dict[str, list], i0: int, d: int, first: Resend) -> int:
     """The peer's duplicate ACKs from the first transmission of the data `first` resends (the
     newest packet of direction `d` that carried its first byte and was not itself a resend) up to
@@ -315,7 +337,9 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
         usable_end = None if rows["peer_window"][i1] is None else una_end + rows["peer_window"][i1] - max_before
     else:
         una_end, max_before, usable_end = rows["snd_una"][i1], rows["snd_max"][i1], rows["usable_window"][i1]
+    lost_after = _lost_after(rows, i1, d, una_end, max_before) if ended and not resends else (0, None)
     return StallContext(
+        lost_after=lost_after,
         stream=cand["stream"], dir=d, start_ns=cand["start_ns"], end_ns=cand["end_ns"],
         start_frame=cand["start_frame"], end_frame=cand["end_frame"], ended_by_new_data=ended,
         first_len=rows["payload_len"][i0], first_psh=bool(rows["flag_psh"][i0]),

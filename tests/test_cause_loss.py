@@ -65,3 +65,18 @@ def test_the_delivery_evidence_is_in_the_stall(traces: Path) -> None:
     stall = next(s for s in analysis.stalls if s.cause == "ack_loss_timeout")
     assert "covered" in stall.evidence["delivered"] and "lost" in stall.evidence["delivered"]
     assert stall.evidence["silence_before_timeout_ns"] > 500_000_000
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+@pytest.mark.parametrize("capture", ["atm_small_buffer.pcap", "atm_small_buffer.receiver.pcap"])
+def test_a_window_full_of_lost_data_is_the_loss(capture: str) -> None:
+    """158720 bytes out filled the receiver's window, but the cells of nearly all of them were lost:
+    the timeout at frame 171 resent them. The window held none of the receiver's unread data, so
+    the 46 ms wait before it is the loss episode's, not a slow receiver's."""
+    analysis = analyze_file(FIXTURES / capture)
+    causes = {s.cause for s in analysis.stalls if s.dir == 0}
+    assert "receiver_window_limited" not in causes
+    lost = [s for s in analysis.stalls if "lost_from_window" in s.evidence]
+    assert lost and all(s.cause == "burst_loss_timeout" and s.evidence["lost_from_window"] > 1 for s in lost)

@@ -12,7 +12,7 @@ it went out: a spurious timeout, or lost ACKs.
 
 from __future__ import annotations
 
-from stallscope.analyzers.causes.common import peer_delay
+from stallscope.analyzers.causes.common import before, peer_delay, release
 from stallscope.analyzers.findings import Alternative, Verdict
 from stallscope.analyzers.stalls import StallContext
 from stallscope.vocabulary import Cause
@@ -27,7 +27,7 @@ ATM_MTU_LOW, ATM_MTU_HIGH = 9001, 9300
 def rule(ctx: StallContext) -> Verdict | None:
     timeouts = [r for r in ctx.repairs() if r.kind == "timeout"]
     if not timeouts:
-        return None  # no resend of unacknowledged data after a timeout
+        return _lost_window(ctx)  # no resend of unacknowledged data after a timeout
     first = timeouts[0]
     lost = sorted({r.seq for r in ctx.resends})
     episode = max(len(lost), ctx.recovery_segments)
@@ -127,3 +127,33 @@ def _acked_beyond_resends(ctx: StallContext, first) -> tuple[object, int] | None
     sent_before = ctx.una_at_start + ctx.in_flight_at_start  # snd_max when the silence began
     covered = min(ack.ack, sent_before) - resent_to
     return (ack, covered) if covered > 0 else None
+
+
+def _lost_window(ctx: StallContext) -> Verdict | None:
+    """The peer's window had no room, but what filled it had been lost: a retransmission timeout
+    after the stall resent the data outstanding in it before the peer acknowledged it. The window
+    was full of data the receiver never got (its buffer held none of it; only the hole at the left
+    edge kept the ACKs from advancing), so the stall is the loss episode's, not a slow receiver's."""
+    lost, timeout_frame = ctx.lost_after
+    if not lost or ctx.resends or not ctx.ended_by_new_data:
+        return None
+    rel = release(ctx)
+    if rel is None:
+        return None
+    ack_before, win_before = before(ctx, rel)
+    if win_before is None or ack_before + win_before - ctx.snd_max_before_end > 0:
+        return None
+    evidence = {
+        "window_before_release": win_before,
+        "outstanding_bytes": ctx.snd_max_before_end - ack_before,
+        "releasing_ack_frame": rel.frame,
+        "lost_from_window": lost,
+        "later_timeout_frame": timeout_frame,
+        "why": f"the window was full of data the peer never received: {lost} of its segments were resent "
+               f"after the timeout at frame {timeout_frame} before the peer acknowledged them",
+    }
+    atm = ATM_MTU_LOW <= link_mtu(ctx.profile) <= ATM_MTU_HIGH
+    cause = Cause.BURST_LOSS_TIMEOUT.value if lost > 1 else Cause.SINGLE_LOSS_TIMEOUT.value
+    detail = "atm_cell_loss" if atm and lost > 1 else None
+    return Verdict(cause, detail, 0.6, evidence,
+                   (Alternative(Cause.RECEIVER_WINDOW_LIMITED.value, None, 0.3, "the peer's window had no room"),))
