@@ -58,6 +58,9 @@ class FileAnalysis:
     # The per-packet table without its endpoint columns, and those per (stream, dir).
     core_state: pl.DataFrame | None = None
     endpoints: pl.DataFrame | None = None
+    # With --compare: per connection, the reference simulator's fit, comparison and what-ifs
+    # (analyzers/comparison: ConnectionReference); None when not asked for.
+    reference: list[Any] | None = None
 
     @property
     def state(self) -> pl.DataFrame | None:
@@ -76,6 +79,7 @@ class FileAnalysis:
             "decode": self.decode,
             "notes": [n.to_json() for n in self.notes],
             "connections": [c.to_json() for c in self.connections],
+            **({"reference": [r.to_json() for r in self.reference]} if self.reference is not None else {}),
         }
 
 

@@ -92,3 +92,33 @@ def test_a_naglemark_trace_is_refitted_as_request_response(tmp_path):
     assert ref.fit.kind == "request_response"
     assert ref.fit.value("lengths") == lengths
     assert ref.comparison.goodput_model_bps is not None
+
+
+def test_cli_compare_json_validates_and_bad_options_are_refused(tmp_path):
+    """`analyze --compare -f json`: the reference section validates against the analysis schema;
+    --what-if without --compare, an unknown change and a bad --reference value exit 2."""
+    import json
+    import subprocess
+    from pathlib import Path
+
+    import jsonschema
+
+    repo = Path(__file__).resolve().parents[1]
+    pcap = tmp_path / "t.pcap"
+    run_bulk(BulkConfig(personality="linux", link="ethernet10", bytes=300_000), pcap)
+    import shutil
+
+    exe = [shutil.which("stallscope")]
+    out = subprocess.run([*exe, "analyze", str(pcap), "--compare", "--what-if", "sack,sndbuf=65536", "-f", "json",
+                          "--reference-pcap", str(tmp_path / "ref.pcap")], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    schema = json.loads((repo / "docs" / "schemas" / "analysis.schema.json").read_text())
+    jsonschema.validate(doc, schema)
+    ref = doc["files"][0]["reference"][0]
+    assert ref["fit"]["values"]["personality"]["value"] == "linux"
+    assert [w["name"] for w in ref["what_ifs"]] and (tmp_path / "ref.pcap").stat().st_size > 0
+    for args, needle in ((["--what-if", "all"], "needs --compare"), (["--compare", "--what-if", "warp"], "warp"),
+                         (["--compare", "--reference", "sndbuf=big"], "not a valid value")):
+        bad = subprocess.run([*exe, "analyze", str(pcap), *args], capture_output=True, text=True, cwd=tmp_path)
+        assert bad.returncode == 2 and needle in bad.stderr, (args, bad.stderr)

@@ -68,7 +68,23 @@ NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Batch: analyse eve
 DaskOpt = Annotated[Optional[str], typer.Option("--dask", help="Batch: run on the dask.distributed scheduler at this "
                                                 "address (tcp://HOST:8786), one task per capture.",
                                                 rich_help_panel=BATCH_PANEL, show_default=False)]
-
+COMPARE_PANEL = "Reference simulator (docs/comparison.md)"
+CompareOpt = Annotated[bool, typer.Option("--compare", help="Refit each connection into the reference simulator, "
+                                          "run it and compare: goodput, stalls by cause, the deviation verdict.",
+                                          rich_help_panel=COMPARE_PANEL)]
+WhatIfOpt = Annotated[Optional[str], typer.Option("--what-if", help="With --compare: 'all', or changes by name "
+                                                  "(nodelay, minshall, cork, sndbuf_3mss, s_ge_r, rcvbuf_x4, sndbuf_x4, "
+                                                  "sack, mtu_probing) and NAME=VALUE knobs, comma-separated; default: "
+                                                  "those the causes found suggest; 'none' for none.",
+                                                  rich_help_panel=COMPARE_PANEL, show_default=False)]
+ReferenceOpt = Annotated[Optional[str], typer.Option("--reference", help="With --compare: configure the reference "
+                                                     "with these values instead of fitted ones, NAME=VALUE,... (e.g. "
+                                                     "personality=linux to hold a trace against a modern stack).",
+                                                     rich_help_panel=COMPARE_PANEL, show_default=False)]
+ReferencePcapOpt = Annotated[Optional[Path], typer.Option("--reference-pcap", help="With --compare: write the "
+                                                          "reference run's capture (the first compared connection's) "
+                                                          "here, with its ground truth beside it.",
+                                                          rich_help_panel=COMPARE_PANEL, show_default=False)]
 
 
 @own_inputs
@@ -86,10 +102,18 @@ def analyze(
     cache: CacheOpt = None,
     no_cache: NoCacheOpt = False,
     dask: DaskOpt = None,
+    compare: CompareOpt = False,
+    what_if: WhatIfOpt = None,
+    reference: ReferenceOpt = None,
+    reference_pcap: ReferencePcapOpt = None,
     quiet: QuietOption = False,
     debug: DebugOption = False,
 ) -> None:
     """Name the cause of every stall in each capture, with the evidence (frames, ACKs, windows)."""
+    overrides = _compare_options(compare, what_if, reference, reference_pcap)
+    if compare and (jobs is not None or parquet is not None or dask is not None):
+        raise typer.BadParameter("does not go with the batch options: compare one capture at a time",
+                                 param_hint="--compare")
     if jobs is not None or parquet is not None or cache is not None or no_cache or dask is not None:
         _batch(files, as_one=as_one, stream=stream, fmt=fmt, output=output, packets=packets, report=report,
                jobs=jobs, parquet=parquet, cache=cache, no_cache=no_cache, dask=dask, quiet=quiet)
@@ -100,6 +124,8 @@ def analyze(
     results, containers, code = analyze_captures("analyze", files, as_one=as_one, each=each, stream=stream,
                                                  quiet=quiet, container_facts=report is not None)
     analysis = Analysis(results)
+    if compare:
+        _compare(results, what_if=what_if, reference=overrides, reference_pcap=reference_pcap, stream=stream)
     if packets is not None:
         _write_packets(results, packets)
     if report is not None:
@@ -107,12 +133,73 @@ def analyze(
 
         write_report(analysis, report, containers=containers)
     text = _render(analysis, fmt)
+    if compare and fmt is AnalyzeFormat.table:
+        text += _render_reference(results)
     if output is None:
         sys.stdout.write(text)
     else:
         output.write_text(text, encoding="utf-8")
     if code is not ExitCode.OK:
         raise typer.Exit(int(code))
+
+
+def _compare_options(compare: bool, what_if: str | None, reference: str | None,
+                     reference_pcap: Path | None) -> dict[str, object] | None:
+    """Check the comparison's options before any work; the parsed --reference values."""
+    for given, hint in ((what_if is not None, "--what-if"), (reference is not None, "--reference"),
+                        (reference_pcap is not None, "--reference-pcap")):
+        if given and not compare:
+            raise typer.BadParameter("needs --compare", param_hint=hint)
+    from stallscope.analyzers.comparison.whatif import KNOBS, parse
+
+    if what_if not in (None, "none"):
+        try:
+            parse(what_if)
+        except ValueError as e:
+            raise typer.BadParameter(str(e).removeprefix("--what-if: "), param_hint="--what-if") from None
+    if reference is None:
+        return None
+    values: dict[str, object] = {}
+    kinds = {**KNOBS, "personality": str, "receiver_personality": str}
+    for part in (p.strip() for p in reference.split(",") if p.strip()):
+        key, sep, value = part.partition("=")
+        if not sep or key.strip() not in kinds:
+            raise typer.BadParameter(f"{part!r}: expected NAME=VALUE with NAME one of {', '.join(sorted(kinds))}",
+                                     param_hint="--reference")
+        try:
+            values[key.strip()] = kinds[key.strip()](value.strip())
+        except ValueError:
+            raise typer.BadParameter(f"{part!r}: not a valid value", param_hint="--reference") from None
+    return values
+
+
+def _compare(results, *, what_if: str | None, reference: dict | None, reference_pcap: Path | None,
+             stream: int | None) -> None:
+    from stallscope.analyzers.comparison import compare_file
+
+    for r in results:
+        if r.status == "rejected":
+            continue
+        r.reference = compare_file(r, what_if="" if what_if == "none" else what_if, jobs=2,
+                                   reference_pcap=reference_pcap, stream=stream, reference=reference)
+        reference_pcap = None  # only the first compared connection's capture is kept
+
+
+def _render_reference(results) -> str:
+    import shutil
+
+    from rich.console import Console
+
+    from stallscope.analyzers.comparison.text import tables
+
+    buf = io.StringIO()
+    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else PIPE_WIDTH
+    console = Console(file=buf, width=width, force_terminal=False, color_system=None, highlight=False, emoji=False)
+    for r in results:
+        for t in tables(r.path, r.reference or []):
+            console.print()
+            console.print(t)
+    return buf.getvalue()
 
 
 def _write_packets(results, path: Path) -> None:
