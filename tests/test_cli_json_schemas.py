@@ -24,6 +24,7 @@ NAGLE = str(FIX / "nagle_4k_jumbo.pcap")
 COMMANDS: dict[str, list[list[str]]] = {
     "analysis": [["analyze", "-f", "json", CLEAN, NAGLE]],
     "flows": [["flows", "-f", "json", CLEAN, NAGLE]],
+    "check": [["check", "-f", "json", "--forbid", "nagle_delayed_ack", CLEAN]],
     "packets": [["decode", "-f", "json", CLEAN], ["decode", "-f", "json", "-c", "frame,ts_ns,sack_left", NAGLE]],
     "simulation": [["simulate", "bulk", "--bytes", "200000", "-f", "json"],
                    ["simulate", "bulk", "--bytes", "200000", "--loss", "0.02", "--personality", "linux", "-f", "json"],
