@@ -181,16 +181,20 @@ def candidates(state: pl.DataFrame, timings: dict[tuple[int, int], Timing]) -> p
          "_thr": [threshold_ns(t) for t in timings.values()]},
         schema={"stream": pl.UInt32, "dir": pl.UInt8, "_thr": pl.Int64},
     )
-    new = bursts(state.select("stream", "dir", "ts_ns", "frame", "payload_len", "flag_psh", "new_data")).filter(
-        pl.col("new_data")).select("stream", "dir", "ts_ns", "frame", "_burst_ns")
+    # A direction's first SYN opens its sequence space: the silence from it to the first data is one
+    # too (a server that waits for a request).
+    opening = pl.col("new_data") | pl.col("flag_syn") & ~pl.col("control_retransmission")
+    marks = bursts(state.select("stream", "dir", "ts_ns", "frame", "payload_len", "flag_psh", "new_data", "flag_syn",
+                                "control_retransmission"))
+    new = marks.filter(pl.col("new_data")).select("stream", "dir", "ts_ns", "frame", "_burst_ns")
     gaps = (
-        new.with_columns(
+        marks.filter(opening).select("stream", "dir", "ts_ns", "frame", "_burst_ns", "new_data").with_columns(
             start_ns=pl.col("ts_ns").shift(1).over(["stream", "dir"]),
             start_frame=pl.col("frame").shift(1).over(["stream", "dir"]),
             _from_ns=pl.col("_burst_ns").shift(1).over(["stream", "dir"]),
         )
         .rename({"ts_ns": "end_ns", "frame": "end_frame"})
-        .filter(pl.col("start_ns").is_not_null())
+        .filter(pl.col("start_ns").is_not_null() & pl.col("new_data"))
         .join(thr, on=["stream", "dir"], how="left")
         .filter((pl.col("end_ns") - pl.col("_from_ns")) >= pl.col("_thr"))
         .with_columns(ended_by_new_data=pl.lit(True))

@@ -141,16 +141,18 @@ def _lost_window(ctx: StallContext) -> Verdict | None:
     if rel is None:
         return None
     ack_before, win_before = before(ctx, rel)
-    if win_before is None or ack_before + win_before - ctx.snd_max_before_end > 0:
+    usable = None if win_before is None else ack_before + win_before - ctx.snd_max_before_end
+    if usable is None or usable > 0:
         return None
     evidence = {
-        "window_before_release": win_before,
-        "outstanding_bytes": ctx.snd_max_before_end - ack_before,
         "releasing_ack_frame": rel.frame,
+        "releasing_ack_delay_ns": peer_delay(ctx, rel),
+        "window_before_release": win_before,
+        "window_after_release": rel.window,
+        "usable_window_before_release": usable,
+        "outstanding_bytes": ctx.snd_max_before_end - ack_before,
         "lost_from_window": lost,
         "later_timeout_frame": timeout_frame,
-        "why": f"the window was full of data the peer never received: {lost} of its segments were resent "
-               f"after the timeout at frame {timeout_frame} before the peer acknowledged them",
     }
     atm = ATM_MTU_LOW <= link_mtu(ctx.profile) <= ATM_MTU_HIGH
     cause = Cause.BURST_LOSS_TIMEOUT.value if lost > 1 else Cause.SINGLE_LOSS_TIMEOUT.value
