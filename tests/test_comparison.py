@@ -28,7 +28,7 @@ def test_a_moldeklev_deadlock_is_fitted_and_reproduced(tmp_path):
     fit = ref.fit
     assert fit.kind == "bulk"
     assert fit.value("personality") == "sunos41"
-    assert (fit.value("sndbuf"), fit.value("rcvbuf"), fit.value("mss")) == (16384, 32768, 9204)
+    assert (fit.value("sndbuf"), fit.value("rcvbuf"), fit.value("mtu")) == (16384, 32768, 9244)
     assert all(v.source for v in fit.values.values())
     cmp = ref.comparison
     assert cmp.matches, cmp.verdict

@@ -38,7 +38,9 @@ def _candidates(fit: Fit, read_step: int | None) -> list[dict[str, int]]:
     replay = bool((fit.value("impairments") or {}).get("drop_segments"))
     writes = [write] if replay else sorted({w for w in (write, *COMMON_WRITES, s) if w})
     reads = sorted({x for x in (read_step, fit.value("read"), 4096, 8192, r) if x})
-    sndbufs = sorted({x for x in (s, _pow2(s) if s else None) if x}) or [None]
+    # The measured flight is a floor of S (a window or Nagle may have kept it lower): S, its power of
+    # two and twice it.
+    sndbufs = list(dict.fromkeys(x for x in (s, _pow2(s) if s else None, 2 * s if s else None) if x)) or [None]
     out = [{"write": w, "read": rd, "sndbuf": sb} for w, rd, sb in product(writes, reads, sndbufs)]
     return out[:MAX_CANDIDATES]
 
@@ -107,9 +109,11 @@ PRE_1323 = ("sunos41", "bsd44", "tru64", "linux20")
 
 
 def _stacks(fit: Fit) -> list[dict[str, Any]]:
-    if fit.value("personality") not in PRE_1323:
+    first = fit.value("personality")
+    if first not in PRE_1323:
         return [{}]
-    return [{"personality": p, "receiver_personality": p} for p in PRE_1323]
+    # The first estimate first: among runs that fit equally well it stays.
+    return [{"personality": p, "receiver_personality": p} for p in (first, *(x for x in PRE_1323 if x != first))]
 
 
 def _run_score(fit: Fit, changes: dict[str, Any], goodput: float, stalls: int) -> float | None:
@@ -200,13 +204,14 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
     best_score = math.inf
     for group in (_framed(fit, rows), _stacks(fit), _candidates(fit, read_step)):
         scored = []
-        for cand in group:
+        for i, cand in enumerate(group):
             changes = {**chosen, **{k: v for k, v in cand.items() if v is not None}}
             score = _run_score(fit, changes, goodput, stalls)
             tried += 1
             if score is not None:
-                scored.append((score, sorted(changes.items()), changes))
+                scored.append((round(score, 6), i, changes))
         if scored:
+            # Ties go to the earlier candidate: each group lists the first estimate first.
             scored.sort(key=lambda x: (x[0], x[1]))
             best_score, _, chosen = scored[0]
     if not chosen:

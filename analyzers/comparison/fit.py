@@ -260,18 +260,28 @@ def _fit_path(d: DirectionAnalysis, conn: ConnectionAnalysis, rows: pl.DataFrame
     else:
         values["delay_ns"] = Fitted(1_000_000, "default 1 ms: no round trip measured")
         warnings.append("no path round trip measured: the delay is a default")
-    mss = p.get("common_segment") or p.get("max_segment")
-    if mss:
-        # The simulator's MSS is the option's value; timestamps then take 12 bytes of each segment.
-        ts = 12 if p.get("timestamps") else 0
-        values["mss"] = Fitted(int(mss) + ts, ("the full segment the sender sent most (profile.common_segment)"
-                               if p.get("common_segment") else "the largest segment sent (profile.max_segment)")
-                               + (" plus the 12 bytes of the timestamp option" if ts else ""))
-    ip = p.get("max_ip_len")
-    if ip:
-        values["mtu"] = Fitted(int(ip), "the largest datagram sent (profile.max_ip_len)")
-    elif mss:
-        values["mtu"] = Fitted(int(mss) + TCP_IP_HEADERS, "MSS + 40")
+    segment = p.get("common_segment") or p.get("max_segment")
+    if segment:
+        values["_segment"] = Fitted(int(segment), "the full segment's payload as sent")
+    adv = p.get("mss_advertised")
+    if adv:
+        # The interface MTU behind the sender's MSS option: the stack then sizes its segments as it
+        # did (options, cluster rounding, the peer's offer), which the segments alone may not show
+        # (a send buffer smaller than the MSS never sends a full one).
+        values["mtu"] = Fitted(int(adv) + TCP_IP_HEADERS, f"the sender's MSS option ({adv}) + 40: its interface MTU")
+    else:
+        mss = p.get("common_segment") or p.get("max_segment")
+        if mss:
+            # The simulator's MSS is the option's value; timestamps then take 12 bytes of each segment.
+            ts = 12 if p.get("timestamps") else 0
+            values["mss"] = Fitted(int(mss) + ts, ("the full segment the sender sent most (profile.common_segment)"
+                                   if p.get("common_segment") else "the largest segment sent (profile.max_segment)")
+                                   + (" plus the 12 bytes of the timestamp option" if ts else "") + ": no SYN seen")
+        ip = p.get("max_ip_len")
+        if ip:
+            values["mtu"] = Fitted(int(ip), "the largest datagram sent (profile.max_ip_len)")
+        elif mss:
+            values["mtu"] = Fitted(int(mss) + TCP_IP_HEADERS, "MSS + 40")
     rate, how = bottleneck_rate(rows, d.dir, vantage.get("vantage"))
     if rate:
         values["rate_bps"] = Fitted(rate, how)
@@ -386,7 +396,7 @@ def _fit_bulk(d: DirectionAnalysis, values: dict[str, Fitted]) -> None:
     write = None
     if pushes > 1 and p.get("bytes"):
         write = int(p["bytes"] / pushes)
-    mss = values["mss"].value if "mss" in values else None
+    mss = values["_segment"].value if "_segment" in values else None
     short_share = (p.get("short_segments") or 0) / max(p.get("data_packets") or 1, 1)
     if short_share < 0.05:
         # Nearly every segment full: the writes were larger than a segment and ran together.

@@ -38,7 +38,7 @@ def _bulk_only(f: Callable[[Fit], dict[str, Any] | None]) -> Callable[[Fit], dic
 
 
 def _sndbuf_3mss(fit: Fit) -> dict[str, Any] | None:
-    s, mss = fit.value("sndbuf"), fit.value("mss")
+    s, mss = fit.value("sndbuf"), fit.value("_segment")
     if fit.kind == "request_response":
         s = fit.value("sockbuf")
         return {"sockbuf": 3 * mss} if mss and s and s < 3 * mss else None
