@@ -235,9 +235,11 @@ def test_full_corpus_is_scored(full_scored):
 # margin: a change that loses more than that on any cause fails here.
 FLOORS = {  # cause: (precision, recall)
     "application_idle": (0.95, 0.95), "burst_loss_timeout": (0.9, 0.93), "jumbo_slot_exhaustion": (0.9, 0.9),
-    "nagle_delayed_ack": (0.95, 0.93), "sender_sws": (0.95, 0.92), "single_loss_timeout": (0.87, 0.93),
-    "window_update_deadlock": (0.95, 0.95), "send_buffer_limited": (0.88, 0.93), "pmtu_blackhole": (0.5, 0.85),
-    "receiver_window_limited": (0.8, 0.65),
+    "nagle_delayed_ack": (0.95, 0.93), "sender_sws": (0.95, 0.97), "single_loss_timeout": (0.9, 0.93),
+    "window_update_deadlock": (0.95, 0.95), "send_buffer_limited": (0.9, 0.95), "pmtu_blackhole": (0.5, 0.95),
+    "receiver_window_limited": (0.85, 0.85),
+    # Two and three true stalls: one error more is allowed.
+    "ack_loss_timeout": (0.6, 0.5), "spurious_timeout": (0.6, 0.6),
 }
 
 
@@ -249,7 +251,7 @@ def test_full_corpus_precision_and_recall_hold_their_floors(full_scored):
     below = {c: (causes[c]["precision"], causes[c]["recall"]) for c, (p, r) in FLOORS.items()
              if causes[c]["precision"] < p or causes[c]["recall"] < r}
     assert below == {}
-    assert gt["totals"]["precision"] >= 0.97 and gt["totals"]["recall"] >= 0.95
+    assert gt["totals"]["precision"] >= 0.98 and gt["totals"]["recall"] >= 0.97
 
 
 @pytest.mark.slow
