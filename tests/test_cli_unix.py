@@ -273,11 +273,22 @@ SOURCES = ["stallscope", "analyzers", "packets", "capture", "simulate"]
 
 
 def _declared() -> set[str]:
+    """Import names of the dependencies and the optional extras (an extra such as
+    "dask[distributed]" declares the package its bracket names); the test extra is not code's."""
     meta = tomllib.loads((REPO / "pyproject.toml").read_text())
+    reqs = list(meta["project"]["dependencies"])
+    group_of = {r: "dependencies" for r in reqs}
+    for group, extra in meta["project"].get("optional-dependencies", {}).items():
+        if group != "test":
+            reqs += extra
     names = set()
-    for req in meta["project"]["dependencies"]:
+    for req in reqs:
         dist = re.split(r"[<>=!~;\[ ]", req, maxsplit=1)[0].strip().lower()
-        names.add(IMPORT_NAMES.get(dist, dist.replace("-", "_")))
+        bracket = re.search(r"\[([^\]]*)\]", req) if group_of.get(req) != "dependencies" else None
+        if bracket:  # "dask[distributed]": the code imports what the bracket names
+            names |= {b.strip().replace("-", "_") for b in bracket.group(1).split(",")}
+        else:
+            names.add(IMPORT_NAMES.get(dist, dist.replace("-", "_")))
     return names
 
 
