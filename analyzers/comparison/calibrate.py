@@ -19,6 +19,8 @@ from .fit import Fit, Fitted
 
 IDLE = "application_idle"
 COMMON_WRITES = (4096, 8192, 16384, 65536)
+# A candidate replaces the first estimate only when its distance is smaller by more than this.
+KEEP_FIRST_MARGIN = 0.05
 MAX_CANDIDATES = 64
 
 
@@ -41,7 +43,9 @@ def _candidates(fit: Fit, read_step: int | None) -> list[dict[str, int]]:
     # The measured flight is a floor of S (a window or Nagle may have kept it lower): S, its power of
     # two and twice it.
     sndbufs = list(dict.fromkeys(x for x in (s, _pow2(s) if s else None, 2 * s if s else None) if x)) or [None]
-    out = [{"write": w, "read": rd, "sndbuf": sb} for w, rd, sb in product(writes, reads, sndbufs)]
+    first = {"write": write, "read": fit.value("read"), "sndbuf": s}
+    out = [first] + [c for c in ({"write": w, "read": rd, "sndbuf": sb} for w, rd, sb in product(writes, reads, sndbufs))
+                     if c != first]
     return out[:MAX_CANDIDATES]
 
 
@@ -211,9 +215,14 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
             if score is not None:
                 scored.append((round(score, 6), i, changes))
         if scored:
-            # Ties go to the earlier candidate: each group lists the first estimate first.
+            # Each group lists the first estimate first; it stays unless another run is clearly
+            # closer (several stacks or buffers can give one goodput: the measured value decides).
             scored.sort(key=lambda x: (x[0], x[1]))
-            best_score, _, chosen = scored[0]
+            first = next((x for x in scored if x[1] == 0), None)
+            if first is not None and first[0] - scored[0][0] <= KEEP_FIRST_MARGIN:
+                best_score, _, chosen = first
+            else:
+                best_score, _, chosen = scored[0]
     if not chosen:
         return fit
     why = (f"chosen by simulation ({tried} runs: the link's framing, then the stack among those with the same SYN "
