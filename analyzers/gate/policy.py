@@ -100,7 +100,7 @@ class RuleSet:
     min_goodput_bps: float | None = None
     # Hook for the comparison with the reference simulator (a later issue): the least share of the
     # goodput the simulator predicts for the connection's path. Parsed and checked here; evaluated
-    # only when rules.evaluate is given a predictor (stallscope check refuses it until one exists).
+    # only when rules.evaluate is given a predictor (stallscope check gives the reference simulator's).
     min_goodput_of_prediction: float | None = None
     min_goodput_bytes: int = DEFAULT_MIN_GOODPUT_BYTES
     max_retransmission_rate: float | None = None

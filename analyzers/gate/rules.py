@@ -28,7 +28,7 @@ MAX_EVIDENCE = 20
 PASS, FAIL, SKIP, ERROR = "pass", "fail", "skip", "error"
 
 # The hook for `min_goodput_of_prediction`: the goodput (bit/s) the reference simulator predicts
-# for a connection's path, or None when it has no prediction (a later issue provides one).
+# for a connection's path, or None when it has no prediction (stallscope check: the comparison's fitted run).
 Predictor = Callable[[Any, Any], "float | None"]
 
 

@@ -91,7 +91,8 @@ def check(
     placed += [(i, FileAnalysis(p.path, "rejected", {"kind": p.kind, "offset": None, "message": p.message}, {}))
                for i, p in enumerate(items) if isinstance(p, InputProblem)]
     analyses = [r for _, r in sorted(placed, key=lambda t: t[0])]
-    run = CheckRun([evaluate(fa, rules, base, baseline_rule=base_rule) for fa in analyses],
+    predictor = _reference_goodput if rules.needs_prediction else None
+    run = CheckRun([evaluate(fa, rules, base, baseline_rule=base_rule, predictor=predictor) for fa in analyses],
                    policy=None if policy is None else str(policy),
                    baseline=None if base is None else base.source)
 
@@ -135,9 +136,6 @@ def _policy(path: Path | None, baseline: Path | None, forbid: list[str] | None):
         policy = replace(policy, rules=replace(rules, forbid_causes=tuple(dict.fromkeys([*rules.forbid_causes, *forbid]))))
     if policy.rules.empty and not policy.scopes and policy.baseline is None and baseline is None:
         _usage(f"{path}: the policy holds no rule; allowed: [rules], [[scope]], [baseline] (docs/check.md)")
-    if policy.needs_prediction:
-        _usage(f"{path}: {policy.needs_prediction[0]}: the reference simulator's prediction is not available to "
-               "the gate yet; allowed: min_goodput_bps (an absolute rate)")
     rule = policy.baseline or BaselineRule()
     source = baseline if baseline is not None else rule.file
     base = None
@@ -147,6 +145,15 @@ def _policy(path: Path | None, baseline: Path | None, forbid: list[str] | None):
         except BaselineError as e:
             _usage(str(e) if baseline is not None else f"{path}: baseline.file: {e}")
     return policy, base, rule
+
+
+def _reference_goodput(fa, conn) -> float | None:
+    """`min_goodput_of_prediction`'s prediction: the goodput of the connection refitted into the
+    reference simulator (docs/comparison.md), i.e. what the reference stack would do on this path."""
+    from stallscope.analyzers.comparison import compare_file
+
+    refs = compare_file(fa, what_if="", jobs=1, stream=conn.stream)
+    return refs[0].comparison.goodput_model_bps if refs else None
 
 
 def _usage(message: str) -> None:
