@@ -122,3 +122,19 @@ def test_cli_compare_json_validates_and_bad_options_are_refused(tmp_path):
                          (["--compare", "--reference", "sndbuf=big"], "not a valid value")):
         bad = subprocess.run([*exe, "analyze", str(pcap), *args], capture_output=True, text=True, cwd=tmp_path)
         assert bad.returncode == 2 and needle in bad.stderr, (args, bad.stderr)
+
+
+def test_sack_what_if_on_burst_loss_predicts_the_sack_capture():
+    """Issue 13's real pair: fixtures/burst_loss (SACK off, three burst losses ending in timeouts)
+    with SACK on predicts fixtures/burst_loss_sack (the same path, SACK on): no timeout, goodput
+    within 30 %."""
+    from pathlib import Path
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    ref = compare_file(analyze_one(fixtures / "burst_loss.pcap"), what_if="sack", jobs=1)[0]
+    assert ref.comparison.matches, ref.comparison.verdict
+    (sack,) = ref.what_ifs
+    assert not any("timeout" in c for c in sack.time_lost_ns)
+    real = analyze_one(fixtures / "burst_loss_sack.pcap").connections[0].data_direction
+    assert real.profile["timeouts"] == 0
+    assert abs(sack.goodput_bps / real.goodput_bps - 1) <= 0.30
