@@ -12,6 +12,8 @@ process:
   batch -j 1    the same in one process (`--jobs 1`)
   cache fill    `--cache CACHE` into an empty cache (analyses everything and stores it)
   cache hit     the same again: nothing is analysed (the tables are read from the cache)
+  check         `stallscope check DIR --forbid nagle_delayed_ack --jobs N -f json` (the CI gate over
+                the whole set), against `stallscope check FILE` for a sample of the files
 
 and prints captures per second for each row and its ratio to the single-file rate, as JSON and
 as a Markdown table. The batch and cache-hit tables are checked identical.
@@ -134,6 +136,15 @@ def main() -> None:
             "cache hit": batch("hit", "--jobs", str(args.jobs), "--cache", str(t / "cache")),
         }
         names = dict(zip(rows, ("batch", "batch1", "fill", "hit")))
+        gate = [exe, "check", "--forbid", "nagle_delayed_ack", "-f", "json", "-o", os.devnull, "-q"]
+        t0 = time.perf_counter()
+        done = subprocess.run([*gate, "--jobs", str(args.jobs), str(args.dir)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+        check_s = time.perf_counter() - t0
+        if done.returncode not in (0, 1):  # 1: a capture broke the policy, as some do
+            raise RuntimeError(f"check exited {done.returncode}: {done.stderr}")
+        check_sample = sample[: max(1, len(sample) // 5)]
+        check_single_s = sum(run_once([*gate, f])[0] for f in check_sample)
         single_s += single(sample[half:])
         load.append(loadavg())
         import polars as pl
@@ -155,6 +166,9 @@ def main() -> None:
                         "x_single_file": round(len(files) / s / single_rate, 1),
                         "analysed": counts[names[name]][0], "from_cache": counts[names[name]][1]}
                  for name, s in rows.items()},
+        "check": {"seconds": round(check_s, 2), "captures_per_s": round(len(files) / check_s, 1),
+                  "single_file_captures_per_s": round(len(check_sample) / check_single_s, 2),
+                  "x_single_file": round(len(files) / check_s / (len(check_sample) / check_single_s), 1)},
     }
     print(json.dumps(result, indent=2))
     print()
@@ -164,6 +178,9 @@ def main() -> None:
     for name, r in result["rows"].items():
         print(f"| {name} | {r['seconds']} | {r['captures_per_s']} | **{r['x_single_file']}** | "
               f"{r['analysed']} / {r['from_cache']} |")
+    c = result["check"]
+    print(f"| `stallscope check DIR --jobs {args.jobs}` | {c['seconds']} | {c['captures_per_s']} | "
+          f"**{c['x_single_file']}** (against `check FILE`: {c['single_file_captures_per_s']}/s) | |")
     if not identical:
         sys.exit("the tables of the batch, --jobs 1 and cache-hit runs differ")
     if result["rows"]["cache hit"]["analysed"]:

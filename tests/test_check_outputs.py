@@ -187,6 +187,7 @@ def test_a_baseline_run_flags_the_capture_whose_stall_time_grew(tmp_path: Path) 
     assert r.returncode == ExitCode.OK, r.stdout
 
 
+@pytest.mark.slow
 def test_outputs_are_deterministic_and_o_writes_what_stdout_would(tmp_path: Path) -> None:
     args = ["fixtures/nagle_4k_jumbo.pcap", "fixtures/burst_loss.pcap", "--forbid", "nagle_delayed_ack"]
     for fmt in ("json", "junit", "markdown", "table"):
@@ -249,3 +250,18 @@ def test_a_hostile_capture_name_is_escaped_in_every_output(tmp_path: Path) -> No
     assert notes[0].startswith(f"::error file={prop},title=stallscope check%3A forbid_causes::")
     assert notes[1] == "::error file=junk.pcap,title=stallscope check%3A capture not read::" \
                        "rejected: not a pcap/pcapng file: magic 6a 75 6e 6b"
+
+
+def test_jobs_gives_the_same_verdicts_in_the_same_order(tmp_path: Path) -> None:
+    """`check --jobs 2` analyses the captures in worker processes: the JSON and the exit status
+    are those of the run in one process, damaged and rejected captures included."""
+    cut = _cut(tmp_path)
+    junk = tmp_path / "junk.pcap"
+    junk.write_text("this is not a capture\n")
+    files = [str(FIX / "clean_bulk.pcap"), str(junk), str(FIX / "nagle_4k_jumbo.pcap"), str(cut),
+             str(FIX / "burst_loss.pcap")]
+    one = run(*files, "--forbid", "nagle_delayed_ack", "-f", "json")
+    two = run(*files, "--forbid", "nagle_delayed_ack", "-f", "json", "--jobs", "2")
+    assert one.returncode == two.returncode == ExitCode.INPUT_REJECTED
+    assert one.stdout == two.stdout
+    assert [c["verdict"] for c in json.loads(two.stdout)["captures"]] == ["pass", "error", "fail", "error", "pass"]

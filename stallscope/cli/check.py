@@ -54,6 +54,10 @@ MarkdownOpt = Annotated[Optional[Path], typer.Option(
     rich_help_panel=OUTPUT_PANEL)]
 
 
+JobsOpt = Annotated[int, typer.Option("--jobs", "-j", min=1, help="Analyse the captures in N worker processes "
+                                      "(the verdicts and their order are the same).", rich_help_panel=INPUT_PANEL)]
+
+
 def check(
     paths: PathsArg,
     policy: PolicyOpt = None,
@@ -65,6 +69,7 @@ def check(
     output: OutputOption = None,
     junit: JunitOpt = None,
     markdown: MarkdownOpt = None,
+    jobs: JobsOpt = 1,
     quiet: QuietOption = False,
     debug: DebugOption = False,
 ) -> None:
@@ -86,7 +91,7 @@ def check(
             say(COMMAND, f"{printable(p.path)}: {p.message}")
     inputs = capture_inputs(files, as_one=as_one, each=each)
     results, _, _ = analyze_captures(COMMAND, files, as_one=as_one, each=each, stream=None, quiet=quiet,
-                                     container_facts=False)
+                                     container_facts=False, jobs=jobs, keep_state=bool(rules.needs_prediction))
     placed: list[tuple[int, Any]] = [(min(position[f] for f in inp.paths), r) for inp, r in zip(inputs, results)]
     placed += [(i, FileAnalysis(p.path, "rejected", {"kind": p.kind, "offset": None, "message": p.message}, {}))
                for i, p in enumerate(items) if isinstance(p, InputProblem)]

@@ -415,25 +415,52 @@ def joined_container_facts(path: Path, result: Any) -> dict[str, Any]:
     return capture_facts(str(path))
 
 
+def _analyze_input(job: tuple[CaptureInput, int | None, bool]) -> Any:
+    """One capture's analysis in a worker process (analyze_captures with jobs > 1); the per-packet
+    table stays behind unless asked for, since it is most of what would cross back."""
+    from stallscope.analyzers.analyze import analyze_one
+
+    inp, stream, keep_state = job
+    with inp.path() as readable:
+        result = analyze_one(readable, stream=stream)
+    result.path = inp.label
+    if not keep_state:
+        result.core_state = result.endpoints = None
+    return result
+
+
 def analyze_captures(command: str, files: list[Path], *, as_one: bool, each: bool, stream: int | None, quiet: bool,
-                     container_facts: bool) -> tuple[list[Any], list[dict[str, Any] | None], ExitCode]:
-    """Analyze every capture named on the command line (`analyze`, `report`): the per-file
+                     container_facts: bool, jobs: int = 1, keep_state: bool = True
+                     ) -> tuple[list[Any], list[dict[str, Any] | None], ExitCode]:
+    """Analyze every capture named on the command line (`analyze`, `report`, `check`): the per-file
     analyses, the container facts of joined sets (with `container_facts`, for the HTML report) and
-    the exit status; damaged, rejected and empty inputs are told on standard error as they come."""
+    the exit status; damaged, rejected and empty inputs are told on standard error as they come.
+    `jobs` > 1 analyses the captures in that many spawned worker processes, in order."""
     from stallscope.analyzers.analyze import analyze_one
 
     code = ExitCode.OK
     results: list[Any] = []
     containers: list[dict[str, Any] | None] = []
     inputs = capture_inputs(files, as_one=as_one, each=each)
+    pool = None
+    if jobs > 1 and len(inputs) > 1 and not container_facts:
+        import multiprocessing
+
+        # Spawned, not forked: a fork after Polars started its thread pool can deadlock the child.
+        pool = multiprocessing.get_context("spawn").Pool(min(jobs, len(inputs)))
+        done = pool.imap(_analyze_input, [(inp, stream, keep_state) for inp in inputs])
     with file_progress([i.label for i in inputs], quiet, command, one_large=True) as advance:
         for inp in inputs:
             path = inp.label
-            with inp.path() as readable:
-                result = analyze_one(readable, stream=stream)
-                # The report reads the container's facts from the file: a joined set's while it exists.
-                joined = container_facts and len(inp.paths) > 1
-                containers.append(joined_container_facts(readable, result) if joined else None)
+            if pool is not None:
+                result = next(done)
+                containers.append(None)
+            else:
+                with inp.path() as readable:
+                    result = analyze_one(readable, stream=stream)
+                    # The report reads the container's facts from the file: a joined set's while it exists.
+                    joined = container_facts and len(inp.paths) > 1
+                    containers.append(joined_container_facts(readable, result) if joined else None)
             result.path = path
             results.append(result)
             advance(path)
@@ -446,4 +473,7 @@ def analyze_captures(command: str, files: list[Path], *, as_one: bool, each: boo
                     code = ExitCode.INPUT_DAMAGED
             elif not result.connections:
                 say(command, f"{path}: no TCP connection to analyze")
+    if pool is not None:
+        pool.close()
+        pool.join()
     return results, containers, code
