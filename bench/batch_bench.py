@@ -12,7 +12,7 @@ process:
   batch -j 1    the same in one process (`--jobs 1`)
   cache fill    `--cache CACHE` into an empty cache (analyses everything and stores it)
   cache hit     the same again: nothing is analysed (the tables are read from the cache)
-  check         `stallscope check DIR --forbid nagle_delayed_ack --jobs N -f json` (the CI gate over
+  check         `stallscope check DIR --each --forbid nagle_delayed_ack --jobs N -f json` (the CI gate over
                 the whole set), against `stallscope check FILE` for a sample of the files
 
 and prints captures per second for each row and its ratio to the single-file rate, as JSON and
@@ -136,7 +136,7 @@ def main() -> None:
             "cache hit": batch("hit", "--jobs", str(args.jobs), "--cache", str(t / "cache")),
         }
         names = dict(zip(rows, ("batch", "batch1", "fill", "hit")))
-        gate = [exe, "check", "--forbid", "nagle_delayed_ack", "-f", "json", "-o", os.devnull, "-q"]
+        gate = [exe, "check", "--each", "--forbid", "nagle_delayed_ack", "-f", "json", "-o", os.devnull, "-q"]
         t0 = time.perf_counter()
         done = subprocess.run([*gate, "--jobs", str(args.jobs), str(args.dir)], stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True)
