@@ -15,7 +15,7 @@ from .calibrate import refine
 from .compare import Comparison, compare
 from .fit import Fit, Fitted, fit_connection, read_step
 from .reference import ReferenceRun, run_reference
-from .whatif import plan, run_all
+from .whatif import QuickRun, plan, quick_run, run_all
 
 # A prediction is flagged when the fitted run itself is further than this from the trace's goodput.
 POOR_FIT = 0.25
@@ -97,11 +97,14 @@ def compare_file(file: FileAnalysis, *, what_if: str | None = None, jobs: int = 
         if what_if != "" and ref.connection is not None:
             causes = {s.cause for s in conn.stalls} | {f.cause for f in conn.findings}
             items = plan(fit, causes, what_if)
-            base = ref.goodput_bps
+            # Bulk what-ifs are read from the simulator's output (whatif.quick_run), so their baseline
+            # is the fitted run measured the same way; request/response ones are analysed captures.
+            base = quick_run(fit, {}).goodput_bps if fit.kind == "bulk" else ref.goodput_bps
             for (name, desc, changes), run in zip(items, run_all(fit, items, jobs)):
                 g = run.goodput_bps
+                lost = run.time_lost_ns if isinstance(run, QuickRun) else _lost(run)
                 item.what_ifs.append(Prediction(name, desc, changes, g, g / base if g and base else None,
-                                                _lost(run), run.error, [ns for _, ns in run.samples]))
+                                                lost, run.error, [ns for _, ns in run.samples]))
             item.what_ifs.sort(key=lambda p: (-(p.gain or 0), p.name))
         out.append(item)
     return out
