@@ -12,10 +12,10 @@ import polars as pl
 
 from ..analyze import FileAnalysis
 from .calibrate import refine
-from .compare import Comparison, compare
+from .compare import Comparison, compare, time_lost
 from .fit import Fit, Fitted, fit_connection, read_step
-from .reference import ReferenceRun, run_reference
-from .whatif import QuickRun, plan, quick_run, run_all
+from .reference import run_reference
+from .whatif import QuickRun, plan, run_all
 
 # A prediction is flagged when the fitted run itself is further than this from the trace's goodput.
 POOR_FIT = 0.25
@@ -58,15 +58,6 @@ class ConnectionReference:
                 "poor_fit": self.poor_fit, "what_ifs": [w.to_json() for w in self.what_ifs]}
 
 
-def _lost(run: ReferenceRun) -> dict[str, int]:
-    out: dict[str, int] = {}
-    d = run.connection.data_direction if run.connection else None
-    for s in run.connection.stalls if run.connection else []:
-        if d is not None and s.dir == d.dir:
-            out[s.cause] = out.get(s.cause, 0) + s.time_lost_ns
-    return out
-
-
 def compare_file(file: FileAnalysis, *, what_if: str | None = None, jobs: int = 2,
                  reference_pcap: Path | None = None, stream: int | None = None,
                  reference: dict[str, Any] | None = None) -> list[ConnectionReference]:
@@ -80,10 +71,10 @@ def compare_file(file: FileAnalysis, *, what_if: str | None = None, jobs: int = 
     for conn in file.connections:
         if stream is not None and conn.stream != stream:
             continue
-        fit = fit_connection(conn, state)
+        trows = state.filter(pl.col("stream") == conn.stream) if state is not None else None
+        fit = fit_connection(conn, trows)
         if fit is None:
             continue
-        trows = state.filter(pl.col("stream") == conn.stream) if state is not None else None
         fit = refine(fit, conn, trows, read_step(trows, fit.dir))
         if reference:
             fit = fit.with_values({k: Fitted(v, "given: the reference asked for") for k, v in reference.items()})
@@ -99,10 +90,11 @@ def compare_file(file: FileAnalysis, *, what_if: str | None = None, jobs: int = 
             items = plan(fit, causes, what_if)
             # Bulk what-ifs are read from the simulator's output (whatif.quick_run), so their baseline
             # is the fitted run measured the same way; request/response ones are analysed captures.
-            base = quick_run(fit, {}).goodput_bps if fit.kind == "bulk" else ref.goodput_bps
+            base = ref.sim_goodput_bps if fit.kind == "bulk" else ref.goodput_bps
             for (name, desc, changes), run in zip(items, run_all(fit, items, jobs)):
                 g = run.goodput_bps
-                lost = run.time_lost_ns if isinstance(run, QuickRun) else _lost(run)
+                lost = (run.time_lost_ns if isinstance(run, QuickRun)
+                        else time_lost(run.connection, run.connection.data_direction.dir if run.connection else None))
                 item.what_ifs.append(Prediction(name, desc, changes, g, g / base if g and base else None,
                                                 lost, run.error, [ns for _, ns in run.samples]))
             item.what_ifs.sort(key=lambda p: (-(p.gain or 0), p.name))

@@ -12,12 +12,12 @@ from dataclasses import replace
 from itertools import product
 from typing import Any
 
-from stallscope.simulate.run_bulk import run_bulk
+from stallscope.simulate.run_bulk import SENDER_ADDR, run_bulk
 
 from ..findings import ConnectionAnalysis
+from .compare import IDLE
 from .fit import Fit, Fitted
 
-IDLE = "application_idle"
 COMMON_WRITES = (4096, 8192, 16384, 65536)
 # A candidate replaces the first estimate only when its distance is smaller by more than this.
 KEEP_FIRST_MARGIN = 0.05
@@ -125,7 +125,7 @@ def _run_score(fit: Fit, changes: dict[str, Any], goodput: float, stalls: int) -
         res = run_bulk(fit.bulk_config(**changes), impairments=fit.value("impairments"))
     except ValueError:
         return None
-    n = sum(1 for s in res.stalls if s.direction.startswith("10.0.0.1") and s.cause.value != IDLE)
+    n = sum(1 for s in res.stalls if s.direction.startswith(SENDER_ADDR + ":") and s.cause.value != IDLE)
     return _score(sender_goodput(res), n, goodput, stalls)
 
 

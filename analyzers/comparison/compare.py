@@ -10,6 +10,8 @@ from typing import Any
 
 import polars as pl
 
+from stallscope.vocabulary import Cause
+
 from ..findings import ConnectionAnalysis, StallFinding
 
 # The verdict's tolerances: the reference reproduces the trace when its goodput is within this
@@ -19,7 +21,7 @@ CAUSE_TIME_TOLERANCE = 0.10
 # Two stalls are the same one when they stall at about the same point of the byte stream: within
 # this many full segments of each other, with the same cause.
 MATCH_SEGMENTS = 2
-IDLE = "application_idle"
+IDLE = Cause.APPLICATION_IDLE.value
 
 
 @dataclass
@@ -71,7 +73,8 @@ class Comparison:
         }
 
 
-def _lost(conn: ConnectionAnalysis | None, dir_: int | None) -> dict[str, int]:
+def time_lost(conn: ConnectionAnalysis | None, dir_: int | None) -> dict[str, int]:
+    """Time lost per cause over the stalls of direction `dir_` (every direction: None)."""
     out: dict[str, int] = {}
     if conn is None:
         return out
@@ -142,7 +145,7 @@ def compare(trace: ConnectionAnalysis, trows: pl.DataFrame | None, model: Connec
     rows of its stream), for the stalls' byte offsets and the progress curves."""
     td = trace.data_direction
     md = model.data_direction if model is not None else None
-    lt, lm = _lost(trace, td.dir if td else None), _lost(model, md.dir if md else None)
+    lt, lm = time_lost(trace, td.dir if td else None), time_lost(model, md.dir if md else None)
     cmp = Comparison(td.goodput_bps if td else None, md.goodput_bps if md else None, lt, lm)
     if td is None or md is None or model is None:
         cmp.verdict = "no reference: the simulator could not run the fitted configuration"

@@ -33,6 +33,8 @@ TCP_IP_HEADERS = 40
 # bottleneck, and the very top is the odd pair compressed behind a queue.
 RATE_PERCENTILE = 0.9
 MIN_RATE_SAMPLES = 8
+# personality_of's answer when a stack shows nothing that tells it apart.
+GENERIC_STACK = "no RFC 1323/2018 options and nothing more specific: the 4.4BSD reference stack"
 
 
 @dataclass(frozen=True)
@@ -95,14 +97,14 @@ class Fit:
                 "warnings": list(self.warnings)}
 
 
-def fit_connection(conn: ConnectionAnalysis, state: pl.DataFrame | None, *, seed: int = 1) -> Fit | None:
-    """The fit of `conn` (None when it carried no data to replay). `state` is the file's per-packet
-    sender state (FileAnalysis.state), read for the path's rate and the trace's responses."""
+def fit_connection(conn: ConnectionAnalysis, rows: pl.DataFrame | None, *, seed: int = 1) -> Fit | None:
+    """The fit of `conn` (None when it carried no data to replay). `rows` are the connection's
+    per-packet sender state (FileAnalysis.state, its stream), read for the path's rate and the
+    trace's responses."""
     d = conn.data_direction
     if d is None or d.role != "data sender" or not d.profile.get("bytes"):
         return None
     p = d.profile
-    rows = state.filter(pl.col("stream") == conn.stream) if state is not None else None
     peer_data = p.get("peer_data_packets") or 0
     kind = "request_response" if peer_data > max(3, REQUEST_RESPONSE_SHARE * (p.get("data_packets") or 0)) else "bulk"
     messages = kind == "request_response" and rows is not None and _sender_speaks_first(rows, d.dir)
@@ -206,7 +208,7 @@ def personality_of(profile: dict[str, Any], delayed_ack: dict[str, Any] | None) 
         return Fitted("sunos41", "short segments in multiples of 4096 bytes (SunOS 4 sosend copies)")
     if timer == "tick":
         return Fitted("bsd44", "a 200 ms delayed-ACK tick and no RFC 1323 options (BSD family)")
-    return Fitted("bsd44", "no RFC 1323/2018 options and nothing more specific: the 4.4BSD reference stack")
+    return Fitted("bsd44", GENERIC_STACK)
 
 
 def ts_clock_hz(rows: pl.DataFrame | None, dir_: int) -> float | None:
@@ -237,7 +239,7 @@ def _fit_stack(d: DirectionAnalysis, conn: ConnectionAnalysis, values: dict[str,
         rp["_ts_hz"] = ts_clock_hz(rows, other.dir)
         mine = values["personality"].value
         theirs = personality_of(rp, p.get("peer_delayed_ack"))
-        generic = theirs.source.startswith("no RFC 1323/2018 options and nothing more specific")
+        generic = theirs.source == GENERIC_STACK
         if theirs.value == mine or (generic and mine in ("sunos41", "bsd44", "tru64")):
             values["receiver_personality"] = Fitted(mine, f"the sender's stack: {theirs.source}")
         else:
@@ -316,12 +318,7 @@ def bottleneck_rate(rows: pl.DataFrame | None, dir_: int, vantage: str | None,
     if vantage in ("receiver", "middle"):
         data = data.with_columns(gap=pl.col("ts_ns").diff())
         pairs = data.filter(pl.col("gap") > 0)
-        if pairs.height < MIN_RATE_SAMPLES:
-            return None, ""
-        rates = pairs["wire"].cast(pl.Float64) * 8e9 / pairs["gap"].cast(pl.Float64)
-        return int(rates.quantile(RATE_PERCENTILE)), (
-            f"spacing of consecutive data packets at the {vantage} tap ({pairs.height} pairs, "
-            f"{int(RATE_PERCENTILE * 100)}th percentile)")
+        return _rate(pairs, f"spacing of consecutive data packets at the {vantage} tap ({pairs.height} pairs")
     acks = (rows.filter((pl.col("dir") == 1 - dir_) & pl.col("acks_new") & pl.col("ack_rel").is_not_null())
             .sort("ts_ns").select("ts_ns", "ack_rel").with_columns(gap=pl.col("ts_ns").diff()))
     if acks.height < MIN_RATE_SAMPLES or data.is_empty():
@@ -332,12 +329,16 @@ def bottleneck_rate(rows: pl.DataFrame | None, dir_: int, vantage: str | None,
                           strategy="forward")
                .group_by("ts_ns").agg(pl.col("wire").sum()))
     pairs = acks.join(covered, on="ts_ns").with_columns(gap=pl.col("gap") - idle_ns).filter(pl.col("gap") > 0)
+    return _rate(pairs, "spacing of the peer's ACKs at the sender tap per wire byte of the packets each covers "
+                 f"({pairs.height} ACKs")
+
+
+def _rate(pairs: pl.DataFrame, how: str) -> tuple[int | None, str]:
+    """The rate of (wire bytes, gap) samples: their high percentile, or None with too few."""
     if pairs.height < MIN_RATE_SAMPLES:
         return None, ""
     rates = pairs["wire"].cast(pl.Float64) * 8e9 / pairs["gap"].cast(pl.Float64)
-    return int(rates.quantile(RATE_PERCENTILE)), (
-        f"spacing of the peer's ACKs at the sender tap per wire byte of the packets each covers ({pairs.height} "
-        f"ACKs, {int(RATE_PERCENTILE * 100)}th percentile)")
+    return int(rates.quantile(RATE_PERCENTILE)), f"{how}, {int(RATE_PERCENTILE * 100)}th percentile)"
 
 
 def one_way_delay(rows: pl.DataFrame | None, rtt: int, rate: int | None, wire: Callable[[int], int],
@@ -445,24 +446,17 @@ def _fit_request_response(d: DirectionAnalysis, rows: pl.DataFrame | None, value
 
 def responses(rows: pl.DataFrame, dir_: int) -> tuple[list[int], list[int]]:
     """The sender's responses as (lengths, think times): the new bytes sent between two of the
-    peer's requests, and the time from a response's last byte to the next request."""
-    new = rows.filter(((pl.col("dir") == dir_) & pl.col("new_data") & (pl.col("payload_len") > 0))
-                      | ((pl.col("dir") == 1 - dir_) & pl.col("new_data") & (pl.col("payload_len") > 0)))
-    new = new.sort("ts_ns").select("ts_ns", "dir", "payload_len")
-    lengths: list[int] = []
-    gaps: list[int] = []
-    current = 0
-    last_data_ts = None
-    for ts, dr, n in new.iter_rows():
-        if dr == dir_:
-            current += n
-            last_data_ts = ts
-        else:
-            if current:
-                lengths.append(current)
-                if last_data_ts is not None:
-                    gaps.append(ts - last_data_ts)
-            current = 0
-    if current:
-        lengths.append(current)
-    return lengths, gaps
+    peer's requests (compare.messages), and the time from a response's last byte to the next request."""
+    import bisect
+
+    from .compare import messages
+
+    msgs = messages(rows, dir_)
+    requests = (rows.filter((pl.col("dir") != dir_) & pl.col("new_data") & (pl.col("payload_len") > 0))
+                .sort("ts_ns")["ts_ns"].to_list())
+    gaps = []
+    for m in msgs:
+        i = bisect.bisect_right(requests, m["last_ns"])
+        if i < len(requests):
+            gaps.append(requests[i] - m["last_ns"])
+    return [m["bytes"] for m in msgs], gaps

@@ -33,6 +33,9 @@ class ReferenceRun:
     samples: list[tuple[int, int]] = field(default_factory=list)
     # The simulator's own summary of the run (the segment size, buffers the stacks settled on).
     summary: dict[str, Any] = field(default_factory=dict)
+    # A bulk run's goodput read from the simulator's output as whatif.quick_run reads it (bit/s):
+    # the what-ifs' baseline, measured as they are.
+    sim_goodput_bps: float | None = None
 
     @property
     def goodput_bps(self) -> float | None:
@@ -47,33 +50,38 @@ def run_reference(fit: Fit, changes: dict[str, Any] | None = None, *, pcap: Path
     with tempfile.TemporaryDirectory(prefix="stallscope-ref-") as tmp:
         path = Path(pcap) if pcap is not None else Path(tmp) / "reference.pcap"
         try:
-            truth, packets, completed, samples, summary = _simulate(fit, changes, path)
+            truth, packets, completed, samples, summary, sim_goodput = _simulate(fit, changes, path)
         except (ValueError, KeyError, RuntimeError) as e:
             return ReferenceRun(changes, None, error=f"{type(e).__name__}: {e}", completed=False)
         file = analyze_one(path)
     conns = [c for c in file.connections if c.data_direction is not None]
     if not conns:
-        return ReferenceRun(changes, None, None, truth, completed, "the reference run carried no data", packets, samples, summary)
+        return ReferenceRun(changes, None, None, truth, completed, "the reference run carried no data", packets, samples,
+                            summary, sim_goodput)
     if fit.kind == "bulk":
         conn = max(conns, key=lambda c: c.data_direction.profile.get("bytes") or 0)
         rows = file.state.filter(pl.col("stream") == conn.stream) if file.state is not None else None
-        return ReferenceRun(changes, conn, rows, truth, completed, None, packets, samples, summary)
+        return ReferenceRun(changes, conn, rows, truth, completed, None, packets, samples, summary, sim_goodput)
     # A request/response trial may open a connection per request: one merged view would need the
     # analyzer's help, so the first (or only) connection stands for the trial.
     conn = conns[0]
     rows = file.state.filter(pl.col("stream") == conn.stream) if file.state is not None else None
-    return ReferenceRun(changes, conn, rows, truth, completed, None, packets, samples, summary)
+    return ReferenceRun(changes, conn, rows, truth, completed, None, packets, samples, summary, sim_goodput)
 
 
-def _simulate(fit: Fit, changes: dict[str, Any], path: Path) -> tuple[list[dict[str, Any]], int, bool, list, dict]:
+def _simulate(fit: Fit, changes: dict[str, Any], path: Path
+              ) -> tuple[list[dict[str, Any]], int, bool, list, dict, float | None]:
     if fit.kind == "bulk":
         from stallscope.simulate.run_bulk import run_bulk
 
         impairments = changes.pop("impairments", None) or fit.value("impairments")
         result = run_bulk(fit.bulk_config(**changes), path, impairments=impairments)
-        return result.ground_truth.to_json()["stalls"], result.packets, result.completed, [], result.ground_truth.summary
+        from .calibrate import sender_goodput
+
+        return (result.ground_truth.to_json()["stalls"], result.packets, result.completed, [],
+                result.ground_truth.summary, sender_goodput(result) * 1e6)
     from stallscope.simulate.apps.naglemark_capture import run_naglemark_capture
 
     cap = run_naglemark_capture(**fit.trial_args(**changes), pcap=path)
     samples = [(s.length, s.elapsed_ns) for s in cap.result.samples]
-    return cap.ground_truth.to_json()["stalls"], len(cap.records), True, samples, cap.ground_truth.summary
+    return cap.ground_truth.to_json()["stalls"], len(cap.records), True, samples, cap.ground_truth.summary, None

@@ -50,7 +50,7 @@ def validate_trace(pcap: str) -> dict[str, Any]:
         return row
     conn = max(conns, key=lambda c: c.data_direction.profile.get("bytes") or 0)
     rows = file.state.filter(pl.col("stream") == conn.stream) if file.state is not None else None
-    fit = fit_connection(conn, file.state)
+    fit = fit_connection(conn, rows)
     if fit is None:
         row["error"] = "no fit"
         return row

@@ -11,9 +11,9 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from .compare import IDLE
 from .fit import Fit
 
-IDLE = "application_idle"
 
 
 @dataclass(frozen=True)

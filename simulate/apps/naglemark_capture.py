@@ -49,12 +49,13 @@ def run_naglemark_capture(
     when given. `rate_bps`, `delay_ns` and `mtu` override the link preset's."""
     from ..native_core import naglemark_trial
 
-    if link not in LINK_PRESETS or (rate_bps or LINK_PRESETS[link].rate_bps) <= 0:
-        raise KeyError(f"unknown link preset {link!r} for naglemark; try ethernet10 or fddi")
-    if sockbuf <= 0:
-        raise ValueError(f"naglemark: sockbuf must be positive, got {sockbuf}")
     variant = NagleVariant.parse(variant) if isinstance(variant, str) else NagleVariant(variant)
     trial = nm.TrialType(trial)
+    # naglemark_trial checks the link, the buffers and the lengths, with the errors the CLI shows.
+    result, raw = naglemark_trial(personality=personality, link=link, variant=variant, sockbuf=sockbuf,
+                                  receiver_inference=receiver_inference, seed=seed, trial=trial, app_buf=app_buf,
+                                  lengths=lengths, think_ns=think_ns, record=True, rate_bps=rate_bps, delay_ns=delay_ns,
+                                  mtu=mtu)
     preset = LINK_PRESETS[link]
     gt = GroundTruth(parameters={
         "app": "naglemark", "personality": personality, "link": link, "nagle": variant.value,
@@ -63,10 +64,6 @@ def run_naglemark_capture(
         "rate_bps": rate_bps or preset.rate_bps, "delay_ns": preset.delay_ns if delay_ns is None else delay_ns,
         "bytes": sum(lengths), "lengths_first_last": [lengths[0], lengths[-1]] if lengths else [],
     })
-    result, raw = naglemark_trial(personality=personality, link=link, variant=variant, sockbuf=sockbuf,
-                                  receiver_inference=receiver_inference, seed=seed, trial=trial, app_buf=app_buf,
-                                  lengths=lengths, think_ns=think_ns, record=True, rate_bps=rate_bps, delay_ns=delay_ns,
-                                  mtu=mtu)
     for start, end, cause, detail, direction, evidence in raw["stalls"]:
         gt.add(Stall(start, end, Cause(cause), detail, direction, evidence))
     for drop in raw["drops"]:

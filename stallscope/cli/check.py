@@ -157,8 +157,10 @@ def _reference_goodput(fa, conn) -> float | None:
     reference simulator (docs/comparison.md), i.e. what the reference stack would do on this path."""
     from stallscope.analyzers.comparison import compare_file
 
-    refs = compare_file(fa, what_if="", jobs=1, stream=conn.stream)
-    return refs[0].comparison.goodput_model_bps if refs else None
+    if fa.reference is None:  # every connection of the file at once: the packet table is joined once
+        fa.reference = compare_file(fa, what_if="", jobs=1)
+    ref = next((r for r in fa.reference if r.stream == conn.stream), None)
+    return ref.comparison.goodput_model_bps if ref is not None else None
 
 
 def _usage(message: str) -> None:
