@@ -174,11 +174,11 @@ def run_bulk(cfg: BulkConfig, pcap: Path | None = None, *, impairments: dict[str
 
     result = native_core.run_bulk(cfg, impairments)
     if pcap is not None:
-        write_outputs(result, Path(pcap), path_parameters(cfg))
+        write_outputs(result, Path(pcap))
     return result
 
 
-def write_outputs(result: BulkResult, pcap: Path, path: dict[str, Any]) -> None:
+def write_outputs(result: BulkResult, pcap: Path) -> None:
     from .pcap_writer import write_pcap
 
     write_pcap(pcap, result.records)  # addresses are already IPv4 strings

@@ -103,7 +103,7 @@ class _Outstanding:
 
 
 def audit(result: Any) -> list[Violation]:
-    """Violations of the rules above in one BulkResult (run_bulk, either engine)."""
+    """Violations of the rules above in one BulkResult (run_bulk)."""
     out: list[Violation] = []
     drops = list(result.drops)
     records = list(result.records)

@@ -190,12 +190,12 @@ def test_linux_timeouts_wait_the_srtt_above_the_minimum_rto_as_the_captured_kern
     smaller smoothed RTT (median 25 ms against 33: the real receiver advertised 39096 bytes where
     the simulator's advertises 32768)."""
     from stallscope.capture.observe import observe
-    from stallscope.simulate.run_bulk import path_parameters, write_outputs
+    from stallscope.simulate.run_bulk import write_outputs
 
     cfg, bursts = _captured_scenario("burst_loss", sack_on=False)
     result = _run_with_first_repairs_lost(cfg, bursts)
     pcap = tmp_path / "sim.pcap"
-    write_outputs(result, pcap, path_parameters(cfg))
+    write_outputs(result, pcap)
     sim = observe(pcap, SENDER_ADDR, RECEIVER_ADDR)
     real = _fixture("burst_loss")["observed"]["sender"]
     assert sim.timeouts == real["timeouts"] == 3
