@@ -138,3 +138,52 @@ def test_sack_what_if_on_burst_loss_predicts_the_sack_capture():
     real = analyze_one(fixtures / "burst_loss_sack.pcap").connections[0].data_direction
     assert real.profile["timeouts"] == 0
     assert abs(sack.goodput_bps / real.goodput_bps - 1) <= 0.30
+
+
+def test_reference_capture_from_columns_is_write_pcaps_bytes(tmp_path):
+    """The reference run's capture is written from the simulator's columns (fastpcap) instead of
+    frame by frame with dpkt: the same bytes as write_pcap, SYN options, timestamps and SACK blocks
+    included (a lossy Linux run with SACK; a SunOS run without options)."""
+    from stallscope.analyzers.comparison.fastpcap import write_columns_pcap
+    from stallscope.simulate.pcap_writer import write_pcap
+
+    runs = [(BulkConfig(personality="linux", link="fastethernet", sack=True, bytes=400_000), {"loss": 0.03}),
+            (BulkConfig(personality="sunos41", link="atm140", sndbuf=16384, rcvbuf=32768, bytes=200_000), None),
+            (BulkConfig(personality="freebsd4", link="ethernet10", bytes=150_000, write=3000), {"loss": 0.02})]
+    for i, (cfg, im) in enumerate(runs):
+        res = run_bulk(cfg, impairments=im)
+        cols = res.records._trace.columns()
+        if i == 0:
+            assert any(cols["sack"]), "the case meant to carry SACK blocks has none"
+        write_columns_pcap(tmp_path / "fast.pcap", cols)
+        write_pcap(tmp_path / "dpkt.pcap", res.records)
+        assert (tmp_path / "fast.pcap").read_bytes() == (tmp_path / "dpkt.pcap").read_bytes(), cfg
+
+
+def test_a_long_transfer_is_calibrated_on_its_first_bytes(tmp_path, monkeypatch):
+    """A transfer longer than twice CALIBRATION_BYTES is calibrated on its first bytes: every
+    candidate run replays that prefix (and only its losses), the choice says so, and the fitted
+    run still reproduces the whole trace."""
+    from stallscope.analyzers.comparison import calibrate
+
+    monkeypatch.setattr(calibrate, "CALIBRATION_BYTES", 200_000)
+    seen = []
+    real = calibrate._run_score
+
+    def spy(fit, changes, goodput, stalls):
+        seen.append((fit.value("bytes"), (fit.value("impairments") or {}).get("drop_segments", ())))
+        return real(fit, changes, goodput, stalls)
+
+    monkeypatch.setattr(calibrate, "_run_score", spy)
+    pcap = tmp_path / "long.pcap"
+    run_bulk(BulkConfig(personality="freebsd4", link="ethernet10", bytes=1_000_000), pcap, impairments={"loss": 0.01})
+    ref = compare_file(analyze_one(pcap), what_if="")[0]
+    write = ref.fit.value("write")
+    cut = -(-200_000 // write) * write  # whole writes
+    assert seen and all(b == cut for b, _ in seen)
+    drops = ref.fit.value("impairments")["drop_segments"]
+    assert any(off >= cut for off, _ in drops) and any(off < cut for off, _ in drops)
+    assert all(off < cut for _, d in seen for off, _ in d)
+    assert ref.fit.value("bytes") >= 1_000_000  # the reference replays the whole transfer
+    assert f"over the first {cut} bytes" in ref.fit.values["link"].source
+    assert abs(ref.comparison.goodput_ratio - 1) <= 0.05, ref.comparison.verdict

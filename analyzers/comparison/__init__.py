@@ -15,10 +15,16 @@ from .calibrate import refine
 from .compare import Comparison, compare, time_lost
 from .fit import Fit, Fitted, fit_connection, read_step
 from .reference import run_reference
-from .whatif import QuickRun, plan, run_all
+from .whatif import QuickRun, Workers, plan, start_all
+
+__all__ = ["compare_file", "fit_connection", "refine", "read_step", "run_reference", "compare", "Workers",
+           "ConnectionReference", "Prediction"]
 
 # A prediction is flagged when the fitted run itself is further than this from the trace's goodput.
 POOR_FIT = 0.25
+# From a connection of this many packets on, the what-ifs' worker processes start at once, so their
+# start-up overlaps the fit and the reference run (below it, the what-ifs are milliseconds each).
+EARLY_WORKERS_PACKETS = 20_000
 
 
 @dataclass
@@ -66,6 +72,16 @@ def compare_file(file: FileAnalysis, *, what_if: str | None = None, jobs: int = 
     keeps the first connection's reference capture. `reference`: values the reference is
     configured with instead of the fitted ones (e.g. {"personality": "linux"} to hold an old
     stack's trace against a modern one)."""
+    big = what_if != "" and any(_frames(c) >= EARLY_WORKERS_PACKETS for c in file.connections
+              if stream is None or c.stream == stream)
+    with Workers(jobs) as workers:
+        if big:
+            workers.start()
+        return _compare_all(file, what_if, workers, reference_pcap, stream, reference)
+
+
+def _compare_all(file: FileAnalysis, what_if: str | None, workers: Workers, reference_pcap: Path | None,
+                 stream: int | None, reference: dict[str, Any] | None) -> list[ConnectionReference]:
     out = []
     state = file.state
     for conn in file.connections:
@@ -78,6 +94,10 @@ def compare_file(file: FileAnalysis, *, what_if: str | None = None, jobs: int = 
         fit = refine(fit, conn, trows, read_step(trows, fit.dir))
         if reference:
             fit = fit.with_values({k: Fitted(v, "given: the reference asked for") for k, v in reference.items()})
+        items = plan(fit, {s.cause for s in conn.stalls} | {f.cause for f in conn.findings}, what_if) \
+            if what_if != "" else []
+        # The what-ifs need the fit alone: the worker processes run them while the reference runs here.
+        what_ifs = start_all(fit, items, workers)
         ref = run_reference(fit, pcap=reference_pcap if not out else None)
         cmp = compare(conn, trows, ref.connection, ref.rows)
         if ref.error:
@@ -85,13 +105,12 @@ def compare_file(file: FileAnalysis, *, what_if: str | None = None, jobs: int = 
         ratio = cmp.goodput_ratio
         poor = ratio is None or abs(ratio - 1) > POOR_FIT
         item = ConnectionReference(conn.stream, fit, cmp, poor_fit=poor)
+        runs = what_ifs()
         if what_if != "" and ref.connection is not None:
-            causes = {s.cause for s in conn.stalls} | {f.cause for f in conn.findings}
-            items = plan(fit, causes, what_if)
             # Bulk what-ifs are read from the simulator's output (whatif.quick_run), so their baseline
             # is the fitted run measured the same way; request/response ones are analysed captures.
             base = ref.sim_goodput_bps if fit.kind == "bulk" else ref.goodput_bps
-            for (name, desc, changes), run in zip(items, run_all(fit, items, jobs)):
+            for (name, desc, changes), run in zip(items, runs):
                 g = run.goodput_bps
                 lost = (run.time_lost_ns if isinstance(run, QuickRun)
                         else time_lost(run.connection, run.connection.data_direction.dir if run.connection else None))
@@ -100,3 +119,8 @@ def compare_file(file: FileAnalysis, *, what_if: str | None = None, jobs: int = 
             item.what_ifs.sort(key=lambda p: (-(p.gain or 0), p.name))
         out.append(item)
     return out
+
+
+def _frames(conn: Any) -> int:
+    """The frames a connection spans in its capture (its packets, and any interleaved)."""
+    return conn.last_frame - conn.first_frame + 1

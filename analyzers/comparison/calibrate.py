@@ -62,36 +62,38 @@ def _framed(fit: Fit, rows: Any) -> list[dict[str, Any]]:
     """Per framing, the link with the rate and delay measured again in its wire bytes."""
     from stallscope.simulate.links.presets import LINK_PRESETS
 
-    from .fit import bottleneck_rate, one_way_delay
+    from .fit import bottleneck_rates, one_way_delay
 
     path = fit.value("_path") or {}
-    out = []
     # The ACK clock either keeps the link busy (the gap is the packets' serialisation) or, with a
     # window smaller than the path holds, leaves it idle a round trip per ACK: both are tried.
     idles = (0, path["rtt"]) if path.get("rtt") and path.get("vantage") not in ("receiver", "middle") else (0,)
-    for link in FRAMINGS:
+    variants = [(link, idle) for link in FRAMINGS for idle in idles]
+    rates = bottleneck_rates(rows, fit.dir, path.get("vantage"),
+                             [(LINK_PRESETS[link].wire_bytes, idle) for link, idle in variants])
+    out = []
+    for (link, _idle), (rate, _) in zip(variants, rates):
         wire = LINK_PRESETS[link].wire_bytes
-        for idle in idles:
-            rate, _ = bottleneck_rate(rows, fit.dir, path.get("vantage"), wire, idle)
-            cand: dict[str, Any] = {"link": link}
-            if rate:
-                cand["rate_bps"] = rate
-                if path.get("rtt"):
-                    cand["delay_ns"] = one_way_delay(rows, path["rtt"], rate, wire, path.get("from") == "handshake",
-                                                     fit.value("mtu"))
-            out.append(cand)
+        cand: dict[str, Any] = {"link": link}
+        if rate:
+            cand["rate_bps"] = rate
+            if path.get("rtt"):
+                cand["delay_ns"] = one_way_delay(rows, path["rtt"], rate, wire, path.get("from") == "handshake",
+                                                 fit.value("mtu"))
+        out.append(cand)
     return out
 
 
-def sender_goodput(res: Any) -> float:
+def sender_goodput(res: Any, cols: dict[str, Any] | None = None) -> float:
     """A run's goodput as the analyzer measures it at the sender's tap: new payload bytes x 8 over
     the time from the first to the last data packet, Mbit/s (the simulator's own figure runs from
-    the handshake to the last byte read, which differs on short transfers)."""
+    the handshake to the last byte read, which differs on short transfers). `cols`: the run's
+    trace columns when already read."""
     import numpy as np
 
     trace = getattr(res.records, "_trace", None)
-    if trace is not None:
-        cols = trace.columns()
+    if cols is not None or trace is not None:
+        cols = cols if cols is not None else trace.columns()
         t, src, seq, plen = (np.asarray(cols[k], dtype=np.int64) for k in ("t", "src", "seq", "payload_len"))
     else:
         recs = [(ts, 0 if seg.src == "10.0.0.1" else 1, seg.seq, seg.payload_len) for ts, seg in res.records]
@@ -191,6 +193,41 @@ def _refine_request_response(fit: Fit, rows: Any) -> Fit:
     return replace(fit, values=values)
 
 
+# A longer transfer is calibrated on its first this many bytes: each candidate run then costs
+# milliseconds, not the tenths of a second a 100 MB replay takes, and a trace's framing, stack and
+# buffers show from its start.
+CALIBRATION_BYTES = 8 * 1024 * 1024
+
+
+def _prefix(fit: Fit, conn: ConnectionAnalysis, rows: Any) -> tuple[Fit, float, int] | None:
+    """For a transfer longer than CALIBRATION_BYTES: the fit cut to its first CALIBRATION_BYTES
+    (whole writes; the losses in them replayed) and the trace's goodput (Mbit/s) and stall count
+    over the same bytes. None when the transfer is shorter or its packets are not at hand."""
+    import polars as pl
+
+    total, write = fit.value("bytes") or 0, fit.value("write") or 0
+    d = conn.data_direction
+    if rows is None or d is None or total <= 2 * CALIBRATION_BYTES or write <= 0 or fit.value("reply"):
+        return None
+    cut = -(-CALIBRATION_BYTES // write) * write
+    new = (rows.filter((pl.col("dir") == fit.dir) & pl.col("new_data") & (pl.col("payload_len") > 0)
+                       & (pl.col("seq_end") - 1 <= cut)).sort("ts_ns"))
+    if new.height < 2:
+        return None
+    span = new["ts_ns"][-1] - new["ts_ns"][0]
+    if span <= 0:
+        return None
+    goodput = (int(new["seq_end"].max()) - int(new["seq_rel"].min())) * 8 / (span / 1e9) / 1e6
+    last = int(new["frame"][-1])
+    stalls = sum(1 for s in conn.stalls if s.dir == d.dir and s.cause != IDLE and s.start_frame <= last)
+    values = {"bytes": Fitted(cut, f"the transfer's first {cut} bytes")}
+    drops = (fit.value("impairments") or {}).get("drop_segments")
+    if drops:
+        values["impairments"] = Fitted({**fit.value("impairments"),
+                                        "drop_segments": tuple(x for x in drops if x[0] < cut)}, "the losses in them")
+    return fit.with_values(values), goodput, stalls
+
+
 def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int | None = None) -> Fit:
     """The bulk fit with the link's framing, write and read sizes and send buffer chosen by
     simulation, one group after the other; a request/response fit's rate."""
@@ -203,17 +240,18 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
     stalls = sum(1 for s in conn.stalls if d is not None and s.dir == d.dir and s.cause != IDLE)
     if goodput <= 0:
         return fit
+    target, prefix = fit, _prefix(fit, conn, rows)
+    if prefix is not None:
+        target, goodput, stalls = prefix
     chosen: dict[str, Any] = {}
     tried = 0
     best_score = math.inf
     for group in (_framed(fit, rows), _stacks(fit), _candidates(fit, read_step)):
-        scored = []
-        for i, cand in enumerate(group):
-            changes = {**chosen, **{k: v for k, v in cand.items() if v is not None}}
-            score = _run_score(fit, changes, goodput, stalls)
-            tried += 1
-            if score is not None:
-                scored.append((round(score, 6), i, changes))
+        runs = [{**chosen, **{k: v for k, v in cand.items() if v is not None}} for cand in group]
+        scores = [_run_score(target, changes, goodput, stalls) for changes in runs]
+        tried += len(runs)
+        scored = [(round(score, 6), i, changes) for i, (score, changes) in enumerate(zip(scores, runs))
+                  if score is not None]
         if scored:
             # Each group lists the first estimate first; it stays unless another run is clearly
             # closer (several stacks or buffers can give one goodput: the measured value decides).
@@ -225,9 +263,11 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
                 best_score, _, chosen = scored[0]
     if not chosen:
         return fit
+    over = (f" over the first {target.value('bytes')} bytes (the trace's and each run's)" if prefix is not None
+            else "")
     why = (f"chosen by simulation ({tried} runs: the link's framing, then the stack among those with the same SYN "
            f"options, then write x read x send buffer): the run "
-           f"closest to the trace's goodput and stall count (distance {best_score:.3f})")
+           f"closest to the trace's goodput and stall count{over} (distance {best_score:.3f})")
     values = dict(fit.values)
     for k, v in chosen.items():
         old = values.get(k)

@@ -308,29 +308,41 @@ def bottleneck_rate(rows: pl.DataFrame | None, dir_: int, vantage: str | None,
     come back at that spacing (the ACK clock, Jacobson 1988), each for the packets it covers.
     `idle_ns`: a window-limited sender's wait per ACK (the round trip the link stays idle while
     the whole window is out), taken off each ACK's gap."""
+    return bottleneck_rates(rows, dir_, vantage, [(wire, idle_ns)])[0]
+
+
+def bottleneck_rates(rows: pl.DataFrame | None, dir_: int, vantage: str | None,
+                     variants: list[tuple[Callable[[int], int], int]]) -> list[tuple[int | None, str]]:
+    """bottleneck_rate for each (wire, idle_ns) of `variants`, the packets paired once."""
     if rows is None or rows.is_empty():
-        return None, ""
+        return [(None, "")] * len(variants)
     data = rows.filter((pl.col("dir") == dir_) & pl.col("new_data") & (pl.col("payload_len") > 0)
                        & ~pl.col("superframe")).sort("ts_ns")
     sizes = data["ip_len"].unique().to_list()
-    data = data.with_columns(wire=pl.col("ip_len").replace_strict(sizes, [wire(int(x)) for x in sizes],
-                                                                   return_dtype=pl.Int64))
+
+    def framed(df: pl.DataFrame, wire: Callable[[int], int]) -> pl.DataFrame:
+        return df.with_columns(wire=pl.col("ip_len").replace_strict(sizes, [wire(int(x)) for x in sizes],
+                                                                     return_dtype=pl.Int64))
+
     if vantage in ("receiver", "middle"):
-        data = data.with_columns(gap=pl.col("ts_ns").diff())
-        pairs = data.filter(pl.col("gap") > 0)
-        return _rate(pairs, f"spacing of consecutive data packets at the {vantage} tap ({pairs.height} pairs")
+        pairs = data.with_columns(gap=pl.col("ts_ns").diff()).filter(pl.col("gap") > 0)
+        return [_rate(framed(pairs, wire), f"spacing of consecutive data packets at the {vantage} tap "
+                      f"({pairs.height} pairs") for wire, _ in variants]
     acks = (rows.filter((pl.col("dir") == 1 - dir_) & pl.col("acks_new") & pl.col("ack_rel").is_not_null())
             .sort("ts_ns").select("ts_ns", "ack_rel").with_columns(gap=pl.col("ts_ns").diff()))
     if acks.height < MIN_RATE_SAMPLES or data.is_empty():
-        return None, ""
+        return [(None, "")] * len(variants)
     # Each data packet belongs to the first ACK that covers its end.
-    covered = (data.select("seq_end", "wire").sort("seq_end")
+    covered = (data.select("seq_end", "ip_len").sort("seq_end")
                .join_asof(acks.sort("ack_rel").select("ack_rel", "ts_ns"), left_on="seq_end", right_on="ack_rel",
-                          strategy="forward")
-               .group_by("ts_ns").agg(pl.col("wire").sum()))
-    pairs = acks.join(covered, on="ts_ns").with_columns(gap=pl.col("gap") - idle_ns).filter(pl.col("gap") > 0)
-    return _rate(pairs, "spacing of the peer's ACKs at the sender tap per wire byte of the packets each covers "
-                 f"({pairs.height} ACKs")
+                          strategy="forward"))
+    out = []
+    for wire, idle_ns in variants:
+        per_ack = framed(covered, wire).group_by("ts_ns").agg(pl.col("wire").sum())
+        pairs = acks.join(per_ack, on="ts_ns").with_columns(gap=pl.col("gap") - idle_ns).filter(pl.col("gap") > 0)
+        out.append(_rate(pairs, "spacing of the peer's ACKs at the sender tap per wire byte of the packets each "
+                         f"covers ({pairs.height} ACKs"))
+    return out
 
 
 def _rate(pairs: pl.DataFrame, how: str) -> tuple[int | None, str]:

@@ -50,7 +50,7 @@ def run_reference(fit: Fit, changes: dict[str, Any] | None = None, *, pcap: Path
     with tempfile.TemporaryDirectory(prefix="stallscope-ref-") as tmp:
         path = Path(pcap) if pcap is not None else Path(tmp) / "reference.pcap"
         try:
-            truth, packets, completed, samples, summary, sim_goodput = _simulate(fit, changes, path)
+            truth, packets, completed, samples, summary, sim_goodput = _simulate(fit, changes, path, pcap is not None)
         except (ValueError, KeyError, RuntimeError) as e:
             return ReferenceRun(changes, None, error=f"{type(e).__name__}: {e}", completed=False)
         file = analyze_one(path)
@@ -69,17 +69,34 @@ def run_reference(fit: Fit, changes: dict[str, Any] | None = None, *, pcap: Path
     return ReferenceRun(changes, conn, rows, truth, completed, None, packets, samples, summary, sim_goodput)
 
 
-def _simulate(fit: Fit, changes: dict[str, Any], path: Path
+def _simulate(fit: Fit, changes: dict[str, Any], path: Path, keep_truth: bool = False
               ) -> tuple[list[dict[str, Any]], int, bool, list, dict, float | None]:
     if fit.kind == "bulk":
         from stallscope.simulate.run_bulk import run_bulk
 
         impairments = changes.pop("impairments", None) or fit.value("impairments")
-        result = run_bulk(fit.bulk_config(**changes), path, impairments=impairments)
+        result = run_bulk(fit.bulk_config(**changes), impairments=impairments)
         from .calibrate import sender_goodput
 
+        trace = getattr(result.records, "_trace", None)
+        if trace is not None:
+            # The columns once, for the capture and the goodput: write_pcap's bytes, without dpkt.
+            from .fastpcap import write_columns_pcap
+
+            cols = trace.columns()
+            write_columns_pcap(path, cols)
+            goodput = sender_goodput(result, cols)
+        else:
+            from stallscope.simulate.pcap_writer import write_pcap
+
+            write_pcap(path, result.records)
+            goodput = sender_goodput(result)
+        if keep_truth:
+            from stallscope.simulate.run_bulk import truth_path
+
+            result.ground_truth.write(truth_path(path))
         return (result.ground_truth.to_json()["stalls"], result.packets, result.completed, [],
-                result.ground_truth.summary, sender_goodput(result) * 1e6)
+                result.ground_truth.summary, goodput * 1e6)
     from stallscope.simulate.apps.naglemark_capture import run_naglemark_capture
 
     cap = run_naglemark_capture(**fit.trial_args(**changes), pcap=path)

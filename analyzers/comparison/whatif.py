@@ -168,12 +168,56 @@ def _run(args: tuple[Fit, dict[str, Any]]) -> Any:
     return run_reference(fit, changes)
 
 
+class Workers:
+    """A pool of spawned worker processes, started on first use (or by `start`, so its start-up
+    overlaps the fit) that runs the what-ifs. Spawned, not forked:
+    a fork after Polars started its thread pool can deadlock the child."""
+
+    def __init__(self, jobs: int = 2) -> None:
+        self.jobs = max(1, jobs)
+        self._pool: ProcessPoolExecutor | None = None
+
+    def start(self) -> Workers:
+        if self._pool is None and self.jobs > 1:
+            self._pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("spawn"))
+            for _ in range(self.jobs):
+                self._pool.submit(_warm)
+        return self
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+    def __enter__(self) -> Workers:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _warm() -> None:
+    """A worker's imports, done while the parent fits."""
+    from stallscope.simulate.run_bulk import run_bulk  # noqa: F401
+
+    from . import calibrate, reference  # noqa: F401
+
+
+def start_all(fit: Fit, items: list[tuple[str, str, dict[str, Any]]], workers: Workers) -> Callable[[], list[Any]]:
+    """Start the what-ifs' runs in `workers` (in this process, one after the other, without a pool)
+    and return what collects their results in order: the pool works on them meanwhile."""
+    args = [(fit, c) for _, _, c in items]
+    if workers.jobs <= 1 or len(args) <= 1:
+        return lambda: [_run(a) for a in args]
+    pool = workers.start()._pool
+    assert pool is not None
+    futures = [pool.submit(_run, a) for a in args]
+    return lambda: [f.result() for f in futures]
+
+
 def run_all(fit: Fit, items: list[tuple[str, str, dict[str, Any]]], jobs: int = 2) -> list[Any]:
     """Run the what-ifs' reference runs, in parallel processes when there are several."""
     if not items:
         return []
-    if jobs <= 1 or len(items) == 1:
-        return [_run((fit, c)) for _, _, c in items]
-    # Spawned, not forked: a fork after Polars started its thread pool can deadlock the child.
-    with ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=multiprocessing.get_context("spawn")) as pool:
-        return list(pool.map(_run, [(fit, c) for _, _, c in items]))
+    with Workers(min(jobs, len(items))) as workers:
+        return start_all(fit, items, workers)()
