@@ -32,7 +32,8 @@ from .ground_truth import Stall
 _BY_REASON: dict[str, tuple[Cause, str | None]] = {
     "pmtu_blackhole": (Cause.PMTU_BLACKHOLE, None),
     "pmtu_frag_needed": (Cause.PMTU_BLACKHOLE, None),  # the sender timed out despite the ICMP
-    "exceeds_mtu": (Cause.MSS_MISMATCH, None),  # a segment sized by an MSS the path cannot carry
+    # An interface MTU larger than the host's own link carries: a black hole at the first hop.
+    "exceeds_mtu": (Cause.PMTU_BLACKHOLE, "interface_mtu"),
     "jumbo_slot_exhaustion": (Cause.JUMBO_SLOT_EXHAUSTION, None),
     "atm_cell_loss": (Cause.BURST_LOSS_TIMEOUT, "atm_cell_loss"),
     "atm_ppd": (Cause.BURST_LOSS_TIMEOUT, "atm_cell_loss"),

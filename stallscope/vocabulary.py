@@ -25,7 +25,9 @@ class Cause(str, Enum):
     # RTO behind a slow delayed ACK).
     SPURIOUS_TIMEOUT = "spurious_timeout"
     JUMBO_SLOT_EXHAUSTION = "jumbo_slot_exhaustion"
-    PMTU_BLACKHOLE = "pmtu_blackhole"
+    PMTU_BLACKHOLE = "pmtu_blackhole"  # detail: interface_mtu
+    # GigaTCP's bug: an MSS offered in the SYN and never used. A connection finding; it costs no
+    # stall of its own, so simulated ground truth never names it.
     MSS_MISMATCH = "mss_mismatch"
     APPLICATION_IDLE = "application_idle"
 
@@ -37,6 +39,9 @@ DETAILS: dict[Cause, frozenset[str]] = {
     # a timeout): the same wait, but what would end it is a larger cwnd, not a window update.
     Cause.WINDOW_UPDATE_DEADLOCK: frozenset({"congestion_window"}),
     Cause.RECEIVER_WINDOW_LIMITED: frozenset({"congestion_window"}),
+    # The segments died on the sender's own link, whose MTU is below the host's interface MTU
+    # (simulated truth only: a capture cannot tell that hop from a router further along).
+    Cause.PMTU_BLACKHOLE: frozenset({"interface_mtu"}),
 }
 
 

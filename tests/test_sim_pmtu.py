@@ -97,9 +97,11 @@ def test_give_up_after_the_personality_maximum(personality):
     assert result.stalls[-1].duration_ns > 60 * 10**9  # the back-off ladder, not one RTO
 
 
-def test_advertised_mss_larger_than_path_is_mss_mismatch():
+def test_interface_mtu_larger_than_the_link_is_a_first_hop_black_hole():
     """Both hosts advertise 4430 from a 4470-byte interface; the path carries 1500 bytes and no
-    hop says so: the sender's 4096-byte segments die until it gives up."""
+    hop says so: the sender's 4096-byte segments die until it gives up. The truth names a black
+    hole at the first hop (`interface_mtu`), not `mss_mismatch`: that is GigaTCP's MSS offered and
+    never used, which costs no stall (the next test)."""
     cfg = BulkConfig(personality="freebsd4", link="gige", mtu=HOP_MTU, host_mtu=4470, sndbuf=1 << 20,
                      rcvbuf=1 << 20, write=65536, read=65536, bytes=4 << 20)
     result = run_bulk(cfg)
@@ -107,7 +109,8 @@ def test_advertised_mss_larger_than_path_is_mss_mismatch():
     assert syn.mss == 4430
     assert result.ground_truth.summary["maxseg"] == 4096
     assert result.aborted and not result.completed
-    assert result.stalls and all(s.cause is Cause.MSS_MISMATCH for s in result.stalls)
+    assert result.stalls and all(s.cause is Cause.PMTU_BLACKHOLE for s in result.stalls)
+    assert all(s.detail == "interface_mtu" for s in result.stalls)
     assert result.stalls[-1].end_ns == result.aborted_at_ns
 
 

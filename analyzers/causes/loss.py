@@ -52,13 +52,9 @@ def rule(ctx: StallContext) -> Verdict | None:
     if path is not None and big:
         evidence["path_finding"] = path
         alt = Cause.BURST_LOSS_TIMEOUT.value if episode > 1 else Cause.SINGLE_LOSS_TIMEOUT.value
-        alts = [Alternative(alt, None, 0.2, "the loss pattern alone")]
-        if path == Cause.PMTU_BLACKHOLE.value:
-            # Silently dropped large segments look the same whichever hop drops them: a host whose
-            # interface MTU is larger than its own link carries offers an MSS that link cannot take.
-            alts.append(Alternative(Cause.MSS_MISMATCH.value, None, 0.2,
-                                    "if the sender's own link, not a hop further on, is the one that cannot carry them"))
-        return Verdict(path, None, 0.8, evidence, tuple(alts))
+        # Which hop drops them (a router further on, or the sender's own link when its interface
+        # MTU is larger than the link carries) the trace cannot tell: the cause is the same.
+        return Verdict(path, None, 0.8, evidence, (Alternative(alt, None, 0.2, "the loss pattern alone"),))
     atm = ATM_MTU_LOW <= link_mtu(ctx.profile) <= ATM_MTU_HIGH
     if episode > 1:
         detail = "atm_cell_loss" if atm else None

@@ -11,7 +11,9 @@ use super::net::HostIndex;
 const BY_REASON: [(&str, Cause, Option<&str>); 11] = [
     ("pmtu_blackhole", Cause::PmtuBlackhole, None),
     ("pmtu_frag_needed", Cause::PmtuBlackhole, None),
-    ("exceeds_mtu", Cause::MssMismatch, None),
+    // A host whose interface MTU is larger than its own link carries loses every larger segment
+    // silently, as a black hole further along does: the same stall, at the first hop.
+    ("exceeds_mtu", Cause::PmtuBlackhole, Some("interface_mtu")),
     ("jumbo_slot_exhaustion", Cause::JumboSlotExhaustion, None),
     ("atm_cell_loss", Cause::BurstLossTimeout, Some("atm_cell_loss")),
     ("atm_ppd", Cause::BurstLossTimeout, Some("atm_cell_loss")),
@@ -147,7 +149,10 @@ mod tests {
     #[test]
     fn mtu_drops_are_structural() {
         let drops = vec![drop(9, 100, "exceeds_mtu")];
-        assert_eq!(LossClassifier::default().classify(&drops, &[9]), (Cause::MssMismatch, None));
+        assert_eq!(
+            LossClassifier::default().classify(&drops, &[9]),
+            (Cause::PmtuBlackhole, Some("interface_mtu"))
+        );
     }
 
     /// A 1000-byte data segment of the host `flow_src`, dropped at `at_ns`.
@@ -175,7 +180,7 @@ mod tests {
         let one = |reason| LossClassifier::default().classify(&[lost(1, 0, 1, 0, reason)], &[1]).0;
         assert_eq!(one("jumbo_slot_exhaustion"), Cause::JumboSlotExhaustion);
         assert_eq!(one("pmtu_blackhole"), Cause::PmtuBlackhole);
-        assert_eq!(one("exceeds_mtu"), Cause::MssMismatch);
+        assert_eq!(one("exceeds_mtu"), Cause::PmtuBlackhole);
         let mixed = vec![lost(1, 0, 1, 0, "queue_overflow"), lost(2, 0, 2, 1000, "jumbo_slot_exhaustion")];
         assert_eq!(LossClassifier::default().classify(&mixed, &[1]), (Cause::JumboSlotExhaustion, None));
     }
