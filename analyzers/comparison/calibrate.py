@@ -38,7 +38,8 @@ def _candidates(fit: Fit, read_step: int | None) -> list[dict[str, int]]:
     write = fit.value("write")
     # Replayed losses name segments by their first byte: other write sizes would cut them elsewhere.
     replay = bool((fit.value("impairments") or {}).get("drop_segments"))
-    writes = [write] if replay else sorted({w for w in (write, *COMMON_WRITES, s) if w})
+    # A writer that pauses writes what it wrote between two pauses: its write is measured.
+    writes = [write] if replay or fit.value("think_ns") else sorted({w for w in (write, *COMMON_WRITES, s) if w})
     reads = sorted({x for x in (read_step, fit.value("read"), 4096, 8192, r) if x})
     # The measured flight is a floor of S (a window or Nagle may have kept it lower): S, its power of
     # two and twice it.
@@ -56,6 +57,8 @@ def _pow2(n: int) -> int:
 # Framings a link may have: none (the IP datagrams alone), AAL5 cells, Ethernet (the presets'
 # framings; the fitted rate is converted so the IP throughput stays what the trace showed).
 FRAMINGS = ("custom", "atm140", "ethernet10", "fddi")
+# The simulator's host cost models (simulate.host_cost.COST_MODELS): none, and a 1990s workstation.
+HOST_MODELS = ("free", "sun_ipx")
 
 
 def _framed(fit: Fit, rows: Any) -> list[dict[str, Any]]:
@@ -71,7 +74,7 @@ def _framed(fit: Fit, rows: Any) -> list[dict[str, Any]]:
     variants = [(link, idle) for link in FRAMINGS for idle in idles]
     rates = bottleneck_rates(rows, fit.dir, path.get("vantage"),
                              [(LINK_PRESETS[link].wire_bytes, idle) for link, idle in variants])
-    out = []
+    links = []
     for (link, _idle), (rate, _) in zip(variants, rates):
         wire = LINK_PRESETS[link].wire_bytes
         cand: dict[str, Any] = {"link": link}
@@ -80,8 +83,12 @@ def _framed(fit: Fit, rows: Any) -> list[dict[str, Any]]:
             if path.get("rtt"):
                 cand["delay_ns"] = one_way_delay(rows, path["rtt"], rate, wire, path.get("from") == "handshake",
                                                  fit.value("mtu"))
-        out.append(cand)
-    return out
+        links.append(cand)
+    # Each link with each host model: a host's per-packet and per-byte costs (copies, checksums,
+    # interrupts) shape a trace as much as the link (Moldeklev's Sun IPX bounds 140 Mbit/s ATM
+    # near 21 Mbit/s), and pace the ACKs the rate was measured from.
+    first = fit.value("cost") or HOST_MODELS[0]
+    return [{**cand, "cost": cost} for cost in (first, *(c for c in HOST_MODELS if c != first)) for cand in links]
 
 
 def sender_goodput(res: Any, cols: dict[str, Any] | None = None) -> float:
@@ -129,6 +136,24 @@ def _run_score(fit: Fit, changes: dict[str, Any], goodput: float, stalls: int) -
         return None
     n = sum(1 for s in res.stalls if s.direction.startswith(SENDER_ADDR + ":") and s.cause.value != IDLE)
     return _score(sender_goodput(res), n, goodput, stalls)
+
+
+# Candidates measured from the trace under another name than the simulator's input.
+MEASURED_AS = {"read_rate_bps": "_read_rate"}
+
+
+def _pace(fit: Fit, chosen: dict[str, Any]) -> list[dict[str, Any]]:
+    """The applications' pace: a writer's pause as the wire showed it or lengthened by the time the
+    send buffer took to drain (the pause began when the write was copied, not when the wire went
+    quiet); a reader at the pace the window's right edge moved, or as fast as the host copies."""
+    think = fit.value("think_ns")
+    thinks: list[int | None] = [think] if think else [None]
+    s, rate = chosen.get("sndbuf", fit.value("sndbuf")), chosen.get("rate_bps", fit.value("rate_bps"))
+    if think and s and rate:
+        thinks.append(think + int(s * 8e9 / rate))
+    read_rate = fit.value("_read_rate")
+    readers: list[int | None] = [None, read_rate] if read_rate else [None]
+    return [{"think_ns": t, "read_rate_bps": r} for t in thinks for r in readers]
 
 
 # Request/response: the bottleneck rate measured from ACK spacing is only a floor when responses
@@ -246,7 +271,9 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
     chosen: dict[str, Any] = {}
     tried = 0
     best_score = math.inf
-    for group in (_framed(fit, rows), _stacks(fit), _candidates(fit, read_step)):
+    for make in (lambda: _framed(fit, rows), lambda: _stacks(fit), lambda: _pace(fit, chosen),
+                 lambda: _candidates(fit, read_step)):
+        group = make()
         runs = [{**chosen, **{k: v for k, v in cand.items() if v is not None}} for cand in group]
         scores = [_run_score(target, changes, goodput, stalls) for changes in runs]
         tried += len(runs)
@@ -266,12 +293,12 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
     over = (f" over the first {target.value('bytes')} bytes (the trace's and each run's)" if prefix is not None
             else "")
     why = (f"chosen by simulation ({tried} runs: the link's framing, then the stack among those with the same SYN "
-           f"options, then write x read x send buffer): the run "
+           f"options, then the applications' pace, then write x read x send buffer): the run "
            f"closest to the trace's goodput and stall count{over} (distance {best_score:.3f})")
     values = dict(fit.values)
     for k, v in chosen.items():
-        old = values.get(k)
-        if old is not None and old.value == v:
+        if k in values and values[k].value == v:
             continue
+        old = values.get(k) or values.get(MEASURED_AS.get(k, ""))
         values[k] = Fitted(v, f"{why}; first estimate {old.value if old else None} ({old.source if old else 'none'})")
     return replace(fit, values=values)

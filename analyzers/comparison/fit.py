@@ -66,12 +66,18 @@ class Fit:
     def bulk_config(self, **changes: Any) -> BulkConfig:
         """The BulkConfig of a bulk fit, with `changes` applied (a what-if)."""
         names = ("personality", "receiver_personality", "mtu", "mss", "sndbuf", "rcvbuf", "write", "read", "bytes",
-                 "nagle", "rate_bps", "delay_ns", "sack", "seed", "link", "reply")
+                 "nagle", "rate_bps", "delay_ns", "sack", "seed", "link", "reply", "cost", "read_rate_bps", "think_ns")
         kw = {n: self.value(n) for n in names if self.value(n) is not None}
         changes = {k: v for k, v in changes.items() if k != "impairments"}
         kw.update(changes)
         kw.setdefault("link", "custom")
-        return BulkConfig(**kw)
+        # The hosts' costs: a model by name, its reads slowed to the receiving application's pace.
+        cost, read_rate = kw.pop("cost", None) or "free", kw.pop("read_rate_bps", None)
+        if read_rate:
+            from stallscope.simulate.slow_reader import reader_cost
+
+            cost = reader_cost(cost, int(read_rate))
+        return BulkConfig(cost=cost, **kw)
 
     def trial_args(self, **changes: Any) -> dict[str, Any]:
         """run_naglemark_capture's arguments for a request/response fit, with `changes` applied."""
@@ -115,6 +121,7 @@ def fit_connection(conn: ConnectionAnalysis, rows: pl.DataFrame | None, *, seed:
     if kind == "bulk":
         _fit_bulk(d, values)
         _fit_losses(rows, d.dir, values)
+        _fit_pace(conn, d, rows, values)
     elif messages:
         # The sender writes a message and the peer answers each (Salamon's benchmark): a bulk run
         # whose writes are the messages and whose receiver replies.
@@ -156,6 +163,59 @@ def _fit_losses(rows: pl.DataFrame | None, dir_: int, values: dict[str, Fitted])
     values["impairments"] = Fitted({"drop_segments": tuple(drops)},
                                    f"{len(drops)} transmissions the sender had to repeat (fast, SACK or timeout "
                                    "retransmissions, and go-back-N resends of holes), dropped again at the same bytes")
+
+
+# The receiver's window was the limit: the stalls a slow reading application leaves.
+WINDOW_CAUSES = ("receiver_window_limited", "sender_sws", "window_update_deadlock")
+
+
+def _fit_pace(conn: ConnectionAnalysis, d: DirectionAnalysis, rows: pl.DataFrame | None,
+              values: dict[str, Fitted]) -> None:
+    """The applications' pace: a writer that pauses between writes (the sender's idle stalls: the
+    pause and the bytes written between two) and a reader slower than the path (the right edge of
+    the receiver's window, which moves as the application reads, over the time it moved)."""
+    if rows is None:
+        return
+    from .compare import IDLE
+
+    first = rows.filter((pl.col("dir") == d.dir) & pl.col("new_data") & (pl.col("payload_len") > 0))["frame"].min()
+    idle = [(s, o) for s, o in _stall_points_all(conn, d.dir, rows, IDLE) if first is not None and s.start_frame > first]
+    if len(idle) >= 2:
+        pause = int(statistics.median(s.end_ns - s.start_ns for s, _ in idle))
+        values["think_ns"] = Fitted(pause, f"the median of the sender's {len(idle)} idle periods between writes "
+                                    "(application_idle stalls)")
+        offsets = [o for _, o in idle if o >= 0]
+        steps = [b - a for a, b in zip(offsets, offsets[1:]) if b > a]
+        if steps:
+            values["write"] = Fitted(int(statistics.median(steps)), f"the median bytes sent between two idle periods "
+                                     f"({len(steps)}): one write each")
+    if any(s.dir == d.dir and s.cause in WINDOW_CAUSES for s in conn.stalls):
+        acks = (rows.filter((pl.col("dir") == 1 - d.dir) & pl.col("ack_rel").is_not_null()
+                            & pl.col("win_scaled").is_not_null() & pl.col("wscale_known")).sort("ts_ns"))
+        if acks.height >= 4:
+            edge = acks["ack_rel"] + acks["win_scaled"]
+            span = acks["ts_ns"][-1] - acks["ts_ns"][0]
+            moved = int(edge[-1]) - int(edge[0])
+            if span > 0 and moved > 0:
+                values["_read_rate"] = Fitted(int(moved * 8e9 / span), "the right edge of the receiver's window (ACK + "
+                                              f"window) moved {moved} bytes in {span / 1e9:.3f} s: the application's "
+                                              "reads, when slower than the path")
+
+
+def _stall_points_all(conn: ConnectionAnalysis, dir_: int, rows: pl.DataFrame, cause: str) -> list:
+    """Stalls of one cause with the byte offset each began at (compare._stall_points, any cause)."""
+    stalls = [s for s in conn.stalls if s.dir == dir_ and s.cause == cause]
+    if not stalls:
+        return []
+    import bisect
+
+    sent = rows.filter((pl.col("dir") == dir_) & pl.col("snd_max").is_not_null()).select("frame", "snd_max").sort("frame")
+    frames, highs = sent["frame"].to_list(), sent["snd_max"].to_list()
+    out = []
+    for s in stalls:
+        i = bisect.bisect_right(frames, s.start_frame) - 1
+        out.append((s, int(highs[i]) if i >= 0 else -1))
+    return out
 
 
 def _sender_speaks_first(rows: pl.DataFrame, dir_: int) -> bool:
