@@ -125,8 +125,13 @@ def _stacks(fit: Fit) -> list[dict[str, Any]]:
     first = fit.value("personality")
     if first not in PRE_1323:
         return [{}]
+    # How the window opened leaves two of them (fit.first_flight).
+    from .fit import OPEN_START_STACKS, SLOW_START_STACKS
+
+    start = fit.value("_slow_start")
+    stacks = PRE_1323 if start is None else SLOW_START_STACKS if start else OPEN_START_STACKS
     # The first estimate first: among runs that fit equally well it stays.
-    return [{"personality": p, "receiver_personality": p} for p in (first, *(x for x in PRE_1323 if x != first))]
+    return [{"personality": p, "receiver_personality": p} for p in (first, *(x for x in stacks if x != first))]
 
 
 def _run_score(fit: Fit, changes: dict[str, Any], goodput: float, stalls: int) -> float | None:

@@ -262,8 +262,13 @@ def personality_of(profile: dict[str, Any], delayed_ack: dict[str, Any] | None) 
         return Fitted("linux20", "no SACK or timestamps, Linux-like behaviour (stack guess linux): Linux 2.0")
     mss = profile.get("max_segment") or 0
     shorts = profile.get("common_short_segments") or []
-    if mss > 2048 and mss % 2048 == 0:
-        return Fitted("bsd44", f"MSS {mss} a multiple of the 2048-byte cluster (4.4BSD tcp_mss rounding)")
+    offered = [x for x in (profile.get("mss_advertised"), profile.get("mss_offered_by_peer")) if x]
+    rounded = min(offered) // 2048 * 2048 if offered else mss
+    # The largest segment the MSS offered rounded down to a cluster: a buffer or a write smaller than
+    # the MSS also gives segments that are multiples of 2048, but not that one.
+    if mss > 2048 and mss % 2048 == 0 and mss == rounded:
+        return Fitted("bsd44", f"MSS {mss} a multiple of the 2048-byte cluster (4.4BSD tcp_mss rounding)"
+                      + (f" below the {min(offered)} offered" if offered and min(offered) != mss else ""))
     if any(s % 4096 == 0 for s in shorts):
         return Fitted("sunos41", "short segments in multiples of 4096 bytes (SunOS 4 sosend copies)")
     if timer == "tick":
@@ -284,11 +289,53 @@ def ts_clock_hz(rows: pl.DataFrame | None, dir_: int) -> float | None:
     return ticks / (span / 1e9) if span >= 100_000_000 else None
 
 
+# Stacks without RFC 1323/2018 options, by how they open the congestion window: 4.4BSD and Tru64
+# slow-start from one segment; SunOS 4.1 (Tahoe without slow start on the LAN) and Linux 2.0 send
+# what the window allows at once (docs/tcp-rules.md; personality.rs initial_cwnd_segments).
+SLOW_START_STACKS = ("bsd44", "tru64")
+OPEN_START_STACKS = ("sunos41", "linux20")
+
+
+def first_flight(rows: pl.DataFrame | None, dir_: int, profile: dict[str, Any]) -> Fitted | None:
+    """Whether the sender slow-started: the new bytes it sent before the peer first acknowledged
+    data, against the room it had (the peer's first window and the flight's plateau). At most one
+    MSS while two fitted: slow start; more than one MSS: none. None when the room did not tell."""
+    if rows is None:
+        return None
+    acks = rows.filter((pl.col("dir") == 1 - dir_) & (pl.col("ack_rel") > 1))
+    if acks.is_empty():
+        return None
+    first_ack = acks["ts_ns"].min()
+    sent = int(rows.filter((pl.col("dir") == dir_) & pl.col("new_data") & (pl.col("payload_len") > 0)
+                           & (pl.col("ts_ns") < first_ack))["payload_len"].sum())
+    offers = [x for x in (profile.get("mss_advertised"), profile.get("mss_offered_by_peer")) if x]
+    mss = min(offers) if offers else None
+    windows = rows.filter((pl.col("dir") == 1 - dir_) & pl.col("win_scaled").is_not_null())["win_scaled"]
+    room = min(x for x in (int(windows[0]) if windows.len() else None, profile.get("send_buffer_estimate")) if x) \
+        if windows.len() or profile.get("send_buffer_estimate") else None
+    if not mss or not sent or not room:
+        return None
+    if sent > mss:
+        return Fitted(False, f"{sent} bytes sent before the first ACK, more than one MSS ({mss}): no slow start")
+    if room >= 2 * mss:
+        return Fitted(True, f"{sent} bytes sent before the first ACK, one MSS ({mss}) while {room} fitted: slow start")
+    return None
+
+
 def _fit_stack(d: DirectionAnalysis, conn: ConnectionAnalysis, values: dict[str, Fitted],
                rows: pl.DataFrame | None = None) -> None:
     p = dict(d.profile)
     p["_ts_hz"] = ts_clock_hz(rows, d.dir)
     values["personality"] = personality_of(p, p.get("peer_delayed_ack"))
+    start = first_flight(rows, d.dir, p)
+    if start is not None and values["personality"].value in SLOW_START_STACKS + OPEN_START_STACKS:
+        values["_slow_start"] = start
+        # Without SunOS's 4096-byte copies (personality_of would have named it), Linux 2.0 first.
+        allowed = SLOW_START_STACKS if start.value else OPEN_START_STACKS[::-1]
+        if values["personality"].value not in allowed:
+            first = values["personality"]
+            values["personality"] = Fitted(allowed[0], f"{start.source}: {' or '.join(allowed)}, not {first.value} "
+                                           f"({first.source})")
     other = _other(conn, d)
     if other is not None:
         # The receiver's stack: its own profile, and its delayed-ACK timer as the sender saw it.
