@@ -13,7 +13,7 @@ import polars as pl
 from ..analyze import FileAnalysis
 from .calibrate import refine
 from .compare import Comparison, compare, time_lost
-from .fit import Fit, Fitted, fit_connection, read_step
+from .fit import Fit, Fitted, fit_connection, read_step, with_delack
 from .reference import run_reference
 from .whatif import QuickRun, Workers, plan, start_all
 
@@ -94,6 +94,7 @@ def _compare_all(file: FileAnalysis, what_if: str | None, workers: Workers, refe
         fit = refine(fit, conn, trows, read_step(trows, fit.dir))
         if reference:
             fit = fit.with_values({k: Fitted(v, "given: the reference asked for") for k, v in reference.items()})
+        fit = with_delack(fit, conn)
         items = plan(fit, {s.cause for s in conn.stalls} | {f.cause for f in conn.findings}, what_if) \
             if what_if != "" else []
         # The what-ifs need the fit alone: the worker processes run them while the reference runs here.

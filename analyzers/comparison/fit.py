@@ -276,6 +276,28 @@ def personality_of(profile: dict[str, Any], delayed_ack: dict[str, Any] | None) 
     return Fitted("bsd44", GENERIC_STACK)
 
 
+# Each receiver stack's delayed-ACK timer (native/src/sim/tcp/personality.rs, docs/tcp-rules.md):
+# the BSD 200 ms tick, FreeBSD 4's 100 ms delack, Linux's minimum ATO of 40 ms (tcp_delack_min),
+# Linux 2.0's initial ATO of HZ/3.
+DELACK_NS = {"sunos41": 200_000_000, "bsd44": 200_000_000, "tru64": 200_000_000, "freebsd4": 100_000_000,
+             "linux": 40_000_000, "linux20": 333_333_333}
+
+
+def with_delack(fit: Fit, conn: ConnectionAnalysis) -> Fit:
+    """The fit with the peer's delayed-ACK timer: the fitted receiver stack's (the reference runs
+    with it), beside what the trace showed of the peer's delayed ACKs."""
+    recv = fit.value("receiver_personality") or fit.value("personality")
+    timer = DELACK_NS.get(recv)
+    if timer is None:
+        return fit
+    d = conn.data_direction
+    seen = (d.profile.get("peer_delayed_ack") or {}) if d is not None else {}
+    shown = (f"; the trace's delayed ACKs: {seen.get('timer')}, median {seen['delay_median_ns'] / 1e6:.1f} ms, longest "
+             f"{seen['delay_max_ns'] / 1e6:.1f} ms (a tick fires anywhere up to its period after the segment)"
+             if seen.get("delay_median_ns") and seen.get("delay_max_ns") else "; the trace showed no delayed ACK")
+    return fit.with_values({"receiver_delack_ns": Fitted(timer, f"the {recv} receiver's delayed-ACK timer" + shown)})
+
+
 def ts_clock_hz(rows: pl.DataFrame | None, dir_: int) -> float | None:
     """How fast a sender's TCP timestamps tick (RFC 7323 leaves the clock to the stack: Linux
     1000 Hz, FreeBSD 4 100 Hz): TSval advance over wall time, over at least 100 ms."""
@@ -483,6 +505,29 @@ def buffer_size(flight: int) -> int:
     return -(-flight // 4096) * 4096
 
 
+# Stacks that settle a send buffer other than the one asked for (native/src/sim/tcp/personality.rs):
+# Linux doubles SO_SNDBUF (half is kept for its bookkeeping, sk_sndbuf = 2 x the value); 4.4BSD and
+# FreeBSD round the buffers up to whole segments in tcp_mss.
+SNDBUF_DOUBLED = ("linux",)
+BUFFERS_ROUNDED_TO_MSS = ("bsd44", "freebsd4")
+
+
+def sndbuf_request(plateau: int, personality: str | None, mss: int | None) -> tuple[int, str]:
+    """The SO_SNDBUF value behind a measured plateau: the value the stack settles on (doubled,
+    rounded to segments) is what the flight shows, so the request is the round number that settles
+    there: a whole 4 KB, or the one a segment's rounding took up to the plateau."""
+    if personality in SNDBUF_DOUBLED:
+        half = buffer_size(-(-plateau // 2))
+        return half, f"; half of it asked for ({half}, rounded up to a whole 4 KB): {personality} doubles SO_SNDBUF"
+    if personality in BUFFERS_ROUNDED_TO_MSS and mss and plateau % 4096:
+        below = plateau // 4096 * 4096
+        if below > plateau - mss and below > 0:
+            return below, (f"; {below} asked for, which {personality} rounds up to whole {mss}-byte segments: "
+                           f"the plateau")
+    size = buffer_size(plateau)
+    return size, ("; rounded up to a whole 4 KB" if size != plateau else "")
+
+
 def read_step(rows: pl.DataFrame | None, dir_: int) -> int | None:
     """The receiving application's read size, from its window: the right edge it advertises (ACK
     plus window) moves when the application reads, by what it read (or a window update's share of
@@ -505,10 +550,11 @@ def _fit_bulk(d: DirectionAnalysis, values: dict[str, Fitted]) -> None:
     values["bytes"] = Fitted(int(p["bytes"]), "the new bytes the sender sent (profile.bytes)")
     s = p.get("send_buffer_estimate")
     if s:
-        size = buffer_size(int(s))
+        pers = values["personality"].value if "personality" in values else None
+        mss = values["_segment"].value if "_segment" in values else None
+        size, how = sndbuf_request(int(s), pers, mss)
         values["sndbuf"] = Fitted(size, f"the flight's plateau while the peer's window had room ({s} bytes, Moldeklev's "
-                                  "S; a buffer holds at least its flight) rounded up to a whole 4 KB"
-                                  if size != s else "the flight's plateau while the peer's window had room (Moldeklev's S)")
+                                  f"S; a buffer holds at least its flight){how}")
     r = p.get("peer_receive_window_max")
     if r:
         values["rcvbuf"] = Fitted(int(r), "the largest window the peer advertised (Moldeklev's R)")
