@@ -58,7 +58,7 @@ FIXTURE_RUNS := nagle_4k_jumbo:2 nagle_4k_jumbo_nodelay:0.5 nagle_128k_buffer:0.
 	atm_clean:1 \
 	atm_small_buffer:2 atm_ppd:1.5 atm_epd:1.5 jumbo_slots:1.5 pmtu_blackhole:1 pmtu_blackhole_probing:4 \
 	pmtu_icmp:0.2 mss_mismatch:0.25 slow_reader:2 small_sndbuf_long_rtt:2 burst_loss:2 burst_loss_sack:1 \
-	idle_app:2 clean_bulk:0.3
+	idle_app:2 clean_bulk:0.3 ack_loss:3
 fixtures: setup
 	@for run in $(FIXTURE_RUNS); do \
 		echo "fixture $${run%%:*}"; \

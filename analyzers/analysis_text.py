@@ -63,6 +63,9 @@ def _evidence_line(s) -> str:
                      f"-> {e['window_after_release']} B, {e['outstanding_bytes']} B outstanding")
     if "first_timeout_frame" in e:
         parts.append(f"timeout resend frame {e['first_timeout_frame']}, {e['segments_resent']} segments resent")
+    if "first_resend_frame" in e:
+        parts.append(f"frame {e['first_resend_frame']} resent data this tap saw acknowledged "
+                     f"{_ms(e['acked_before_resend_ns'])} before")
     if "turnaround" in e:
         parts.append(f"waited for the peer's data (frame {e['peer_data_frame']})")
     elif "resumed_frame" in e:

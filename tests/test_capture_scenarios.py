@@ -11,7 +11,7 @@ import pytest
 
 from stallscope.capture.netns import PREFIX, list_namespaces
 from stallscope.capture.observe import observe
-from stallscope.capture.scenarios.library import BURST_SCHEDULE, SCENARIOS
+from stallscope.capture.scenarios.library import ACK_LOSS_SCHEDULE, BURST_SCHEDULE, SCENARIOS
 from stallscope.capture.scenarios.runner import run_scenario
 
 pytestmark = [
@@ -216,6 +216,18 @@ def test_idle_application_gaps_are_its_own_pauses(runs):
     gaps = doc["_sender"].data_gaps_ns
     assert sum(250 * MS <= g <= 400 * MS for g in gaps) >= 3
     assert doc["_sender"].retransmissions == 0 and doc["drops"] == {}
+
+
+def test_lost_acks_end_in_timeouts_of_delivered_data(runs):
+    doc = runs("ack_loss")
+    assert doc["expected_causes"] == ["ack_loss_timeout"]
+    # Only ACKs were lost, a whole burst of them at least once.
+    assert doc["emulator"]["forward"]["drops"] == {}
+    assert doc["emulator"]["reverse"]["drops"].get("burst_loss", 0) >= ACK_LOSS_SCHEDULE.length
+    snd, rcv = doc["_sender"], doc["_receiver"]
+    # The sender heard nothing and its timer fired; every segment it sent, resends included, arrived.
+    assert snd.timeouts >= 1
+    assert rcv.data_segments == snd.data_segments and rcv.retransmissions == snd.retransmissions
 
 
 def test_clean_bulk_has_no_loss_and_no_gaps(runs):

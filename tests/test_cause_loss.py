@@ -80,3 +80,35 @@ def test_a_window_full_of_lost_data_is_the_loss(capture: str) -> None:
     assert "receiver_window_limited" not in causes
     lost = [s for s in analysis.stalls if "lost_from_window" in s.evidence]
     assert lost and all(s.cause == "burst_loss_timeout" and s.evidence["lost_from_window"] > 1 for s in lost)
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def _stalls(pcap: Path, cause: str) -> list:
+    return [s for s in analyze_file(pcap).stalls if s.cause == cause]
+
+
+def test_acks_lost_after_a_receiver_side_tap_are_named_from_the_resend() -> None:
+    """fixtures/ack_loss (real Linux, only ACKs dropped on the way back): at the receiver's tap the
+    data was acknowledged, then the sender resent it after its timer. The tap saw the ACKs go, so
+    they were lost between it and the sender; the stall is not the application's idle time."""
+    stalls = _stalls(FIXTURES / "ack_loss.receiver.pcap", "ack_loss_timeout")
+    assert len(stalls) >= 2
+    for s in stalls:
+        e = s.evidence
+        assert e["vantage"] == "receiver"
+        assert e["silence_before_resend_ns"] >= 150_000_000  # a retransmission timer, not a probe
+        assert e["acked_before_resend_ns"] > 2_000_000  # well over the 2 ms round trip
+        assert e["first_resend_frame"] in e["resent_frames"]
+    assert not _stalls(FIXTURES / "ack_loss.receiver.pcap", "application_idle")
+
+
+def test_a_dsack_after_a_long_silence_is_lost_acks_at_the_sender() -> None:
+    """The same run at the sender: nothing came back until the resend drew a DSACK. The receiver,
+    which ACKs every second segment at once, owed an ACK for the full flight within a few round
+    trips; a longer silence means its ACKs were lost, not that the timer fired early."""
+    stalls = _stalls(FIXTURES / "ack_loss.pcap", "ack_loss_timeout")
+    assert len(stalls) >= 2
+    assert all("DSACK" in s.evidence["delivered"] for s in stalls)
+    assert not _stalls(FIXTURES / "ack_loss.pcap", "spurious_timeout")

@@ -6,12 +6,17 @@ turnaround). Reported as `application_idle`, apart from the stalls with a transp
 from __future__ import annotations
 
 from stallscope.analyzers.causes.common import before, mss, tolerance
+from stallscope.analyzers.causes.loss import stale_resends
 from stallscope.analyzers.findings import Verdict
 from stallscope.analyzers.stalls import StallContext
 from stallscope.vocabulary import Cause
 
 
 def rule(ctx: StallContext) -> Verdict | None:
+    if ctx.timing.vantage != "sender" and stale_resends(ctx):
+        # Away from the sender, a resend of data this tap saw acknowledged means the sender never
+        # heard of it: it was waiting on its timer, not idle (causes/loss.py names it when it can).
+        return None
     if not ctx.ended_by_new_data:
         # The capture ends in silence: idle if everything had been acknowledged and the only
         # resends were of acknowledged data (a probe, a spurious retransmission).

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from stallscope.analyzers.causes.common import before, peer_delay, release
 from stallscope.analyzers.findings import Alternative, Verdict
+from stallscope.analyzers.sender_state import TIMEOUT_FLOOR_NS
 from stallscope.analyzers.stalls import StallContext
 from stallscope.vocabulary import Cause
 
@@ -27,7 +28,8 @@ ATM_MTU_LOW, ATM_MTU_HIGH = 9001, 9300
 def rule(ctx: StallContext) -> Verdict | None:
     timeouts = [r for r in ctx.repairs() if r.kind == "timeout"]
     if not timeouts:
-        return _lost_window(ctx)  # no resend of unacknowledged data after a timeout
+        # No resend of unacknowledged data after a timeout.
+        return _acked_at_tap_resent(ctx) or _lost_window(ctx)
     first = timeouts[0]
     lost = sorted({r.seq for r in ctx.resends})
     episode = max(len(lost), ctx.recovery_segments)
@@ -74,13 +76,18 @@ def link_mtu(profile: dict) -> int:
 
 def _delivered(ctx: StallContext, first) -> tuple[str, str] | None:
     after = [a for a in ctx.acks if a.ts_ns > first.ts_ns]
+    rtt = ctx.timing.path_rtt_ns
     if any(a.dsack for a in after):
         # The peer had it: its ACKs went missing, or the timer fired before they could come.
         early = [a for a in ctx.acks if a.ts_ns <= first.ts_ns and a.ack > first.seq]
         if early:
             return Cause.ACK_LOSS_TIMEOUT.value, "the peer acknowledged the segment before it was resent"
+        heard = next((a for a in ctx.acks if a.ts_ns > ctx.start_ns), after[0])
+        if heard.ts_ns - ctx.start_ns > ack_due_ns(ctx) + (rtt or 0):
+            # The receiver had the data and owed an ACK for it; the sender heard nothing for longer.
+            return (Cause.ACK_LOSS_TIMEOUT.value, "the peer reported the resend as a duplicate (DSACK) after a "
+                    "silence longer than a receiver may hold an ACK: its ACKs were sent and lost")
         return Cause.SPURIOUS_TIMEOUT.value, "the peer reported the resend as a duplicate (DSACK)"
-    rtt = ctx.timing.path_rtt_ns
     # Only the handshake's RTT is free of queueing: one read from bulk data can be many times the
     # path's (burst_loss without its SYNs: 19 ms for 2.2 ms), making a prompt ACK look too soon.
     if rtt and ctx.timing.source == "handshake":
@@ -104,6 +111,85 @@ def _delivered(ctx: StallContext, first) -> tuple[str, str] | None:
 
 # RFC 1122 4.2.3.2: an ACK may be delayed, but by less than 0.5 s.
 MAX_ACK_DELAY_NS = 500_000_000
+# A receiver's ACK delays learned from this many held ACKs bound its timer well enough to say an
+# ACK was overdue; twice the longest seen leaves room for a timer that fired late.
+LEARNED_TIMER_MIN_ACKS = 8
+LEARNED_TIMER_MARGIN = 2
+# A receiver whose ACKs covered two segments at least this often ACKs every second segment; its
+# ACK for a flight of two or more was due within this many typical round trips.
+EVERY_SECOND_SHARE = 0.5
+PROMPT_ACK_RTTS = 4
+
+
+def ack_due_ns(ctx: StallContext) -> int:
+    """How long after the data the receiver's ACK was due at the latest: RFC 1122 4.2.3.2's 0.5 s,
+    or sooner when the trace showed how this receiver ACKs: one that ACKs every second full segment
+    at once (RFC 5681 4.2) owed an ACK as soon as two of the flight's segments arrived, within a
+    few of the connection's typical round trips (queueing included); one whose held ACKs showed
+    its timer (a Linux peer holds an ACK 40 ms) owed it within that timer."""
+    peer = ctx.profile.get("peer_delayed_ack") or {}
+    rtt = ctx.timing.typical_rtt_ns or ctx.timing.path_rtt_ns
+    pairs = (peer.get("every_second_segment") or 0) >= EVERY_SECOND_SHARE
+    if rtt and pairs and ctx.in_flight_at_start >= 2 * max(ctx.segment_size, 1):
+        return min(MAX_ACK_DELAY_NS, PROMPT_ACK_RTTS * rtt)
+    longest = peer.get("delay_max_ns")
+    if longest and (peer.get("delayed_acks") or 0) >= LEARNED_TIMER_MIN_ACKS:
+        return min(MAX_ACK_DELAY_NS, LEARNED_TIMER_MARGIN * longest)
+    return MAX_ACK_DELAY_NS
+
+
+# The longest a first retransmission can wait on its timer: RFC 6298 2.5 lets the RTO be capped at
+# no less than 60 s; Linux caps it at 120 s (TCP_RTO_MAX). A resend after a longer silence is not
+# the timer's answer to a lost ACK.
+MAX_RTO_NS = 120_000_000_000
+# Keep-alives and zero-window probes resend at most one byte of acknowledged data (RFC 1122
+# 4.2.3.6, 4.2.2.17): probes, not retransmissions.
+PROBE_MAX_BYTES = 1
+
+
+def stale_resends(ctx: StallContext) -> list:
+    """Resends of data the peer had already acknowledged where the tap saw it, after a silence
+    the sender's retransmission timer could have ended (a tail-loss probe comes sooner); keep-alives
+    and window probes left out."""
+    repairs = {id(r) for r in ctx.repairs()}
+    return [r for r in ctx.resends if id(r) not in repairs and r.length > PROBE_MAX_BYTES
+            and r.ts_ns - ctx.start_ns >= TIMEOUT_FLOOR_NS]
+
+
+def _acked_at_tap_resent(ctx: StallContext) -> Verdict | None:
+    """Seen from the receiver, or from a tap between the hosts: the sender resent data the tap had
+    seen acknowledged, after a silence, and nothing it had not. Those ACKs went by the tap and never
+    reached the sender: a sender's timer resends only what it still holds unacknowledged. When the
+    resend left the sender before the ACK could have reached it (less than a round trip after the
+    ACK at a tap by the receiver), the timer fired early instead."""
+    if ctx.repairs() or ctx.timing.vantage not in ("receiver", "middle"):
+        return None
+    stale = stale_resends(ctx)
+    if not stale:
+        return None
+    first = stale[0]
+    silence = first.ts_ns - ctx.start_ns
+    if silence > MAX_RTO_NS:
+        return None
+    covered_to = first.seq + first.length
+    ack = next((a for a in ctx.acks if a.ts_ns < first.ts_ns and a.ack >= covered_to), None)
+    acked_ns = ack.ts_ns if ack is not None else ctx.start_ns  # acknowledged before the stall began
+    rtt = ctx.timing.path_rtt_ns or 0
+    evidence = {
+        "vantage": ctx.timing.vantage,
+        "first_resend_frame": first.frame,
+        "silence_before_resend_ns": silence,
+        "resent_frames": [r.frame for r in stale[:16]],
+        "acked_before_resend_ns": first.ts_ns - acked_ns,
+        "acking_frame": ack.frame if ack is not None else None,
+    }
+    if first.ts_ns - acked_ns <= rtt:
+        return Verdict(Cause.SPURIOUS_TIMEOUT.value, None, 0.5, evidence,
+                       (Alternative(Cause.ACK_LOSS_TIMEOUT.value, None, 0.4, "if that ACK was lost after the tap"),))
+    evidence["why"] = ("the sender resent data this tap had already seen acknowledged, more than a round trip "
+                       "after the ACK: the ACKs were lost between the tap and the sender")
+    return Verdict(Cause.ACK_LOSS_TIMEOUT.value, None, 0.7, evidence,
+                   (Alternative(Cause.SPURIOUS_TIMEOUT.value, None, 0.2, "if the sender's timer misfired"),))
 
 
 def _acked_beyond_resends(ctx: StallContext, first) -> tuple[object, int] | None:

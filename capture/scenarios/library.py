@@ -72,6 +72,11 @@ def _atm(name: str, description: str, switch: SwitchConfig | None, expected=(), 
 # timeout; with the repair lost it has only the retransmission timer. SACK's RACK resends it.
 BURST_SCHEDULE = BurstLossConfig(length=12, every=400, warmup=400, count=20, lose_first_repair=True)
 BURST_LINK = LinkConfig(DirectionConfig(rate_bps=LOSSY_RATE, delay_ns=1 * MS, bursts=BURST_SCHEDULE), LAN)
+# Lost ACKs: every frame back from the receiver counts (min_frame_len 0), and a burst outlasts the
+# ACKs of a whole receive window (32 KB: about a dozen), so the sender hears nothing until its timer.
+ACK_LOSS_SCHEDULE = BurstLossConfig(length=16, every=600, warmup=300, count=6, min_frame_len=0)
+ACK_LOSS_LINK = LinkConfig(DirectionConfig(rate_bps=LOSSY_RATE, delay_ns=1 * MS),
+                           DirectionConfig(delay_ns=1 * MS, bursts=ACK_LOSS_SCHEDULE))
 # A fixed receive buffer (no autotuning) keeps the sender window-limited: after the lost repair
 # it has nothing new to send, so the capture shows the whole timeout as silence.
 BURST_RCVBUF = 32 * 1024
@@ -197,6 +202,17 @@ def _scenarios() -> list[Scenario]:
             sender=HostKnobs(socket=BURST_SENDER),
             receiver=HostKnobs(socket=SocketKnobs(rcvbuf=BURST_RCVBUF)),
             link=BURST_LINK,
+        ),
+        Scenario(
+            name="ack_loss",
+            description=f"bursts of {ACK_LOSS_SCHEDULE.length} consecutive ACKs lost on the way back, every "
+                        f"{ACK_LOSS_SCHEDULE.every} frames of the receiver, on the lossy path: the data arrives, the sender "
+                        "hears nothing and its retransmission timer fires (DSACK reports the resend as a duplicate)",
+            workload="bulk",
+            sender=HostKnobs(socket=BURST_SENDER),
+            receiver=HostKnobs(socket=SocketKnobs(rcvbuf=BURST_RCVBUF)),
+            link=ACK_LOSS_LINK,
+            expected=(Cause.ACK_LOSS_TIMEOUT,),
         ),
         Scenario(
             name="idle_app",
