@@ -170,9 +170,9 @@ def test_a_long_transfer_is_calibrated_on_its_first_bytes(tmp_path, monkeypatch)
     seen = []
     real = calibrate._run_score
 
-    def spy(fit, changes, goodput, stalls):
+    def spy(fit, changes, target):
         seen.append((fit.value("bytes"), (fit.value("impairments") or {}).get("drop_segments", ())))
-        return real(fit, changes, goodput, stalls)
+        return real(fit, changes, target)
 
     monkeypatch.setattr(calibrate, "_run_score", spy)
     pcap = tmp_path / "long.pcap"

@@ -8,28 +8,61 @@ the candidates and the choice are reported with the fit."""
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from itertools import product
 from typing import Any
 
 from stallscope.simulate.run_bulk import SENDER_ADDR, run_bulk
 
 from ..findings import ConnectionAnalysis
+from stallscope.vocabulary import UNDETERMINED
+
 from .compare import IDLE
 from .fit import Fit, Fitted
 
 COMMON_WRITES = (4096, 8192, 16384, 65536)
 # A candidate replaces the first estimate only when its distance is smaller by more than this.
 KEEP_FIRST_MARGIN = 0.05
+# Above this distance after the groups, they are gone through a second time.
+SECOND_PASS_SCORE = 0.1
 MAX_CANDIDATES = 64
 
 
-def _score(goodput_model: float, stalls_model: int, goodput_trace: float, stalls_trace: int) -> float:
+@dataclass(frozen=True)
+class Target:
+    """What a candidate run is held against: the trace's goodput (Mbit/s), its stalls (count, time
+    lost per cause) and the time its data took (ns), the normaliser of the time lost."""
+
+    goodput: float
+    stalls: int
+    lost: dict[str, int]
+    duration_ns: int
+
+
+def _score(goodput_model: float, stalls_model: int, lost_model: dict[str, int], target: Target) -> float:
     """Distance of a candidate run from the trace: the goodput ratio's log (a factor of two either
-    way weighs the same) plus the relative difference in stall counts."""
-    if goodput_model <= 0 or goodput_trace <= 0:
+    way weighs the same), the relative difference in stall counts, and the difference in time lost
+    per cause as a share of the trace's duration (a run that matches the goodput by another
+    mechanism, a window limit for a deadlock, is further off)."""
+    if goodput_model <= 0 or target.goodput <= 0:
         return math.inf
-    return abs(math.log(goodput_model / goodput_trace)) + abs(stalls_model - stalls_trace) / max(stalls_trace, 1)
+    causes = set(target.lost) | set(lost_model)
+    by_cause = sum(abs(target.lost.get(c, 0) - lost_model.get(c, 0)) for c in causes) / max(target.duration_ns, 1)
+    return (abs(math.log(goodput_model / target.goodput)) + abs(stalls_model - target.stalls) / max(target.stalls, 1)
+            + by_cause)
+
+
+def _target(conn: ConnectionAnalysis, dir_: int, goodput: float, duration_ns: int, last_frame: int | None = None
+            ) -> Target:
+    """The trace's Target over its stalls of `dir_` (up to `last_frame`): causes the simulator
+    names too (not the analyzer's undetermined)."""
+    stalls = [s for s in conn.stalls if s.dir == dir_ and s.cause != IDLE
+              and (last_frame is None or s.start_frame <= last_frame)]
+    lost: dict[str, int] = {}
+    for s in stalls:
+        if s.cause != UNDETERMINED:
+            lost[s.cause] = lost.get(s.cause, 0) + s.time_lost_ns
+    return Target(goodput, len(stalls), lost, duration_ns)
 
 
 def _candidates(fit: Fit, read_step: int | None) -> list[dict[str, int]]:
@@ -57,6 +90,8 @@ def _pow2(n: int) -> int:
 # Framings a link may have: none (the IP datagrams alone), AAL5 cells, Ethernet (the presets'
 # framings; the fitted rate is converted so the IP throughput stays what the trace showed).
 FRAMINGS = ("custom", "atm140", "ethernet10", "fddi")
+# Standard links tried at their own rate (simulate.links.presets).
+NOMINAL_LINKS = ("ethernet10", "fastethernet", "fddi", "atm140", "gige")
 # The simulator's host cost models (simulate.host_cost.COST_MODELS): none, and a 1990s workstation.
 HOST_MODELS = ("free", "sun_ipx")
 
@@ -84,6 +119,19 @@ def _framed(fit: Fit, rows: Any) -> list[dict[str, Any]]:
                 cand["delay_ns"] = one_way_delay(rows, path["rtt"], rate, wire, path.get("from") == "handshake",
                                                  fit.value("mtu"))
         links.append(cand)
+    # The measured rate is a floor (waits spread packets out: a stop-and-wait transfer has no
+    # back-to-back pair at all), so each standard link that carries the trace's datagrams is tried at
+    # its own rate where that is faster.
+    measured = max((c.get("rate_bps") or 0 for c in links), default=0)
+    mtu = fit.value("mtu") or 0
+    for link in NOMINAL_LINKS:
+        preset = LINK_PRESETS[link]
+        if preset.mtu >= mtu and preset.rate_bps > measured:
+            cand = {"link": link, "rate_bps": preset.rate_bps}
+            if path.get("rtt"):
+                cand["delay_ns"] = one_way_delay(rows, path["rtt"], preset.rate_bps, preset.wire_bytes,
+                                                 path.get("from") == "handshake", fit.value("mtu"))
+            links.append(cand)
     # Each link with each host model: a host's per-packet and per-byte costs (copies, checksums,
     # interrupts) shape a trace as much as the link (Moldeklev's Sun IPX bounds 140 Mbit/s ATM
     # near 21 Mbit/s), and pace the ACKs the rate was measured from.
@@ -134,13 +182,16 @@ def _stacks(fit: Fit) -> list[dict[str, Any]]:
     return [{"personality": p, "receiver_personality": p} for p in (first, *(x for x in stacks if x != first))]
 
 
-def _run_score(fit: Fit, changes: dict[str, Any], goodput: float, stalls: int) -> float | None:
+def _run_score(fit: Fit, changes: dict[str, Any], target: Target) -> float | None:
     try:
         res = run_bulk(fit.bulk_config(**changes), impairments=fit.value("impairments"))
     except ValueError:
         return None
-    n = sum(1 for s in res.stalls if s.direction.startswith(SENDER_ADDR + ":") and s.cause.value != IDLE)
-    return _score(sender_goodput(res), n, goodput, stalls)
+    mine = [s for s in res.stalls if s.direction.startswith(SENDER_ADDR + ":") and s.cause.value != IDLE]
+    lost: dict[str, int] = {}
+    for s in mine:
+        lost[s.cause.value] = lost.get(s.cause.value, 0) + s.duration_ns
+    return _score(sender_goodput(res), len(mine), lost, target)
 
 
 # Candidates measured from the trace under another name than the simulator's input.
@@ -229,10 +280,9 @@ def _refine_request_response(fit: Fit, rows: Any) -> Fit:
 CALIBRATION_BYTES = 8 * 1024 * 1024
 
 
-def _prefix(fit: Fit, conn: ConnectionAnalysis, rows: Any) -> tuple[Fit, float, int] | None:
+def _prefix(fit: Fit, conn: ConnectionAnalysis, rows: Any) -> tuple[Fit, Target] | None:
     """For a transfer longer than CALIBRATION_BYTES: the fit cut to its first CALIBRATION_BYTES
-    (whole writes; the losses in them replayed) and the trace's goodput (Mbit/s) and stall count
-    over the same bytes. None when the transfer is shorter or its packets are not at hand."""
+    (whole writes; the losses in them replayed) and the trace's Target over the same bytes. None when the transfer is shorter or its packets are not at hand."""
     import polars as pl
 
     total, write = fit.value("bytes") or 0, fit.value("write") or 0
@@ -248,14 +298,13 @@ def _prefix(fit: Fit, conn: ConnectionAnalysis, rows: Any) -> tuple[Fit, float, 
     if span <= 0:
         return None
     goodput = (int(new["seq_end"].max()) - int(new["seq_rel"].min())) * 8 / (span / 1e9) / 1e6
-    last = int(new["frame"][-1])
-    stalls = sum(1 for s in conn.stalls if s.dir == d.dir and s.cause != IDLE and s.start_frame <= last)
+    target = _target(conn, d.dir, goodput, span, int(new["frame"][-1]))
     values = {"bytes": Fitted(cut, f"the transfer's first {cut} bytes")}
     drops = (fit.value("impairments") or {}).get("drop_segments")
     if drops:
         values["impairments"] = Fitted({**fit.value("impairments"),
                                         "drop_segments": tuple(x for x in drops if x[0] < cut)}, "the losses in them")
-    return fit.with_values(values), goodput, stalls
+    return fit.with_values(values), target
 
 
 def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int | None = None) -> Fit:
@@ -267,20 +316,29 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
         return fit
     d = conn.data_direction
     goodput = (d.goodput_bps or 0) / 1e6 if d else 0
-    stalls = sum(1 for s in conn.stalls if d is not None and s.dir == d.dir and s.cause != IDLE)
-    if goodput <= 0:
+    if goodput <= 0 or d is None:
         return fit
-    target, prefix = fit, _prefix(fit, conn, rows)
+    data_ns = (d.profile.get("bytes") or 0) * 8 / (goodput * 1e6) * 1e9
+    cut, target, prefix = fit, _target(conn, d.dir, goodput, int(data_ns)), _prefix(fit, conn, rows)
     if prefix is not None:
-        target, goodput, stalls = prefix
+        cut, target = prefix
     chosen: dict[str, Any] = {}
     tried = 0
     best_score = math.inf
-    for make in (lambda: _framed(fit, rows), lambda: _stacks(fit), lambda: _pace(fit, chosen),
-                 lambda: _candidates(fit, read_step)):
-        group = make()
+    groups = (lambda: _framed(fit, rows), lambda: _stacks(fit), lambda: _pace(fit, chosen),
+              lambda: _candidates(fit, read_step))
+    passes = 0
+    for step, make in enumerate(groups * 2):
+        if step == len(groups):
+            # One group after the other can settle early on a choice made under a wrong stack (all
+            # framings equally far from a trace a wrong stack deadlocks): far off, once more, each
+            # group now starting from what is chosen.
+            if best_score <= SECOND_PASS_SCORE:
+                break
+        passes = 1 + step // len(groups)
+        group = make() if step < len(groups) else [{}, *make()]
         runs = [{**chosen, **{k: v for k, v in cand.items() if v is not None}} for cand in group]
-        scores = [_run_score(target, changes, goodput, stalls) for changes in runs]
+        scores = [_run_score(cut, changes, target) for changes in runs]
         tried += len(runs)
         scored = [(round(score, 6), i, changes) for i, (score, changes) in enumerate(zip(scores, runs))
                   if score is not None]
@@ -295,11 +353,12 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
                 best_score, _, chosen = scored[0]
     if not chosen:
         return fit
-    over = (f" over the first {target.value('bytes')} bytes (the trace's and each run's)" if prefix is not None
+    over = (f" over the first {cut.value('bytes')} bytes (the trace's and each run's)" if prefix is not None
             else "")
-    why = (f"chosen by simulation ({tried} runs: the link's framing, then the stack among those with the same SYN "
-           f"options, then the applications' pace, then write x read x send buffer): the run "
-           f"closest to the trace's goodput and stall count{over} (distance {best_score:.3f})")
+    runs_how = f"{tried} runs" + (", two passes" if passes == 2 else "")
+    why = (f"chosen by simulation ({runs_how}: the link's framing and host, then the stack among those with the "
+           f"same SYN options, then the applications' pace, then write x read x send buffer): the run "
+           f"closest to the trace's goodput, stall count and time lost per cause{over} (distance {best_score:.3f})")
     values = dict(fit.values)
     for k, v in chosen.items():
         if k in values and values[k].value == v:
