@@ -8,7 +8,7 @@ stops at the buffer's size with the peer's window open).
 
 from __future__ import annotations
 
-from stallscope.analyzers.causes.nagle import buffer_in_flight
+from stallscope.analyzers.causes.nagle import MIN_SEND_BUFFER, buffer_in_flight
 from stallscope.analyzers.causes.common import before, mss, peer_delay, release, timer_driven
 from stallscope.analyzers.peer_acks import DELAYED_MIN_NS
 from stallscope.analyzers.findings import Alternative, Verdict
@@ -40,6 +40,10 @@ def rule(ctx: StallContext) -> Verdict | None:
         "next_segment_len": ctx.held_len,
     }
     plateau = ctx.profile.get("send_buffer_estimate") or 0
+    if plateau < MIN_SEND_BUFFER:
+        # A writer that never had 2 KB out wrote little (a 100-byte reply held by Nagle behind
+        # another on loopback): the flight shows its messages, not a buffer that filled.
+        plateau = 0
     if usable < need and not (win_before > 0 and _whole_buffer_out(ctx, outstanding)):
         peer_max = ctx.profile.get("peer_receive_window_max") or win_before
         if 0 < usable < m and usable < peer_max // 2 and ctx.held_len >= usable:
@@ -87,7 +91,7 @@ def _whole_buffer_out(ctx: StallContext, outstanding: int) -> bool:
     did). A sender with nothing unsent has nothing for a small window to hold back."""
     plateau = ctx.profile.get("send_buffer_estimate") or 0
     ceiling = ctx.profile.get("max_in_flight") or 0
-    return bool(plateau) and plateau >= ceiling and outstanding >= ceiling
+    return plateau >= max(ceiling, MIN_SEND_BUFFER) and outstanding >= ceiling
 
 
 # A send-buffer-limited sender waits with data outstanding for most of each round trip: it has
