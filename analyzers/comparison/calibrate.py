@@ -119,9 +119,16 @@ def _framed(fit: Fit, rows: Any) -> list[dict[str, Any]]:
                 cand["delay_ns"] = one_way_delay(rows, path["rtt"], rate, wire, path.get("from") == "handshake",
                                                  fit.value("mtu"))
         links.append(cand)
-    # The measured rate is a floor (waits spread packets out: a stop-and-wait transfer has no
-    # back-to-back pair at all), so each standard link that carries the trace's datagrams is tried at
-    # its own rate where that is faster.
+    # The measured rate is a floor (waits spread packets out: a stop-and-wait transfer has few
+    # back-to-back pairs, or none), so the fastest pair's rate is tried, and each standard link that
+    # carries the trace's datagrams at its own rate where that is faster.
+    (top, _), = bottleneck_rates(rows, fit.dir, path.get("vantage"), [(LINK_PRESETS["custom"].wire_bytes, 0)], 1.0)
+    if top and all(top > (c.get("rate_bps") or 0) for c in links):
+        cand = {"link": "custom", "rate_bps": top}
+        if path.get("rtt"):
+            cand["delay_ns"] = one_way_delay(rows, path["rtt"], top, LINK_PRESETS["custom"].wire_bytes,
+                                             path.get("from") == "handshake", fit.value("mtu"))
+        links.append(cand)
     measured = max((c.get("rate_bps") or 0 for c in links), default=0)
     mtu = fit.value("mtu") or 0
     for link in NOMINAL_LINKS:

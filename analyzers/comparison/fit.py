@@ -441,8 +441,10 @@ def bottleneck_rate(rows: pl.DataFrame | None, dir_: int, vantage: str | None,
 
 
 def bottleneck_rates(rows: pl.DataFrame | None, dir_: int, vantage: str | None,
-                     variants: list[tuple[Callable[[int], int], int]]) -> list[tuple[int | None, str]]:
-    """bottleneck_rate for each (wire, idle_ns) of `variants`, the packets paired once."""
+                     variants: list[tuple[Callable[[int], int], int]],
+                     percentile: float = RATE_PERCENTILE) -> list[tuple[int | None, str]]:
+    """bottleneck_rate for each (wire, idle_ns) of `variants`, the packets paired once; the rate
+    at `percentile` of the pairs'."""
     if rows is None or rows.is_empty():
         return [(None, "")] * len(variants)
     data = rows.filter((pl.col("dir") == dir_) & pl.col("new_data") & (pl.col("payload_len") > 0)
@@ -456,7 +458,7 @@ def bottleneck_rates(rows: pl.DataFrame | None, dir_: int, vantage: str | None,
     if vantage in ("receiver", "middle"):
         pairs = data.with_columns(gap=pl.col("ts_ns").diff()).filter(pl.col("gap") > 0)
         return [_rate(framed(pairs, wire), f"spacing of consecutive data packets at the {vantage} tap "
-                      f"({pairs.height} pairs") for wire, _ in variants]
+                      f"({pairs.height} pairs", percentile) for wire, _ in variants]
     acks = (rows.filter((pl.col("dir") == 1 - dir_) & pl.col("acks_new") & pl.col("ack_rel").is_not_null())
             .sort("ts_ns").select("ts_ns", "ack_rel").with_columns(gap=pl.col("ts_ns").diff()))
     if acks.height < MIN_RATE_SAMPLES or data.is_empty():
@@ -470,16 +472,17 @@ def bottleneck_rates(rows: pl.DataFrame | None, dir_: int, vantage: str | None,
         per_ack = framed(covered, wire).group_by("ts_ns").agg(pl.col("wire").sum())
         pairs = acks.join(per_ack, on="ts_ns").with_columns(gap=pl.col("gap") - idle_ns).filter(pl.col("gap") > 0)
         out.append(_rate(pairs, "spacing of the peer's ACKs at the sender tap per wire byte of the packets each "
-                         f"covers ({pairs.height} ACKs"))
+                         f"covers ({pairs.height} ACKs", percentile))
     return out
 
 
-def _rate(pairs: pl.DataFrame, how: str) -> tuple[int | None, str]:
+def _rate(pairs: pl.DataFrame, how: str, percentile: float = RATE_PERCENTILE) -> tuple[int | None, str]:
     """The rate of (wire bytes, gap) samples: their high percentile, or None with too few."""
     if pairs.height < MIN_RATE_SAMPLES:
         return None, ""
     rates = pairs["wire"].cast(pl.Float64) * 8e9 / pairs["gap"].cast(pl.Float64)
-    return int(rates.quantile(RATE_PERCENTILE)), f"{how}, {int(RATE_PERCENTILE * 100)}th percentile)"
+    which = "the fastest pair" if percentile >= 1 else f"{int(percentile * 100)}th percentile"
+    return int(rates.quantile(percentile)), f"{how}, {which})"
 
 
 def one_way_delay(rows: pl.DataFrame | None, rtt: int, rate: int | None, wire: Callable[[int], int],
