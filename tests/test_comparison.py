@@ -187,3 +187,62 @@ def test_a_long_transfer_is_calibrated_on_its_first_bytes(tmp_path, monkeypatch)
     assert ref.fit.value("bytes") >= 1_000_000  # the reference replays the whole transfer
     assert f"over the first {cut} bytes" in ref.fit.values["link"].source
     assert abs(ref.comparison.goodput_ratio - 1) <= 0.05, ref.comparison.verdict
+
+
+def test_moldeklev_appendix_a_fits_the_host_and_predicts_the_fixes(tmp_path):
+    """Moldeklev appendix A simulated with the Sun IPX host: the fit finds the host model (its
+    costs bound the link) and the deadlock's mechanism, so S >= R and TCP_NODELAY predict the
+    normal band of table 1 (21.2 and 19.3 Mbit/s) within a third, not the trace's 0.37 Mbit/s."""
+    file = _trace(tmp_path, "moldeklev_a", personality="sunos41", link="atm140", sndbuf=16384, rcvbuf=32768,
+                  write=8192, read=8192, cost="sun_ipx", bytes=2_000_000)
+    ref = compare_file(file, what_if="s_ge_r,nodelay", jobs=1)[0]
+    assert ref.fit.value("cost") == "sun_ipx" and ref.fit.value("personality") == "sunos41"
+    assert ref.comparison.matches, ref.comparison.verdict
+    assert set(ref.comparison.time_lost_model) == {"nagle_delayed_ack"}
+    got = {p.name: p.goodput_bps / 1e6 for p in ref.what_ifs}
+    assert abs(got["s_ge_r"] / 21.2 - 1) <= 1 / 3 and abs(got["nodelay"] / 19.3 - 1) <= 1 / 3, got
+
+
+def test_a_pausing_writer_and_a_slow_reader_are_fitted(tmp_path):
+    """The applications' pace: a writer that sleeps between writes (its idle stalls give the pause
+    and the write) and a reader slower than the path (the window's right edge gives its pace) are
+    replayed, so the refitted runs keep the traces' goodput."""
+    from stallscope.simulate.slow_reader import reader_cost
+
+    idle = compare_file(_trace(tmp_path, "idle", personality="freebsd4", link="ethernet10", write=16384,
+                               think_ns=30_000_000, bytes=262_144), what_if="")[0]
+    assert idle.fit.value("write") == 16384
+    assert 20_000_000 <= idle.fit.value("think_ns") <= 36_000_000
+    assert "idle periods" in idle.fit.values["think_ns"].source
+    assert abs(idle.comparison.goodput_ratio - 1) <= 0.05, idle.comparison.verdict
+    slow = compare_file(_trace(tmp_path, "slow", personality="linux", link="ethernet10", read=2048, rcvbuf=8192,
+                               cost=reader_cost("free", 1_000_000), bytes=262_144), what_if="")[0]
+    assert abs(slow.fit.value("read_rate_bps") / 1_000_000 - 1) <= 0.10
+    assert "right edge" in slow.fit.values["read_rate_bps"].source
+    assert abs(slow.comparison.goodput_ratio - 1) <= 0.05, slow.comparison.verdict
+
+
+def test_how_the_window_opened_tells_the_old_stacks_apart(tmp_path):
+    """Without RFC 1323/2018 options, slow start (one MSS before the first ACK while the window
+    held more) leaves 4.4BSD and Tru64, a full first flight SunOS 4.1 and Linux 2.0."""
+    from stallscope.analyzers.comparison.fit import fit_connection
+    import polars as pl
+
+    for personality, slow_start in (("bsd44", True), ("tru64", True), ("linux20", False)):
+        file = _trace(tmp_path, personality, personality=personality, link="ethernet10", bytes=100_000)
+        conn = file.connections[0]
+        fit = fit_connection(conn, file.state.filter(pl.col("stream") == conn.stream))
+        assert fit.value("_slow_start") is slow_start, (personality, fit.values.get("_slow_start"))
+        assert fit.value("personality") in (("bsd44", "tru64") if slow_start else ("sunos41", "linux20"))
+
+
+def test_the_send_buffer_asked_for_is_the_one_that_settles_on_the_plateau():
+    """Linux doubles SO_SNDBUF and 4.4BSD/FreeBSD round it up to whole segments, so the value
+    fitted is the one the stack turns into the measured plateau."""
+    from stallscope.analyzers.comparison.fit import sndbuf_request
+
+    assert sndbuf_request(16384, "linux", 1448)[0] == 8192
+    assert sndbuf_request(33304, "freebsd4", 1448)[0] == 32768  # 23 segments of 1448
+    assert sndbuf_request(8760, "bsd44", 1460)[0] == 8192  # 6 of 1460
+    assert sndbuf_request(20000, "sunos41", 1460)[0] == 20480
+    assert sndbuf_request(16384, "tru64", 1460)[0] == 16384

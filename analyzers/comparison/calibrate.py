@@ -207,13 +207,16 @@ MEASURED_AS = {"read_rate_bps": "_read_rate"}
 
 def _pace(fit: Fit, chosen: dict[str, Any]) -> list[dict[str, Any]]:
     """The applications' pace: a writer's pause as the wire showed it or lengthened by the time the
-    send buffer took to drain (the pause began when the write was copied, not when the wire went
-    quiet); a reader at the pace the window's right edge moved, or as fast as the host copies."""
+    write took to drain from the send buffer (the pause began when the write was copied, not when
+    the wire went quiet); a reader at the pace the window's right edge moved, or as fast as the host copies."""
     think = fit.value("think_ns")
     thinks: list[int | None] = [think] if think else [None]
     s, rate = chosen.get("sndbuf", fit.value("sndbuf")), chosen.get("rate_bps", fit.value("rate_bps"))
-    if think and s and rate:
-        thinks.append(think + int(s * 8e9 / rate))
+    write = chosen.get("write", fit.value("write"))
+    if think and s and rate and write:
+        # A write returns once its last byte is in the buffer: the wire drains the write (or the
+        # buffer, when the write was larger) during the pause before going quiet.
+        thinks.append(think + int(min(write, s) * 8e9 / rate))
     read_rate = fit.value("_read_rate")
     readers: list[int | None] = [None, read_rate] if read_rate else [None]
     return [{"think_ns": t, "read_rate_bps": r} for t in thinks for r in readers]
@@ -332,7 +335,9 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
     chosen: dict[str, Any] = {}
     tried = 0
     best_score = math.inf
-    groups = (lambda: _framed(fit, rows), lambda: _stacks(fit), lambda: _pace(fit, chosen),
+    # The applications' pace first: a pause or a slow reader changes the goodput more than a host
+    # model does, and a host chosen to make up for a pause not yet replayed would stay.
+    groups = (lambda: _pace(fit, chosen), lambda: _framed(fit, rows), lambda: _stacks(fit),
               lambda: _candidates(fit, read_step))
     passes = 0
     for step, make in enumerate(groups * 2):
@@ -363,8 +368,8 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
     over = (f" over the first {cut.value('bytes')} bytes (the trace's and each run's)" if prefix is not None
             else "")
     runs_how = f"{tried} runs" + (", two passes" if passes == 2 else "")
-    why = (f"chosen by simulation ({runs_how}: the link's framing and host, then the stack among those with the "
-           f"same SYN options, then the applications' pace, then write x read x send buffer): the run "
+    why = (f"chosen by simulation ({runs_how}: the applications' pace, then the link's framing and host, then the "
+           f"stack among those with the same SYN options, then write x read x send buffer): the run "
            f"closest to the trace's goodput, stall count and time lost per cause{over} (distance {best_score:.3f})")
     values = dict(fit.values)
     for k, v in chosen.items():
