@@ -59,8 +59,10 @@ def _evidence_line(s) -> str:
         parts.append(f"released by ACK frame {e['releasing_ack_frame']}"
                      + (f" delayed {delay / 1e6:.1f} ms" if delay is not None else ""))
     if "window_before_release" in e and "held_segment_len" not in e:
+        after = e["window_after_release"]
         parts.append(f"peer window {e['window_before_release']} B ({e['usable_window_before_release']} B usable) "
-                     f"-> {e['window_after_release']} B, {e['outstanding_bytes']} B outstanding")
+                     f"-> {'reopened (scale unknown)' if after is None else f'{after} B'}, "
+                     f"{e['outstanding_bytes']} B outstanding")
     if "first_timeout_frame" in e:
         parts.append(f"timeout resend frame {e['first_timeout_frame']}, {e['segments_resent']} segments resent")
     if "first_resend_frame" in e:

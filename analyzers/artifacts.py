@@ -158,13 +158,14 @@ def _superframes_by_mss(packets: pl.DataFrame) -> pl.DataFrame:
 
 def _window_scale_notes(packets: pl.DataFrame) -> dict[int, Note]:
     """Connections whose windows are raw field values because the SYNs that carry the scale were not
-    both seen: every window rule stays silent there rather than read a scaled window as tiny."""
+    both seen: the window rules stay silent there rather than read a scaled window as tiny, but for
+    a zero window, which is zero at every scale."""
     unknown = packets.filter(~pl.col("flag_syn") & ~pl.col("wscale_known"))
     out = {}
     for s, g in unknown.group_by("stream", maintain_order=True):
         out[int(s[0])] = Note(
             "window_scale_unknown", f"{g.height} packets carry a window whose scale is unknown (both SYNs were not "
-            "captured): windows are the raw field values, so no stall is attributed to a window", g.height,
+            "captured): windows are the raw field values, so no stall is attributed to a window but a zero one", g.height,
             _examples(g))
     return out
 

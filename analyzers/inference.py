@@ -31,12 +31,19 @@ MSS_EVIDENCE_SEGMENTS = 20
 WRITE_SIZED_SHARE = 0.5
 
 
+# RFC 1122 4.2.2.6: with no MSS option a host may send 536-byte segments, so every MSS is at least
+# this unless a SYN said otherwise.
+DEFAULT_MSS = 536
+
+
 def full_segment_size(profile: dict[str, Any], recent: int | None = None) -> int:
     """What Nagle calls a full segment for this sender: the MSS both sides offered (less the
     timestamp option), unless the sender's own segments say it uses less: BSD's rounding of the MSS
     down to mbuf clusters (9140 -> 8192), a path finding (the offer is unusable), or retransmissions
     re-cut (PMTU discovery lowered it: then the size sent most, or `recent`, the largest recent one).
-    Without an offer (no SYN seen): the largest segment sent."""
+    Without an offer (no SYN seen): the largest segment sent, when many of that size say it is the
+    MSS; else at least 536 bytes, the MSS every IPv4 host may assume (RFC 1122 4.2.2.6): a writer
+    of 100-byte messages seen mid-connection sends short segments, not full ones."""
     largest = int(profile.get("max_segment") or 0)
     if recent is not None and largest:
         recent = min(recent, largest)  # max_segment leaves out TSO/GRO super-frames
@@ -51,11 +58,13 @@ def full_segment_size(profile: dict[str, Any], recent: int | None = None) -> int
     if largest and largest % BSD_CLUSTER == 0 and 0 <= negotiated - largest < 2 * BSD_CLUSTER:
         return largest
     at_max = profile.get("segments_at_max") or 0
-    if largest < negotiated and at_max >= MSS_EVIDENCE_SEGMENTS and (
-            profile.get("pushed_at_max") or 0) < WRITE_SIZED_SHARE * at_max:
+    mss_sized = at_max >= MSS_EVIDENCE_SEGMENTS and (profile.get("pushed_at_max") or 0) < WRITE_SIZED_SHARE * at_max
+    if largest < negotiated and mss_sized:
         # Many segments of one size below the offer, most without PSH: not each a write, so the
         # MSS sized them (a route or path MTU the SYN did not show), not the application.
         return largest
+    if not offered and not mss_sized:
+        return max(recent or 0, largest, DEFAULT_MSS)
     return max(recent or 0, largest, negotiated)
 
 

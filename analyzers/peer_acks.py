@@ -27,11 +27,25 @@ BSD_TICK_NS = 200_000_000  # tcp_fasttimo
 
 def every_second_share(state: pl.DataFrame, acker_dir: int) -> float | None:
     """Share of the acker's ACKs that covered two or more data packets at once (a receiver that
-    ACKs every second full segment shows about one half or more; a delaying one, few)."""
+    ACKs every second full segment shows about one half or more; a delaying one, few). Packets seen
+    as TSO/GRO super-frames hold several segments, so an ACK that advanced by two full segments or
+    more counts too (the receiver ACKed every second wire segment of one super-frame)."""
     covering = state.filter((pl.col("dir") == acker_dir) & pl.col("ack_segments").is_not_null())["ack_segments"]
     if covering.len() == 0:
         return None
-    return float((covering >= 2).mean())
+    share = float((covering >= 2).mean())
+    sender = state.filter((pl.col("dir") != acker_dir) & (pl.col("payload_len") > 0))
+    if sender.height == 0 or not sender["superframe"].any():
+        return share
+    segment = sender.filter(~pl.col("superframe"))["payload_len"].max()
+    if not segment:
+        return share
+    advances = state.filter((pl.col("dir") == acker_dir) & pl.col("ack_segments").is_not_null()).select(
+        pl.col("ack_rel").diff().alias("advance")).drop_nulls()["advance"]
+    advances = advances.filter(advances > 0)
+    if advances.len() == 0:
+        return share
+    return max(share, float((advances >= 2 * segment).mean()))
 
 
 def ack_delays(state: pl.DataFrame, stream: int, acker_dir: int, timing: Timing | None) -> pl.Series:

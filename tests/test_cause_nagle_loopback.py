@@ -26,3 +26,34 @@ def test_a_held_second_write_is_nagle_not_a_window_update_deadlock() -> None:
 def test_with_nodelay_nothing_stalls() -> None:
     analysis = analyze_file(DATA / "loopback_write_write_read_nodelay.pcap")
     assert [s for s in analysis.stalls if s.cause != "application_idle"] == []
+
+
+def _without_handshake(name: str, tmp_path: Path) -> Path:
+    """The capture with its SYN and SYN/ACK removed (a capture that starts mid-connection)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import pcap_edit as pe
+
+    return pe.drop_syns(pe.read(DATA / name)).write(tmp_path / name)
+
+
+def test_without_the_handshake_a_100_byte_segment_is_still_short(tmp_path: Path) -> None:
+    """No SYN, so no MSS: every segment is 100 bytes, yet none is full, for every IPv4 host's MSS is
+    at least 536 bytes (RFC 1122 4.2.2.6). The held second writes stay Nagle's."""
+    analysis = analyze_file(_without_handshake("loopback_write_write_read.pcap", tmp_path))
+    assert {n.kind for n in analysis.files[0].connections[0].notes} >= {"no_syn", "window_scale_unknown"}
+    transport = [s for s in analysis.stalls if s.cause != "application_idle"]
+    assert len(transport) >= 30 and {s.cause for s in transport} == {"nagle_delayed_ack"}
+
+
+def test_a_zero_window_is_read_with_the_scale_unknown(tmp_path: Path) -> None:
+    """With the window scale unknown no window is read, but a zero window is zero at every scale:
+    the reader's three pauses stay receiver_window_limited, with and without the handshake."""
+    with_syn = analyze_file(DATA / "loopback_zero_window.pcap").stalls
+    without = analyze_file(_without_handshake("loopback_zero_window.pcap", tmp_path)).stalls
+    for stalls in (with_syn, without):
+        assert [s.cause for s in stalls] == ["receiver_window_limited"] * 3
+        assert all(350_000_000 <= s.duration_ns <= 500_000_000 for s in stalls)
+        assert all(s.evidence["window_before_release"] == 0 for s in stalls)
+    assert all(s.evidence["window_after_release"] is None for s in without)

@@ -17,7 +17,7 @@ from stallscope.vocabulary import Cause
 
 
 def rule(ctx: StallContext) -> Verdict | None:
-    if ctx.resends or not ctx.ended_by_new_data or not ctx.profile.get("window_known", True):
+    if ctx.resends or not ctx.ended_by_new_data:
         return None
     rel = release(ctx)
     if rel is None:
@@ -26,6 +26,8 @@ def rule(ctx: StallContext) -> Verdict | None:
     ack_before, win_before = before(ctx, rel)
     if win_before is None or not m:
         return None
+    if not ctx.profile.get("window_known", True):
+        return _zero_window_unscaled(ctx, rel, ack_before, win_before)
     outstanding = max(0, ctx.snd_max_before_end - ack_before)
     usable = ack_before + win_before - ctx.snd_max_before_end
     need = max(1, ctx.held_len)
@@ -83,6 +85,23 @@ def rule(ctx: StallContext) -> Verdict | None:
         # when the receiver itself held the releasing ACK: its delay is not the path's queue.)
         return None
     return Verdict(Cause.RECEIVER_WINDOW_LIMITED.value, "congestion_window", 0.5, evidence)
+
+
+def _zero_window_unscaled(ctx: StallContext, rel, ack_before: int, win_before: int) -> Verdict | None:
+    """With the window scale unknown (no SYN seen) windows are raw field values, so only a zero
+    window can be read: it is zero at every scale. The peer closed its window and reopened it with
+    the releasing ACK (a reader that stopped)."""
+    if win_before != 0 or rel.window == 0:
+        return None
+    return Verdict(Cause.RECEIVER_WINDOW_LIMITED.value, None, 0.7, {
+        "releasing_ack_frame": rel.frame,
+        "releasing_ack_delay_ns": peer_delay(ctx, rel),
+        "window_before_release": 0,
+        "window_after_release": None,  # a raw value of unknown scale
+        "usable_window_before_release": 0,
+        "outstanding_bytes": max(0, ctx.snd_max_before_end - ack_before),
+        "next_segment_len": ctx.held_len,
+    })
 
 
 def _whole_buffer_out(ctx: StallContext, outstanding: int) -> bool:
