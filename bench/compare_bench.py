@@ -6,9 +6,10 @@ Usage: python3 bench/compare_bench.py [--repeat N] [--capture PATH] [--bytes N] 
 The capture is simulated once (a Linux transfer over Fast Ethernet, 100 MB with 0.1 % random loss:
 about 105,000 packets) into bench/out/ unless --capture names one. Each figure is the best of
 --repeat runs (the machine is shared): "cli" is the whole command as a user runs it, in a fresh
-process; the stages are timed in this process, one after the other (analysis of the trace, fit,
+process, "cli_cpu" its CPU time (user + system, with any worker processes: the figure load does not
+inflate); the stages are timed in this process, one after the other (analysis of the trace, fit,
 calibration, the reference run with its capture written and analysed, the comparison, the what-ifs
-in their worker processes). Prints one JSON document.
+in their threads). Prints one JSON document.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -65,7 +67,7 @@ def _stages(path: Path) -> dict[str, float]:
         t["compare"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         start_all(fit, items, workers)()
-        t[f"what_ifs ({len(items)}, 2 workers, alone)"] = time.perf_counter() - t0
+        t[f"what_ifs ({len(items)}, 2 threads, alone)"] = time.perf_counter() - t0
     return {k: round(v, 3) for k, v in t.items()}
 
 
@@ -79,17 +81,21 @@ def main() -> int:
     path = _capture(args.capture or OUT / f"compare-linux-{args.bytes}-loss{args.loss}.pcap", args.bytes, args.loss)
     exe = shutil.which("stallscope") or sys.executable
     cmd = [exe, "analyze", str(path), "--compare", "--what-if", "all", "-f", "json", "-o", os.devnull]
-    cli = []
+    cli, cpu = [], []
     for _ in range(args.repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         cli.append(time.perf_counter() - t0)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     stages = min((_stages(path) for _ in range(args.repeat)), key=lambda s: sum(s.values()))
     from stallscope.analyzers.analyze import analyze_one
 
     conn = analyze_one(path).connections[0]
     doc = {"capture": str(path), "packets": conn.last_frame - conn.first_frame + 1,
-           "cli_s": round(min(cli), 3), "cli_runs_s": [round(x, 3) for x in cli], "stages_s": stages,
+           "cli_s": round(min(cli), 3), "cli_runs_s": [round(x, 3) for x in cli],
+           "cli_cpu_s": round(min(cpu), 3), "stages_s": stages,
            "load_average": os.getloadavg()[0], "target_s": 10}
     json.dump(doc, sys.stdout, indent=1)
     print()

@@ -22,8 +22,8 @@ __all__ = ["compare_file", "fit_connection", "refine", "read_step", "run_referen
 
 # A prediction is flagged when the fitted run itself is further than this from the trace's goodput.
 POOR_FIT = 0.25
-# From a connection of this many packets on, the what-ifs' worker processes start at once, so their
-# start-up overlaps the fit and the reference run (below it, the what-ifs are milliseconds each).
+# From a request/response connection of this many packets on, the what-ifs' worker processes start
+# at once, so their start-up overlaps the fit (bulk what-ifs run in threads: whatif.start_all).
 EARLY_WORKERS_PACKETS = 20_000
 
 
@@ -72,7 +72,7 @@ def compare_file(file: FileAnalysis, *, what_if: str | None = None, jobs: int = 
     keeps the first connection's reference capture. `reference`: values the reference is
     configured with instead of the fitted ones (e.g. {"personality": "linux"} to hold an old
     stack's trace against a modern one)."""
-    big = what_if != "" and any(_frames(c) >= EARLY_WORKERS_PACKETS for c in file.connections
+    big = what_if != "" and any(_frames(c) >= EARLY_WORKERS_PACKETS and _exchanges(c) for c in file.connections
               if stream is None or c.stream == stream)
     with Workers(jobs) as workers:
         if big:
@@ -125,3 +125,14 @@ def _compare_all(file: FileAnalysis, what_if: str | None, workers: Workers, refe
 def _frames(conn: Any) -> int:
     """The frames a connection spans in its capture (its packets, and any interleaved)."""
     return conn.last_frame - conn.first_frame + 1
+
+
+def _exchanges(conn: Any) -> bool:
+    """Whether a connection is fitted as requests and responses (fit.REQUEST_RESPONSE_SHARE)."""
+    from .fit import REQUEST_RESPONSE_SHARE
+
+    d = conn.data_direction
+    if d is None:
+        return False
+    p = d.profile
+    return (p.get("peer_data_packets") or 0) > max(3, REQUEST_RESPONSE_SHARE * (p.get("data_packets") or 0))

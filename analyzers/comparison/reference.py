@@ -76,7 +76,7 @@ def _simulate(fit: Fit, changes: dict[str, Any], path: Path, keep_truth: bool = 
 
         impairments = changes.pop("impairments", None) or fit.value("impairments")
         result = run_bulk(fit.bulk_config(**changes), impairments=impairments)
-        from .calibrate import sender_goodput
+        from .calibrate import run_goodput, sender_goodput
 
         trace = getattr(result.records, "_trace", None)
         if trace is not None:
@@ -85,7 +85,8 @@ def _simulate(fit: Fit, changes: dict[str, Any], path: Path, keep_truth: bool = 
 
             cols = trace.columns()
             write_columns_pcap(path, cols)
-            goodput = sender_goodput(result, cols)
+            # The what-ifs' baseline, measured as they are (whatif.quick_run).
+            goodput = run_goodput(result, cols)
         else:
             from stallscope.simulate.pcap_writer import write_pcap
 

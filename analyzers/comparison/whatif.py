@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import multiprocessing
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -144,7 +144,7 @@ class QuickRun:
 def quick_run(fit: Fit, changes: dict[str, Any]) -> QuickRun:
     from stallscope.simulate.run_bulk import SENDER_ADDR, run_bulk
 
-    from .calibrate import sender_goodput
+    from .calibrate import run_goodput
 
     changes = dict(changes)
     impairments = changes.pop("impairments", None) or fit.value("impairments")
@@ -156,7 +156,7 @@ def quick_run(fit: Fit, changes: dict[str, Any]) -> QuickRun:
     for s in res.stalls:
         if s.direction.startswith(SENDER_ADDR + ":") and s.cause.value != IDLE:
             lost[s.cause.value] = lost.get(s.cause.value, 0) + s.duration_ns
-    return QuickRun(sender_goodput(res) * 1e6, lost)
+    return QuickRun(run_goodput(res) * 1e6, lost)
 
 
 def _run(args: tuple[Fit, dict[str, Any]]) -> Any:
@@ -209,6 +209,13 @@ def start_all(fit: Fit, items: list[tuple[str, str, dict[str, Any]]], workers: W
     args = [(fit, c) for _, _, c in items]
     if workers.jobs <= 1 or len(args) <= 1:
         return lambda: [_run(a) for a in args]
+    if fit.kind == "bulk":
+        # A bulk what-if is the native run alone (quick_run), which releases the GIL: threads run
+        # them side by side without the processes' start-up (a second or two of imports each).
+        threads = ThreadPoolExecutor(max_workers=workers.jobs)
+        futures = [threads.submit(_run, a) for a in args]
+        threads.shutdown(wait=False)
+        return lambda: [f.result() for f in futures]
     pool = workers.start()._pool
     assert pool is not None
     futures = [pool.submit(_run, a) for a in args]
