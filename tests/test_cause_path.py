@@ -35,3 +35,16 @@ def test_a_recut_first_resend_is_the_timeout(traces: Path) -> None:
     assert first.evidence["first_timeout_frame"] == first.end_frame == 5
     # GigaTCP's MSS offered and never used costs no stall, so it is no alternative to a black hole.
     assert {a.cause for a in first.alternatives} <= {"burst_loss_timeout", "single_loss_timeout"}
+
+
+def test_segments_cut_by_a_small_window_are_no_mss_mismatch() -> None:
+    """Real Linux into a receiver with a 1460-byte window (tests/data): the sender cuts its segments
+    to half of it (730 bytes, tcp_bound_to_half_wnd) under the 1460-byte MSS both SYNs offered. The
+    window sized them, not an unused MSS: no mss_mismatch (it was reported before)."""
+    data = Path(__file__).resolve().parent / "data" / "linux_small_receive_buffer.pcap"
+    analysis = analyze_file(data)
+    (conn,) = analysis.files[0].connections
+    sender = next(d for d in conn.directions if d.role == "data sender")
+    assert sender.profile["max_segment"] == 730 and sender.profile["mss_offered_by_peer"] == 1460
+    assert sender.profile["peer_receive_window_max"] == 1460
+    assert conn.findings == [] and analysis.stalls == []

@@ -75,6 +75,11 @@ def _mss_mismatch(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None):
     if not offered or not seg or p.get("superframes"):
         return None
     usable = min(offered) - (TIMESTAMP_OPTION if p.get("timestamps") else 0)
+    peer_window = p.get("peer_receive_window_max") or 0
+    if p.get("window_known", True) and 0 < peer_window < 2 * usable:
+        # The peer's window, not the MSS, sized the segments: Linux cuts segments to half the
+        # largest window the peer offered (tcp_bound_to_half_wnd), and no sender exceeds the window.
+        return None
     full = own.filter(pl.col("payload_len") == seg).height
     # Only a bulk sender shows its MSS: it had several full segments out at once, and they were
     # not each a write of their own (PSH on most: the application's writes sized them, NODELAY).
