@@ -18,6 +18,7 @@ use super::tcp::congestion as cc_mod;
 use super::tcp::costs::FREE;
 use super::tcp::host::{Host, HostConfig, PeerWindow};
 use super::tcp::personality::{get_personality, lan_server_personality, Personality};
+use super::tcp::reader;
 
 /// The hosts' addresses and ports: connection k's client port is FIRST_CLIENT_PORT + k.
 pub const CLIENT_ADDR: &str = "10.0.0.1";
@@ -138,7 +139,14 @@ fn connect(net: &mut Net, now: Ns) {
     let threshold = (10 * NS_PER_MS).max(4 * delay);
     let client_end = format!("{CLIENT_ADDR}:{}", u32::from(FIRST_CLIENT_PORT) + n);
     let server_end = format!("{SERVER_ADDR}:{SERVER_PORT}");
-    let host_cfg = |index: HostIndex, nagle, sndbuf, phase, uid_base, iss, peer_window, direction| HostConfig {
+    // The client reads the responses; with the inference on, when its reads run decides what the
+    // inference sees (tcp/reader.rs). Its generator's seed is drawn only then, so a trial without
+    // the inference draws exactly what it did before the model existed.
+    let client_reads = match (infer, reader::for_link(&link_name)) {
+        (true, Some(sched)) => Some((sched, net.rng.getrandbits(32) as i64)),
+        _ => None,
+    };
+    let host_cfg = |index: HostIndex, nagle, sndbuf, phase, uid_base, iss, peer_window, direction, reads| HostConfig {
         index,
         personality: p.name,
         mtu,
@@ -152,6 +160,7 @@ fn connect(net: &mut Net, now: Ns) {
         cubic: None,
         nagle: Some(nagle),
         receiver_inference: Some(infer),
+        read_scheduling: reads,
         cost: FREE,
         record_stalls: record,
         stall_threshold_ns: threshold,
@@ -164,14 +173,16 @@ fn connect(net: &mut Net, now: Ns) {
     let iss = net.rng.randrange(1 << 32) as i64;
     let client_dir = format!("{client_end} -> {server_end}");
     let mut client = Host::new(
-        host_cfg(c, NagleVariant::Nagle, None, cphase, (2 * u64::from(n)) << 32, iss, PeerWindow::Unknown, client_dir),
+        host_cfg(c, NagleVariant::Nagle, None, cphase, (2 * u64::from(n)) << 32, iss, PeerWindow::Unknown, client_dir,
+                 client_reads),
         net,
     );
     let iss = net.rng.randrange(1 << 32) as i64;
     // The server is the data sender: whether its buffer can trigger the client's window update.
     let server_dir = format!("{server_end} -> {client_end}");
     let mut server = Host::new(
-        host_cfg(s, variant, Some(sockbuf), sphase, (2 * u64::from(n) + 1) << 32, iss, PeerWindow::Host(c), server_dir),
+        host_cfg(s, variant, Some(sockbuf), sphase, (2 * u64::from(n) + 1) << 32, iss, PeerWindow::Host(c), server_dir,
+                 None),
         net,
     );
     // A BSD-family server on the LAN starts without slow start (lan_server_personality). Host::new

@@ -10,6 +10,7 @@ use super::costs::HostCost;
 use super::cpu::HostCpu;
 use super::delack::{self as delack_mod, AckNow, DelAckState};
 use super::personality::{get_personality, CopyRule, DelAckPolicy, Family, Personality, Recovery, WindowUpdateRule};
+use super::reader::{ReadScheduling, Reader};
 use super::rules::{self, SendReason};
 use super::mtu_probe::{self, MtuSearch};
 use super::sack::{self as sack_mod, Scoreboard};
@@ -36,6 +37,8 @@ pub enum CpuJob {
     Copied(i64),
     /// A read copied n bytes out (soreceive's uiomove done).
     ReadDone(i64),
+    /// A reader asleep in soreceive has been dispatched (with a read-scheduling model only).
+    ReaderRuns,
 }
 
 /// The host's own scheduled events.
@@ -70,6 +73,8 @@ pub struct HostConfig {
     pub cubic: Option<bool>,
     pub nagle: Option<NagleVariant>,
     pub receiver_inference: Option<bool>,
+    /// When the reader runs after a wakeup, and the seed of its draws (reader.rs); None: at once.
+    pub read_scheduling: Option<(&'static ReadScheduling, i64)>,
     pub cost: HostCost,
     pub record_stalls: bool,
     pub stall_threshold_ns: Ns,
@@ -111,6 +116,12 @@ pub struct Host {
     pub rcvbuf: i64,
     pub variant: NagleVariant,
     pub infer: bool,
+    /// The small-sender inference's estimate of the peer's send buffer (OSF/1 tp->max_rcvd), kept
+    /// and used where the reads are modelled (`reader`); elsewhere delack.rs decides on arrival.
+    pub max_rcvd: i64,
+    /// The read-scheduling model, if any; `r_asleep`: the reader found nothing and sleeps.
+    reader: Option<Reader>,
+    r_asleep: bool,
     pub state: TcpState,
     uid: u64,
     pub stopped: bool,
@@ -244,6 +255,9 @@ impl Host {
             rcvbuf,
             variant,
             infer,
+            max_rcvd: 0,
+            reader: cfg.read_scheduling.map(|(sched, seed)| Reader::new(sched, seed)),
+            r_asleep: false,
             state: TcpState::Closed,
             uid: cfg.uid_base,
             stopped: false,
@@ -384,6 +398,7 @@ impl Host {
                     match job {
                         CpuJob::Copied(n) => self.copied(net, now, n),
                         CpuJob::ReadDone(n) => self.read_done(net, now, n),
+                        CpuJob::ReaderRuns => self.read_start(net, now),
                     }
                 }
             }
@@ -569,15 +584,38 @@ impl Host {
         if self.rcv_cc == 0 {
             if self.peer_fin {
                 self.r_cb = false;
+                self.r_asleep = false;
                 app::read_data(self, net, now, 0);
-            } else if nagle_mod::on_app_block(&mut self.nagle) {
-                self.tcp_output(net, now, Ctx::Block, false, false, 0, false);
+            } else {
+                self.r_asleep = true;
+                if nagle_mod::on_app_block(&mut self.nagle) {
+                    self.tcp_output(net, now, Ctx::Block, false, false, 0, false);
+                }
             }
             return;
         }
+        if self.r_asleep {
+            self.r_asleep = false;
+            if let Some(reader) = self.reader.as_mut() {
+                // sorwakeup: the reader runs once dispatched, and reads what is there by then.
+                let wait = reader.wakeup_ns();
+                self.r_busy = true;
+                self.cpu.process(net, self.index, now, wait, CpuJob::ReaderRuns);
+                return;
+            }
+        }
+        self.read_start(net, now);
+    }
+
+    /// soreceive: copy what the buffer holds (at most what the read asked for); PRU_RCVD follows
+    /// the copy (read_done).
+    fn read_start(&mut self, net: &mut Net, now: Ns) {
         let n = self.rcv_cc.min(self.r_want);
         self.r_busy = true;
-        let cost = self.cpu.cost.read_ns(n);
+        let mut cost = self.cpu.cost.read_ns(n);
+        if let Some(reader) = self.reader.as_ref() {
+            cost += reader.copy_ns(n);
+        }
         self.cpu.process(net, self.index, now, cost, CpuJob::ReadDone(n));
     }
 
@@ -715,7 +753,10 @@ impl Host {
                     let peer_has = (self.rcv_adv - self.rcv_nxt).max(0);
                     let adv = space.min(p.max_window << self.rcv_scale) - peer_has;
                     wupdate =
-                        rules::window_update_due(p.window_update, adv, self.rcv_cc, self.rcvbuf, self.maxseg, peer_has);
+                        rules::window_update_due(p.window_update, adv, self.rcv_cc, self.rcvbuf, self.maxseg, peer_has)
+                            || (self.infer
+                                && self.reader.is_some()
+                                && delack_mod::small_sender_update_due(self.max_rcvd, adv, self.maxseg));
                     if wupdate && p.suppress_update_with_delack && self.delack_flag {
                         wupdate = false;
                     }
@@ -1702,6 +1743,11 @@ impl Host {
                 self.ooo_arrivals.push((start, end));
             }
         }
+        let infer_at_read = self.infer && self.reader.is_some();
+        if infer_at_read {
+            // OSF/1 tcp_input: how far the peer has sent into our window (small-sender inference).
+            self.max_rcvd = delack_mod::note_sent_into_window(self.max_rcvd, self.rcvbuf, self.rcv_adv, self.rcv_nxt);
+        }
         // Linux estimates the peer's MSS from the largest segment seen (tcp_measure_rcv_mss).
         self.rcv_mss_seen = self.rcv_mss_seen.max(i64::from(seg.payload_len).min(self.maxseg));
         let rcv_mss = if self.p.family != Family::Bsd { self.rcv_mss_seen } else { self.maxseg };
@@ -1713,7 +1759,7 @@ impl Host {
             in_order && !queue_before,
             unacked_before + i64::from(seg.payload_len),
             rcv_mss,
-            self.infer,
+            self.infer && !infer_at_read,
             rto,
             self.srtt_ns.unwrap_or(0),
         );

@@ -8,6 +8,7 @@ pub mod delack;
 pub mod host;
 pub mod mtu_probe;
 pub mod personality;
+pub mod reader;
 pub mod rules;
 pub mod sack;
 pub mod stalls;
