@@ -143,7 +143,21 @@ def _framed(fit: Fit, rows: Any) -> list[dict[str, Any]]:
     # interrupts) shape a trace as much as the link (Moldeklev's Sun IPX bounds 140 Mbit/s ATM
     # near 21 Mbit/s), and pace the ACKs the rate was measured from.
     first = fit.value("cost") or HOST_MODELS[0]
-    return [{**cand, "cost": cost} for cost in (first, *(c for c in HOST_MODELS if c != first)) for cand in links]
+    return [_hosted(cand, cost) for cost in (first, *(c for c in HOST_MODELS if c != first)) for cand in links]
+
+
+def _hosted(cand: dict[str, Any], cost: str) -> dict[str, Any]:
+    """A link candidate on a host model: the round trip the delay came from also paid each host's
+    per-packet output and input (and half the interrupt latency on average) once each way, which
+    the model now adds itself."""
+    from stallscope.simulate.host_cost import COST_MODELS
+
+    host = COST_MODELS[cost]
+    per_way = host.output_ns_per_packet + host.input_ns_per_packet + host.input_jitter_ns // 2
+    out = {**cand, "cost": cost}
+    if per_way and cand.get("delay_ns"):
+        out["delay_ns"] = max(1, cand["delay_ns"] - per_way)
+    return out
 
 
 def sender_goodput(res: Any, cols: dict[str, Any] | None = None) -> float:
@@ -207,6 +221,8 @@ def _stacks(fit: Fit) -> list[dict[str, Any]]:
 
     start = fit.value("_slow_start")
     stacks = PRE_1323 if start is None else SLOW_START_STACKS if start else OPEN_START_STACKS
+    # And what the segments and windows rule out (fit.stacks_ruled_out).
+    stacks = tuple(x for x in stacks if x not in (fit.value("_ruled_out") or ())) or stacks
     # The first estimate first: among runs that fit equally well it stays.
     return [{"personality": p, "receiver_personality": p} for p in (first, *(x for x in stacks if x != first))]
 

@@ -344,20 +344,58 @@ def first_flight(rows: pl.DataFrame | None, dir_: int, profile: dict[str, Any]) 
     return None
 
 
+# Stacks that round the MSS down to whole mbuf clusters when it exceeds one (tcp_mss; personality.rs
+# mclbytes): 4.4BSD's 2048-byte clusters, Tru64's 8192.
+MSS_CLUSTER = {"bsd44": 2048, "tru64": 8192}
+# Linux 2.0 never offers a window above 32767 (personality.rs max_window).
+LINUX20_MAX_WINDOW = 32767
+
+
+def stacks_ruled_out(profile: dict[str, Any]) -> Fitted | None:
+    """Pre-RFC 1323 stacks the trace rules out (None: none): a segment larger than the offered
+    MSS rounded down to the stack's cluster (4.4BSD, Tru64); a largest peer window that is not a
+    whole number of 4.4BSD's segments (it rounds the receive buffer up to them); a window above
+    32767 (Linux 2.0). The receiver is taken to run the sender's stack, as the calibration tries them."""
+    offered = [x for x in (profile.get("mss_advertised"), profile.get("mss_offered_by_peer")) if x]
+    biggest, window = profile.get("max_segment"), profile.get("peer_receive_window_max")
+    out: dict[str, str] = {}
+    if offered:
+        mss = min(offered)
+        for stack, cluster in MSS_CLUSTER.items():
+            used = mss // cluster * cluster if mss > cluster else mss
+            if biggest and biggest > used:
+                out[stack] = f"{biggest}-byte segments, more than {stack}'s {used} (the {mss} offered in {cluster}s)"
+        used = mss // 2048 * 2048 if mss > 2048 else mss
+        if "bsd44" not in out and window and used and window % used:
+            out["bsd44"] = f"a largest window of {window}, not whole {used}-byte segments as 4.4BSD rounds it"
+    if window and window > LINUX20_MAX_WINDOW:
+        out["linux20"] = f"a window of {window}, above Linux 2.0's {LINUX20_MAX_WINDOW}"
+    if not out:
+        return None
+    return Fitted(tuple(sorted(out)), "; ".join(f"not {k}: {v}" for k, v in sorted(out.items())))
+
+
 def _fit_stack(d: DirectionAnalysis, conn: ConnectionAnalysis, values: dict[str, Fitted],
                rows: pl.DataFrame | None = None) -> None:
     p = dict(d.profile)
     p["_ts_hz"] = ts_clock_hz(rows, d.dir)
     values["personality"] = personality_of(p, p.get("peer_delayed_ack"))
     start = first_flight(rows, d.dir, p)
-    if start is not None and values["personality"].value in SLOW_START_STACKS + OPEN_START_STACKS:
-        values["_slow_start"] = start
+    if values["personality"].value in SLOW_START_STACKS + OPEN_START_STACKS:
+        if start is not None:
+            values["_slow_start"] = start
         # Without SunOS's 4096-byte copies (personality_of would have named it), Linux 2.0 first.
-        allowed = SLOW_START_STACKS if start.value else OPEN_START_STACKS[::-1]
+        allowed = ((SLOW_START_STACKS if start.value else OPEN_START_STACKS[::-1]) if start is not None
+                   else (values["personality"].value, "sunos41", "bsd44", "tru64", "linux20"))
+        ruled = stacks_ruled_out(p)
+        if ruled is not None:
+            values["_ruled_out"] = ruled
+            allowed = tuple(x for x in allowed if x not in ruled.value) or allowed
         if values["personality"].value not in allowed:
             first = values["personality"]
-            values["personality"] = Fitted(allowed[0], f"{start.source}: {' or '.join(allowed)}, not {first.value} "
-                                           f"({first.source})")
+            why = "; ".join(x.source for x in (start, ruled) if x is not None)
+            values["personality"] = Fitted(allowed[0], f"{why}: {' or '.join(dict.fromkeys(allowed))}, not "
+                                           f"{first.value} ({first.source})")
     other = _other(conn, d)
     if other is not None:
         # The receiver's stack: its own profile, and its delayed-ACK timer as the sender saw it.
