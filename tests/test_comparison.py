@@ -192,7 +192,7 @@ def test_a_long_transfer_is_calibrated_on_its_first_bytes(tmp_path, monkeypatch)
 def test_moldeklev_appendix_a_fits_the_host_and_predicts_the_fixes(tmp_path):
     """Moldeklev appendix A simulated with the Sun IPX host: the fit finds the host model (its
     costs bound the link) and the deadlock's mechanism, so S >= R and TCP_NODELAY predict the
-    normal band of table 1 (21.2 and 19.3 Mbit/s) within a third, not the trace's 0.37 Mbit/s."""
+    normal band of table 1 (21.2 and 19.3 Mbit/s) within 15 %, not the trace's 0.37 Mbit/s."""
     file = _trace(tmp_path, "moldeklev_a", personality="sunos41", link="atm140", sndbuf=16384, rcvbuf=32768,
                   write=8192, read=8192, cost="sun_ipx", bytes=2_000_000)
     ref = compare_file(file, what_if="s_ge_r,nodelay", jobs=1)[0]
@@ -200,7 +200,7 @@ def test_moldeklev_appendix_a_fits_the_host_and_predicts_the_fixes(tmp_path):
     assert ref.comparison.matches, ref.comparison.verdict
     assert set(ref.comparison.time_lost_model) == {"nagle_delayed_ack"}
     got = {p.name: p.goodput_bps / 1e6 for p in ref.what_ifs}
-    assert abs(got["s_ge_r"] / 21.2 - 1) <= 1 / 3 and abs(got["nodelay"] / 19.3 - 1) <= 1 / 3, got
+    assert abs(got["s_ge_r"] / 21.2 - 1) <= 0.15 and abs(got["nodelay"] / 19.3 - 1) <= 0.15, got
 
 
 def test_a_pausing_writer_and_a_slow_reader_are_fitted(tmp_path):
