@@ -65,6 +65,9 @@ def _evidence_line(s) -> str:
                      f"{e['outstanding_bytes']} B outstanding")
     if "first_timeout_frame" in e:
         parts.append(f"timeout resend frame {e['first_timeout_frame']}, {e['segments_resent']} segments resent")
+    if "ids_unseen" in e:
+        parts.append(f"{e['ids_unseen']} packet(s) sent and not seen here before frame {e['unseen_before_frame']} "
+                     "(IPv4 ids skipped)")
     if "first_resend_frame" in e:
         parts.append(f"frame {e['first_resend_frame']} resent data this tap saw acknowledged "
                      f"{_ms(e['acked_before_resend_ns'])} before")

@@ -39,7 +39,7 @@ _PART_COLUMNS = ["stream", "dir", "frame", "ts_ns", "payload_len", "flag_psh", "
 # Columns the per-stall reader needs as Python lists.
 _CONTEXT_COLUMNS = ["frame", "ts_ns", "dir", "payload_len", "flag_ack", "flag_psh", "ack_rel", "win_scaled", "acks_new",
                     "dup_ack", "ack_delay_ns", "sack_left", "retransmission", "seq_rel", "retrans_kind", "ip_len",
-                    "snd_una", "snd_max", "seq_end", "peer_window", "in_flight", "usable_window"]
+                    "snd_una", "snd_max", "seq_end", "peer_window", "in_flight", "usable_window", "ip_id"]
 
 
 # Per-connection facts the packet table repeats on every row: read once per (stream, dir) and

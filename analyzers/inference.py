@@ -31,6 +31,10 @@ MSS_EVIDENCE_SEGMENTS = 20
 WRITE_SIZED_SHARE = 0.5
 
 
+# Share of a direction's consecutive packets whose IPv4 id is the one before plus one, above which
+# its ids count per connection (a host-wide counter also counts other flows' packets; random ids
+# never do).
+IP_ID_COUNTING_SHARE = 0.8
 # RFC 1122 4.2.2.6: with no MSS option a host may send 536-byte segments, so every MSS is at least
 # this unless a SYN said otherwise.
 DEFAULT_MSS = 536
@@ -125,6 +129,7 @@ def direction_profiles(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, A
         syn_seen=pl.col("flag_syn").any(),
         timestamps=pl.col("opt_ts_val").is_not_null().any(),
         ip_ids_vary=pl.col("ip_id").n_unique() > 1,
+        ip_id_step_one=((pl.col("ip_id").cast(pl.Int32).diff() % 65536) == 1).mean(),
         ttl_max=pl.lit(None, pl.Int64),
         max_window=pl.col("win_scaled").max(),
         psh_segments=(pl.col("flag_psh") & (pl.col("payload_len") > 0)).sum(),
@@ -211,6 +216,9 @@ def _profile(r: dict[str, Any], peer: dict[str, Any]) -> dict[str, Any]:
         # timestamp is kept; one with a timestamp but no id repeats that ACK byte for byte within
         # one timestamp tick. (Private: not in the JSON.)
         "_peer_dupacks_visible": bool(peer.get("ip_ids_vary")) or not peer.get("timestamps", False),
+        # The direction's IPv4 ids count up by one per packet (a per-connection counter, Linux's for
+        # DF packets), so a skipped id is a packet sent and not seen here. (Private.)
+        "_ip_ids_count": (r["ip_id_step_one"] or 0) >= IP_ID_COUNTING_SHARE,
     }
     return p
 

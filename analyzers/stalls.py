@@ -111,6 +111,9 @@ class StallContext:
     timing: Timing
     threshold_ns: int
     profile: dict[str, Any] = field(default_factory=dict)
+    # IPv4 ids the sender skipped between its last packet before the closing segment and that
+    # segment (0 when its ids do not count per packet): packets it sent that this tap never saw.
+    ids_unseen: int = 0
 
     @property
     def duration_ns(self) -> int:
@@ -274,6 +277,14 @@ def _hole_reported(rows: dict[str, list], i: int) -> bool:
     return bool(rows["dup_ack"][i]) or bool(sack) and sack[0] >= rows["ack_rel"][i]
 
 
+def _ids_unseen(rows: dict[str, list], i1: int, d: int) -> int:
+    """IPv4 ids skipped between the sender's packet before row i1 and row i1 itself."""
+    prev = next((i for i in range(i1 - 1, -1, -1) if rows["dir"][i] == d), None)
+    if prev is None or rows["ip_id"][i1] is None or rows["ip_id"][prev] is None:
+        return 0
+    return (rows["ip_id"][i1] - rows["ip_id"][prev] - 1) % 65536
+
+
 def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, profile: dict[str, Any]) -> StallContext:
     """The context of one candidate, read from its stream's rows (columns as lists, time order)."""
     frames = rows["frame"]
@@ -343,6 +354,7 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
         una_end, max_before, usable_end = rows["snd_una"][i1], rows["snd_max"][i1], rows["usable_window"][i1]
     lost_after = _lost_after(rows, i1, d, una_end, max_before) if ended and not resends else (0, None)
     return StallContext(
+        ids_unseen=_ids_unseen(rows, i1, d) if ended and profile.get("_ip_ids_count") else 0,
         lost_after=lost_after,
         stream=cand["stream"], dir=d, start_ns=cand["start_ns"], end_ns=cand["end_ns"],
         start_frame=cand["start_frame"], end_frame=cand["end_frame"], ended_by_new_data=ended,

@@ -46,6 +46,10 @@ def limit_shares(part: pl.DataFrame, d: int, profile: dict[str, Any], stalls: li
     total = max(1, (last or 0) - (first or 0))
     out = {r["limit"]: r["dt"] / total for r in shares.iter_rows(named=True)}
     for s in stalls:
-        key = f"stall:{s.cause}"
-        out[key] = out.get(key, 0.0) + s.duration_ns / total
+        # Only the part inside the data's span: a black hole's stall from the handshake to the first
+        # data that got through lies before it, and the shares are of that span.
+        inside = min(s.end_ns, last or 0) - max(s.start_ns, first or 0)
+        if inside > 0:
+            key = f"stall:{s.cause}"
+            out[key] = out.get(key, 0.0) + inside / total
     return dict(sorted(out.items()))

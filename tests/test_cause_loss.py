@@ -112,3 +112,15 @@ def test_a_dsack_after_a_long_silence_is_lost_acks_at_the_sender() -> None:
     assert len(stalls) >= 2
     assert all("DSACK" in s.evidence["delivered"] for s in stalls)
     assert not _stalls(FIXTURES / "ack_loss.pcap", "spurious_timeout")
+
+
+def test_packets_dropped_below_a_sender_side_tap_are_a_loss_not_idle_time() -> None:
+    """tests/data/linux_shaped_sender_drops.pcap: a tap on the sender's veth sees what leaves its
+    tbf queue, which dropped 496 packets. The capture shows everything acknowledged, a silence, then
+    the next data: the application's idle time by its look. The sender's IPv4 ids (one per packet)
+    skipped the dropped ones before each silence ended: it had sent them and waited to send again."""
+    stalls = analyze_file(FIXTURES.parent / "tests" / "data" / "linux_shaped_sender_drops.pcap").stalls
+    lost = [s for s in stalls if s.cause == "burst_loss_timeout"]
+    assert len(lost) >= 8
+    assert all(s.evidence["ids_unseen"] >= 2 and s.evidence["unseen_before_frame"] == s.end_frame for s in lost)
+    assert sum(s.cause == "application_idle" for s in stalls) <= 1

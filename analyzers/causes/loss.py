@@ -16,7 +16,7 @@ from stallscope.analyzers.causes.common import before, peer_delay, release
 from stallscope.analyzers.findings import Alternative, Verdict
 from stallscope.analyzers.sender_state import TIMEOUT_FLOOR_NS
 from stallscope.analyzers.stalls import StallContext
-from stallscope.vocabulary import Cause
+from stallscope.vocabulary import UNDETERMINED, Cause
 
 # IP datagrams above this were large frames: what jumbo slots and black holes refuse.
 STANDARD_IP_MTU = 1500
@@ -29,7 +29,7 @@ def rule(ctx: StallContext) -> Verdict | None:
     timeouts = [r for r in ctx.repairs() if r.kind == "timeout"]
     if not timeouts:
         # No resend of unacknowledged data after a timeout.
-        return _acked_at_tap_resent(ctx) or _lost_window(ctx)
+        return _acked_at_tap_resent(ctx) or _lost_window(ctx) or _sent_unseen(ctx)
     first = timeouts[0]
     lost = sorted({r.seq for r in ctx.resends})
     episode = max(len(lost), ctx.recovery_segments)
@@ -209,6 +209,37 @@ def _acked_beyond_resends(ctx: StallContext, first) -> tuple[object, int] | None
     sent_before = ctx.una_at_start + ctx.in_flight_at_start  # snd_max when the silence began
     covered = min(ack.ack, sent_before) - resent_to
     return (ack, covered) if covered > 0 else None
+
+
+# More ids skipped than this is a counter that jumped (another flow, a restart), not lost packets.
+MAX_IDS_UNSEEN = 256
+
+
+def _sent_unseen(ctx: StallContext) -> Verdict | None:
+    """The sender's IPv4 ids, counting one per packet, skipped before the segment that ended the
+    silence: it had sent packets this tap never saw, dropped below the tap (a shaping queue on the
+    sender's own host, with the tap after it) or on the path before a receiver-side tap, and the
+    silence was its wait to send their data again (a loss-probe or retransmission timer). Not the
+    application's idle time: the data it resent had been sent already."""
+    n = ctx.ids_unseen
+    if not ctx.ended_by_new_data or ctx.resends or not 0 < n <= MAX_IDS_UNSEEN:
+        return None
+    evidence = {
+        "ids_unseen": n,
+        "unseen_before_frame": ctx.held_frame,
+        "why": f"the sender's IPv4 ids skipped {n} before frame {ctx.held_frame}: it had sent {n} packet(s) this "
+               "tap never saw, and the silence was its wait to send them again",
+    }
+    path = ctx.profile.get("path_cause")
+    if path is not None:
+        # A path that cannot carry the large segments (a black hole seen from the receiver: the
+        # first data came seconds after the handshake) names what the unseen packets met.
+        evidence["path_finding"] = path
+        return Verdict(path, None, 0.7, evidence,
+                       (Alternative(Cause.BURST_LOSS_TIMEOUT.value, None, 0.2, "the loss pattern alone"),))
+    cause = Cause.BURST_LOSS_TIMEOUT.value if n > 1 else Cause.SINGLE_LOSS_TIMEOUT.value
+    return Verdict(cause, None, 0.6, evidence,
+                   (Alternative(UNDETERMINED, None, 0.3, "if the capture itself dropped them"),))
 
 
 def _lost_window(ctx: StallContext) -> Verdict | None:
