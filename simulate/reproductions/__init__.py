@@ -73,6 +73,10 @@ REPRODUCTIONS: dict[str, Reproduction] = {
                      "mogul:table4", slow=True),
         Reproduction("mogul-table5", "Mogul & Minshall table 5: naglemark scores per Nagle variant, FDDI",
                      "mogul:table5", slow=True),
+        Reproduction("mogul-table6", "Mogul & Minshall table 6: naglemark scores, Ethernet, receiver inferring the "
+                     "sender's buffer (mean and SD over repetitions)", "mogul:table6", slow=True),
+        Reproduction("mogul-table7", "Mogul & Minshall table 7: naglemark scores, FDDI, receiver inferring the "
+                     "sender's buffer (mean and SD over repetitions)", "mogul:table7", slow=True),
         Reproduction("mogul-fddi-8192", "Mogul §9: FDDI with 8192-byte buffers, one tick-released burst per 200 ms",
                      "mogul:fddi_8192"),
         Reproduction("mogul-of-sfs", "Mogul §3.3 table 1: share of responses vulnerable to OF+SFS",

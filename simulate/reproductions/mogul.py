@@ -1,5 +1,6 @@
-"""Mogul & Minshall reproductions: naglemark tables 4 (Ethernet) and 5 (FDDI), the FDDI
-8192-byte-buffer throughput of section 9, and the section 3.3 OF+SFS shares.
+"""Mogul & Minshall reproductions: naglemark tables 4 (Ethernet) and 5 (FDDI), tables 6 and 7 (the
+same with the client's small-sender inference on, section 9), the FDDI 8192-byte-buffer
+throughput of section 9, and the section 3.3 OF+SFS shares.
 
 A table is 11 variants x 9 buffer cells x 4 trial types x 1000 responses, run in a process pool;
 sequential trials (s, S) run once, random ones (r, R) once per seed. The client's think time
@@ -11,9 +12,10 @@ the paper's tables (with what was tried and refuted) are in docs/mogul-calibrati
 from __future__ import annotations
 
 import random
+import statistics
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..apps import naglemark as nm
 from ..units import NS_PER_MS
@@ -91,17 +93,22 @@ def table_specs(
     seed: int = 0,
     variants: tuple[NagleVariant, ...] = TABLE_VARIANTS,
     think_ns: int = CLIENT_THINK_NS,
+    receiver_inference: bool = False,
+    sequential_repetitions: int = 1,
 ) -> list[TrialSpec]:
+    """The trials of one table: sequential trials `sequential_repetitions` times (once for tables 4
+    and 5, where a seed changes little), random ones `random_repetitions` times, seeds seed,
+    seed + 1, ..."""
     specs = []
     for variant in variants:
         for app_buf in APP_BUFS:
             for sockbuf in SOCKBUFS:
                 for trial in TRIALS:
-                    reps = 1 if trial.sequential else random_repetitions
+                    reps = sequential_repetitions if trial.sequential else random_repetitions
                     n = nm.RESPONSES_PER_TRIAL if trial.sequential else responses  # see Cost above
                     for rep in range(reps):
                         specs.append(TrialSpec(link, variant, app_buf, sockbuf, trial, seed + rep, n,
-                                               think_ns=think_ns))
+                                               receiver_inference=receiver_inference, think_ns=think_ns))
     return specs
 
 
@@ -113,6 +120,10 @@ class SimulatedTable:
     by_trial: dict[tuple[str, int, int, str], float]
     wall_s: float
     trials_run: int
+    # Per cell, the sample standard deviation over repetitions of the worst trial type's scores
+    # (0.0 when it ran once), and every score per (variant, app_buf, sockbuf, trial type).
+    sd: dict[mc.Cell, float] = field(default_factory=dict)
+    scores: dict[tuple[str, int, int, str], list[float]] = field(default_factory=dict)
 
 
 def run_table(
@@ -124,9 +135,12 @@ def run_table(
     workers: int = 2,
     variants: tuple[NagleVariant, ...] = TABLE_VARIANTS,
     think_ns: int = CLIENT_THINK_NS,
+    receiver_inference: bool = False,
+    sequential_repetitions: int = 1,
 ) -> SimulatedTable:
     specs = table_specs(link, responses=responses, random_repetitions=random_repetitions, seed=seed, variants=variants,
-                        think_ns=think_ns)
+                        think_ns=think_ns, receiver_inference=receiver_inference,
+                        sequential_repetitions=sequential_repetitions)
     start = time.perf_counter()
     if workers <= 1:
         scores = [run_spec(s) for s in specs]
@@ -144,7 +158,11 @@ def run_table(
         cell = (variant, app_buf, sockbuf)
         if cell not in cells or score > cells[cell]:
             cells[cell], worst_trial[cell] = score, trial
-    return SimulatedTable(link, cells, worst_trial, by_trial, wall, len(specs))
+    sd = {}
+    for cell, trial in worst_trial.items():
+        runs = sums[(*cell, trial)]
+        sd[cell] = statistics.stdev(runs) if len(runs) > 1 else 0.0
+    return SimulatedTable(link, cells, worst_trial, by_trial, wall, len(specs), sd, sums)
 
 
 def table_rows(sim: SimulatedTable, paper: dict[mc.Cell, mc.PaperCell]) -> list[dict]:
@@ -215,6 +233,106 @@ def table4(responses: int | None = None, random_repetitions: int | None = None, 
 def table5(responses: int | None = None, random_repetitions: int | None = None, workers: int = 2, seed: int = 0):
     size = default_size()
     return _table_result("mogul-table5", "fddi", responses or size[0], random_repetitions or size[1], workers, seed)
+
+
+# --- Tables 6 and 7: the receiver's small-sender inference on (Mogul §9) -------------------------
+# The paper's figures for these tables are kept out of this repository (they are the held-out
+# check of the receiver model, docs/tcp-rules.md#small-sender-inference); what is held here is
+# what the paper's text says of them. Every trial type runs `repetitions` times (the inference
+# and the client's read scheduling make sequential trials vary with the seed too), and each cell
+# shows the worst trial type's mean and its standard deviation over the repetitions.
+
+INFERENCE_LINKS = {"mogul-table6": "ethernet10", "mogul-table7": "fddi"}
+# "the variants that scored poorly when the inference mechanism is disabled" (§9; tables 4 and 5).
+POOR_VARIANTS = ("NAGLE", "EOM", "BORMAN", "E+M")
+# §9: Ethernet "many of the entries have standard deviations above 5 %", FDDI "many entries have
+# standard deviations ranging from 10 % to almost 20 %"; "several" is read as at least 3 cells.
+SPREAD_POINTS = {"ethernet10": 5.0, "fddi": 10.0}
+SPREAD_CELLS_REQUIRED = 3
+# §9: MSMV with app_buf < MSS is worse "deterministically; these entries have small standard
+# deviations": small is read as FDDI's bound without the inference (§8: "none of the standard
+# deviations exceeded 3 %").
+MSMV_SMALL_SD_POINTS = 3.0
+
+
+@dataclass(frozen=True, slots=True)
+class InferenceTable:
+    on: SimulatedTable  # receiver inference on: tables 6 / 7
+    off: SimulatedTable  # the same trials with it defeated: tables 4 / 5 (all trial types repeated)
+    checks: dict[str, bool]
+    means: dict[str, tuple[float, float]]  # poorly scoring variant -> (mean over cells on, off)
+    spread_cells: dict[str, int]  # poorly scoring variant -> cells with SD above SPREAD_POINTS
+
+
+def run_inference_table(link: str, *, responses: int = nm.RESPONSES_PER_TRIAL, repetitions: int = 10, seed: int = 0,
+                        workers: int = 2, variants: tuple[NagleVariant, ...] = TABLE_VARIANTS) -> InferenceTable:
+    """Table 6 (Ethernet) or 7 (FDDI): every trial with the client's inference on and, for the
+    comparison the paper draws with tables 4 and 5, with it defeated; same seeds."""
+    kw = dict(responses=responses, random_repetitions=repetitions, sequential_repetitions=repetitions, seed=seed,
+              workers=workers, variants=variants)
+    on = run_table(link, receiver_inference=True, **kw)
+    off = run_table(link, receiver_inference=False, **kw)
+    names = [v.value for v in variants]
+    poor = [v for v in POOR_VARIANTS if v in names]
+    means = {}
+    spread = {}
+    for v in poor:
+        cells = [c for c in on.cells if c[0] == v]
+        means[v] = (statistics.fmean(on.cells[c] for c in cells), statistics.fmean(off.cells[c] for c in cells))
+        spread[v] = sum(on.sd[c] > SPREAD_POINTS[link] for c in cells)
+    checks = {
+        f"SD above {SPREAD_POINTS[link]:g} points in >= {SPREAD_CELLS_REQUIRED} cells of the poorly scoring variants":
+            sum(spread.values()) >= SPREAD_CELLS_REQUIRED,
+        "each poorly scoring variant's mean lower with the inference, above 0":
+            all(0 < m_on < m_off for m_on, m_off in means.values()),
+    }
+    if link == "fddi" and "MSMV" in names:
+        msmv = [c for c in on.cells if c[0] == "MSMV" and c[1] == 4096]
+        checks[f"MSMV, 4 KB application buffer: worse with the inference, SD <= {MSMV_SMALL_SD_POINTS:g}"] = all(
+            on.cells[c] > off.cells[c] and on.sd[c] <= MSMV_SMALL_SD_POINTS for c in msmv)
+    return InferenceTable(on, off, checks, means, spread)
+
+
+def inference_rows(t: InferenceTable) -> list[dict]:
+    rows = []
+    for cell in sorted(t.on.cells, key=lambda c: (TABLE_VARIANTS.index(NagleVariant(c[0])), c[1], c[2])):
+        rows.append({"variant": cell[0], "app_buf": cell[1], "sockbuf": cell[2],
+                     "sim_pct": round(t.on.cells[cell], 1), "sd_pct": round(t.on.sd[cell], 1),
+                     "sim_trial": t.on.worst_trial[cell],
+                     "no_inference_pct": round(t.off.cells[cell], 1), "no_inference_sd": round(t.off.sd[cell], 1)})
+    for v, (m_on, m_off) in t.means.items():
+        rows.append({"variant": v, "app_buf": "mean", "sockbuf": "", "sim_pct": round(m_on, 1),
+                     "sd_pct": f"{t.spread_cells[v]} cells > {SPREAD_POINTS[t.on.link]:g}", "sim_trial": "",
+                     "no_inference_pct": round(m_off, 1), "no_inference_sd": ""})
+    return rows
+
+
+def _inference_result(name: str, responses: int | None, repetitions: int | None, workers: int, seed: int):
+    from . import ReproductionResult
+
+    link = INFERENCE_LINKS[name]
+    size = default_size()
+    responses, repetitions = responses or size[0], repetitions or size[1]
+    t = run_inference_table(link, responses=responses, repetitions=repetitions, seed=seed, workers=workers)
+    text = ("; ".join(f"{k}: {'yes' if ok else 'NO'}" for k, ok in t.checks.items())
+            + ". Means over cells with / without the inference: "
+            + ", ".join(f"{v} {a:.1f} / {b:.1f}" for v, (a, b) in t.means.items())
+            + f". {t.on.trials_run + t.off.trials_run} trials of {responses} responses, {repetitions} repetitions of "
+            f"every trial type, {t.on.wall_s + t.off.wall_s:.0f} s. The paper's table is not in this repository: "
+            "these are the statements of its text; its figures are checked outside it.")
+    number = "6 (Ethernet)" if link == "ethernet10" else "7 (FDDI)"
+    return ReproductionResult(
+        name, f"Mogul & Minshall table {number}: naglemark scores with the receiver inferring the sender's buffer, "
+              "mean and standard deviation over repetitions", inference_rows(t), all(t.checks.values()), text,
+        {"checks": t.checks, "means": t.means, "wall_s": t.on.wall_s + t.off.wall_s})
+
+
+def table6(responses: int | None = None, repetitions: int | None = None, workers: int = 2, seed: int = 0):
+    return _inference_result("mogul-table6", responses, repetitions, workers, seed)
+
+
+def table7(responses: int | None = None, repetitions: int | None = None, workers: int = 2, seed: int = 0):
+    return _inference_result("mogul-table7", responses, repetitions, workers, seed)
 
 
 # Mogul §9: "On an FDDI network, using 8192-byte buffers, this scenario can result in a TCP
