@@ -98,3 +98,14 @@ def test_stack_and_nagle_inferred(name: str) -> None:
                 assert d.profile["stack"]["guess"] == "linux", (name, vantage, d.profile["stack"])
                 if d.profile["nagle"] != "unknown":
                     assert d.profile["nagle"] == ("off" if nodelay else "on"), (name, vantage, d.profile["nagle_evidence"])
+
+
+@pytest.mark.parametrize("name", ["pmtu_blackhole_probing", "pmtu_blackhole", "burst_loss"])
+def test_limit_shares_are_shares_of_the_data_span(name: str) -> None:
+    """The limiting-factor timeline splits the span of a direction's data: its shares add up to one
+    at most, even where a stall began before the first data arrived (a black hole seen from the
+    receiver: 6.7 s of stall before 39 ms of data read 17023 % once)."""
+    for vantage in ("pcap", "receiver.pcap"):
+        for c in analyze_file(FIXTURES / f"{name}.{vantage}").files[0].connections:
+            for d in c.directions:
+                assert sum(d.limits.values()) <= 1.0 + 1e-6, (name, vantage, d.limits)
