@@ -243,7 +243,7 @@ def _run_score(fit: Fit, changes: dict[str, Any], target: Target) -> float | Non
 MEASURED_AS = {"read_rate_bps": "_read_rate"}
 
 
-def _pace(fit: Fit, chosen: dict[str, Any]) -> list[dict[str, Any]]:
+def _pace(fit: Fit, chosen: dict[str, Any], read_step: int | None = None) -> list[dict[str, Any]]:
     """The applications' pace: a writer's pause as the wire showed it or lengthened by the time the
     write took to drain from the send buffer (the pause began when the write was copied, not when
     the wire went quiet); a reader at the pace the window's right edge moved, or as fast as the host copies."""
@@ -256,8 +256,11 @@ def _pace(fit: Fit, chosen: dict[str, Any]) -> list[dict[str, Any]]:
         # buffer, when the write was larger) during the pause before going quiet.
         thinks.append(think + int(min(write, s) * 8e9 / rate))
     read_rate = fit.value("_read_rate")
-    readers: list[int | None] = [None, read_rate] if read_rate else [None]
-    return [{"think_ns": t, "read_rate_bps": r} for t in thinks for r in readers]
+    # A slow reader's pace depends on its read size (each read is a copy the window waits for): the
+    # right edge's common step, the fitted read and two small ones.
+    reads = [x for x in dict.fromkeys((read_step, fit.value("read"), 2048, 4096)) if x] if read_rate else []
+    readers: list[dict[str, Any]] = [{"read_rate_bps": None}] + [{"read_rate_bps": read_rate, "read": rd} for rd in reads]
+    return [{"think_ns": t, **r} for t in thinks for r in readers]
 
 
 # Request/response: the bottleneck rate measured from ACK spacing is only a floor when responses
@@ -375,7 +378,7 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
     best_score = math.inf
     # The applications' pace first: a pause or a slow reader changes the goodput more than a host
     # model does, and a host chosen to make up for a pause not yet replayed would stay.
-    groups = (lambda: _pace(fit, chosen), lambda: _framed(fit, rows), lambda: _stacks(fit),
+    groups = (lambda: _pace(fit, chosen, read_step), lambda: _framed(fit, rows), lambda: _stacks(fit),
               lambda: _candidates(fit, read_step))
     passes = 0
     for step, make in enumerate(groups * 2):
@@ -387,7 +390,8 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
                 break
         passes = 1 + step // len(groups)
         group = make() if step < len(groups) else [{}, *make()]
-        runs = [{**chosen, **{k: v for k, v in cand.items() if v is not None}} for cand in group]
+        # A candidate's None takes the value back out (a reader chosen in the first pass, say).
+        runs = [{k: v for k, v in {**chosen, **cand}.items() if v is not None} for cand in group]
         scores = [_run_score(cut, changes, target) for changes in runs]
         tried += len(runs)
         scored = [(round(score, 6), i, changes) for i, (score, changes) in enumerate(zip(scores, runs))
