@@ -14,6 +14,7 @@ import re
 import subprocess
 from collections import Counter
 from functools import lru_cache
+from dataclasses import replace
 from pathlib import Path
 
 import pcap_edit as pe
@@ -201,6 +202,20 @@ def test_payload_cut_to_the_headers_gives_the_same_verdict(name: str, tmp_path: 
     assert notes(f)["payload_truncated"] == data_packets
     assert stalls(f) == stalls(original(name))
     assert sender(f).profile["bytes"] == sender(original(name)).profile["bytes"]
+
+
+def test_options_cut_by_the_snaplen_leave_the_window_scale_unknown(tmp_path: Path) -> None:
+    """A 54-byte snaplen on Ethernet keeps the 20-byte TCP header and no option: the SYNs' window
+    scale may have been in the part cut off, so windows are raw values of an unknown scale. Read as
+    unscaled, nagle_4k_jumbo's windows looked full: 23 receiver_window_limited stalls once. The
+    Nagle holds stay what they are, and no window is blamed."""
+    cap = capture("nagle_4k_jumbo")
+    cut = replace(cap, snaplen=54, records=[r.with_data(r.data[:54]) for r in cap.records])
+    f = analyze(cut, tmp_path / "cut.pcap")
+    assert "window_scale_unknown" in {n.kind for c in f.connections for n in c.notes}
+    found = [s[3] for s in stalls(f)]
+    assert "receiver_window_limited" not in found
+    assert found.count("nagle_delayed_ack") == [s[3] for s in stalls(original("nagle_4k_jumbo"))].count("nagle_delayed_ack")
 
 
 # --- TSO / GRO super-frames ----------------------------------------------------------------------

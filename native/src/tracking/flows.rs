@@ -9,8 +9,9 @@
 //!   keeps counting up; values just below the base come out negative.
 //! - `win_scaled` is `window << shift` once both SYNs were seen and both carried window scale (shift
 //!   clamped to 14, RFC 7323); after a handshake without it, the raw window (scale 0). Either way
-//!   `wscale_known` is true. Without both SYNs the raw window is returned with `wscale_known` false.
-//!   SYN segments are never scaled.
+//!   `wscale_known` is true. Without both SYNs the raw window is returned with `wscale_known` false,
+//!   and so it is when a SYN's options were cut by the snaplen before any window scale option: the
+//!   option may have been in the part cut off. SYN segments are never scaled.
 //! - A pure SYN on a 4-tuple that already has a stream starts a new stream (port reuse) when its
 //!   ISN differs from that side's SYN and either the old connection saw FIN or RST, or its first
 //!   SYN was never answered (a retry with a new ISN), or the SYN lies more than 2^30 from the old
@@ -20,7 +21,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use crate::wire::packet::{flags, TcpPacket, MAX_SACK_BLOCKS};
+use crate::wire::packet::{anomaly, flags, TcpPacket, MAX_SACK_BLOCKS};
 
 /// Per-segment result of `FlowTracker::assign`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -85,6 +86,9 @@ struct DirState {
     isn: u32,
     /// Window scale from this side's SYN (already clamped), if it carried one.
     wscale: Option<u8>,
+    /// The SYN's options were cut by the snaplen with no window scale among those kept: whether it
+    /// offered scaling is unknown.
+    wscale_cut: bool,
     fin_seen: bool,
     rst_seen: bool,
 }
@@ -106,7 +110,7 @@ impl Conn {
     /// The shift that applies to `dir`'s windows: None while the handshake is not fully seen.
     fn shift(&self, dir: usize) -> Option<u8> {
         let (a, b) = (&self.dirs[0], &self.dirs[1]);
-        if !(a.syn_seen && b.syn_seen) {
+        if !(a.syn_seen && b.syn_seen) || a.wscale_cut || b.wscale_cut {
             return None;
         }
         match (a.wscale, b.wscale) {
@@ -270,6 +274,7 @@ impl FlowTracker {
                 d.syn_seen = true;
                 d.isn = p.seq;
                 d.wscale = p.options.wscale.map(|w| w.min(MAX_WSCALE));
+                d.wscale_cut = d.wscale.is_none() && p.anomalies & anomaly::OPTIONS_TRUNCATED != 0;
                 if !d.space.set {
                     d.space.init(p.seq);
                 }
@@ -427,6 +432,24 @@ mod tests {
         assert_eq!((c.win_scaled, c.wscale_known), (1000 << 14, true)); // 20 clamped to 14
         let s2 = t.assign(&pkt(false, flags::ACK, 11, 2, 0));
         assert_eq!(s2.win_scaled, 1000 << 3);
+
+        // A SYN whose options the snaplen cut before any window scale: the scale is unknown.
+        let mut t = FlowTracker::new();
+        t.assign(&syn(true, flags::SYN, 1, 0, Some(7)));
+        let mut cut = syn(false, SA, 10, 2, None);
+        cut.anomalies |= anomaly::OPTIONS_TRUNCATED;
+        t.assign(&cut);
+        let c = t.assign(&pkt(true, flags::ACK, 2, 11, 0));
+        assert_eq!((c.win_scaled, c.wscale_known), (1000, false));
+        assert_eq!(t.wscale_shift(0, 1), None);
+        // ...but a scale kept before the cut is known.
+        let mut t = FlowTracker::new();
+        t.assign(&syn(true, flags::SYN, 1, 0, Some(7)));
+        let mut kept = syn(false, SA, 10, 2, Some(2));
+        kept.anomalies |= anomaly::OPTIONS_TRUNCATED;
+        t.assign(&kept);
+        let c = t.assign(&pkt(true, flags::ACK, 2, 11, 0));
+        assert_eq!((c.win_scaled, c.wscale_known), (1000 << 7, true));
 
         // Only one side offers scaling: no scaling, but known.
         let mut t = FlowTracker::new();
