@@ -246,3 +246,16 @@ def test_the_send_buffer_asked_for_is_the_one_that_settles_on_the_plateau():
     assert sndbuf_request(8760, "bsd44", 1460)[0] == 8192  # 6 of 1460
     assert sndbuf_request(20000, "sunos41", 1460)[0] == 20480
     assert sndbuf_request(16384, "tru64", 1460)[0] == 16384
+
+
+def test_a_flight_held_by_the_window_leaves_the_default_send_buffer(tmp_path):
+    """When the flight reached the peer's window, it is only a floor of S: the fit takes the stack's
+    default buffer (Linux 64 KB, which it doubles), and says why."""
+    from stallscope.analyzers.comparison.fit import fit_connection
+    import polars as pl
+
+    file = _trace(tmp_path, "window", personality="freebsd4", link="ethernet10", rcvbuf=16384, bytes=300_000)
+    conn = file.connections[0]
+    fit = fit_connection(conn, file.state.filter(pl.col("stream") == conn.stream))
+    assert fit.value("sndbuf") == 32768, fit.values["sndbuf"]
+    assert "reached the peer's window" in fit.values["sndbuf"].source

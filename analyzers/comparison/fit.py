@@ -122,12 +122,14 @@ def fit_connection(conn: ConnectionAnalysis, rows: pl.DataFrame | None, *, seed:
         _fit_bulk(d, values)
         _fit_losses(rows, d.dir, values)
         _fit_pace(conn, d, rows, values)
+        _sndbuf_floor(d, values)
     elif messages:
         # The sender writes a message and the peer answers each (Salamon's benchmark): a bulk run
         # whose writes are the messages and whose receiver replies.
         kind = "bulk"
         _fit_bulk(d, values)
         _fit_messages(d, rows, values)
+        _sndbuf_floor(d, values)
     else:
         _fit_request_response(d, rows, values, warnings)
     return Fit(conn.stream, d.dir, kind, values, warnings)
@@ -551,6 +553,30 @@ def buffer_size(flight: int) -> int:
 # FreeBSD round the buffers up to whole segments in tcp_mss.
 SNDBUF_DOUBLED = ("linux",)
 BUFFERS_ROUNDED_TO_MSS = ("bsd44", "freebsd4")
+# Each stack's send buffer when the application does not set one (personality.rs default_sndbuf).
+DEFAULT_SNDBUF = {"sunos41": 4096, "bsd44": 8192, "freebsd4": 32768, "tru64": 32768, "linux20": 32768, "linux": 65536}
+
+
+def _sndbuf_floor(d: DirectionAnalysis, values: dict[str, Fitted]) -> None:
+    """When something other than the send buffer held the flight (the peer's window, or an
+    application that wrote no more than the flight between pauses or answers), the plateau is only
+    a floor of S: the stack's default buffer then, where larger (no larger one shows)."""
+    s, pers = values.get("sndbuf"), values["personality"].value if "personality" in values else None
+    default = DEFAULT_SNDBUF.get(pers)
+    plateau = d.profile.get("send_buffer_estimate")
+    if s is None or not default or default <= s.value or not plateau:
+        return
+    r = d.profile.get("peer_receive_window_max")
+    write, mss = values["write"].value if "write" in values else None, values.get("_segment")
+    paced = (values.get("think_ns") is not None or values.get("reply") is not None) and write
+    if r and mss and plateau >= r - mss.value:
+        why = f"the flight ({plateau}) reached the peer's window ({r})"
+    elif paced and plateau <= write + (mss.value if mss else 0):
+        why = f"the flight ({plateau}) was no more than a write ({write}) between the application's pauses"
+    else:
+        return
+    values["sndbuf"] = Fitted(default, f"{why}, so S is at least the flight and no more shows: {pers}'s default send "
+                              f"buffer ({default}); {s.value} from the flight alone ({s.source})")
 
 
 def sndbuf_request(plateau: int, personality: str | None, mss: int | None) -> tuple[int, str]:
