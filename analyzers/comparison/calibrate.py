@@ -1,9 +1,10 @@
-"""Calibrate what a trace cannot show: the application's write and read sizes, and the exact
-send buffer behind a measured flight. A Nagle or window-update stall depends on them byte for
+"""Calibrate what a trace cannot show: the applications' pace, the link's framing and the hosts'
+costs, which of the stacks with the same SYN options it was, the write and read sizes and the
+exact send buffer behind a measured flight. A Nagle or window-update stall depends on them byte for
 byte (Moldeklev & Gunningberg's deadlocks come and go with S, R and the write size), so the fit
-runs the simulator over a small grid of plausible values and keeps the one whose run is closest
-to the trace: its goodput and its number of stalls. Each candidate run is a few milliseconds;
-the candidates and the choice are reported with the fit."""
+runs the simulator over a small grid of plausible values, group by group, and keeps the one whose
+run is closest to the trace: its goodput, its number of stalls and its time lost per cause. Each
+candidate run is a few milliseconds; the candidates and the choice are reported with the fit."""
 
 from __future__ import annotations
 
