@@ -557,6 +557,10 @@ BUFFERS_ROUNDED_TO_MSS = ("bsd44", "freebsd4")
 DEFAULT_SNDBUF = {"sunos41": 4096, "bsd44": 8192, "freebsd4": 32768, "tru64": 32768, "linux20": 32768, "linux": 65536}
 
 
+# How far below the peer's largest window an ACK-clocked flight may stay and still be the window's.
+WINDOW_SLACK = 0.25
+
+
 def _sndbuf_floor(d: DirectionAnalysis, values: dict[str, Fitted]) -> None:
     """When something other than the send buffer held the flight (the peer's window, or an
     application that wrote no more than the flight between pauses or answers), the plateau is only
@@ -569,7 +573,13 @@ def _sndbuf_floor(d: DirectionAnalysis, values: dict[str, Fitted]) -> None:
     r = d.profile.get("peer_receive_window_max")
     write, mss = values["write"].value if "write" in values else None, values.get("_segment")
     paced = (values.get("think_ns") is not None or values.get("reply") is not None) and write
-    if r and mss and plateau >= r - mss.value:
+    # An ACK-clocked flight dips below the window between ACKs: within a segment of it, or within
+    # WINDOW_SLACK of it for a stack its SYN options name (its default is then its own; among the
+    # stacks without options, a default would be another stack's as often).
+    slack = mss.value if mss else 0
+    if pers not in SLOW_START_STACKS + OPEN_START_STACKS:
+        slack = max(slack, int(WINDOW_SLACK * (r or 0)))
+    if r and plateau >= r - slack:
         why = f"the flight ({plateau}) reached the peer's window ({r})"
     elif paced and plateau <= write + (mss.value if mss else 0):
         why = f"the flight ({plateau}) was no more than a write ({write}) between the application's pauses"
