@@ -240,6 +240,8 @@ def _run_score(fit: Fit, changes: dict[str, Any], target: Target) -> float | Non
     return _score(sender_goodput(res), len(mine), lost, target)
 
 
+# Multiples of the window's measured pace tried for a slow reader.
+READER_FACTORS = (1, 1.25, 1.5, 2)
 # Candidates measured from the trace under another name than the simulator's input.
 MEASURED_AS = {"read_rate_bps": "_read_rate"}
 
@@ -260,7 +262,9 @@ def _pace(fit: Fit, chosen: dict[str, Any], read_step: int | None = None) -> lis
     # A slow reader's pace depends on its read size (each read is a copy the window waits for): the
     # right edge's common step, the fitted read and two small ones.
     reads = [x for x in dict.fromkeys((read_step, fit.value("read"), 2048, 4096)) if x] if read_rate else []
-    readers: list[dict[str, Any]] = [{"read_rate_bps": None}] + [{"read_rate_bps": read_rate, "read": rd} for rd in reads]
+    # The right edge's average pace is a floor of the reader's: it idles when the buffer runs dry.
+    readers: list[dict[str, Any]] = [{"read_rate_bps": None}] + [
+        {"read_rate_bps": int(read_rate * k), "read": rd} for k in READER_FACTORS for rd in reads]
     return [{"think_ns": t, **r} for t in thinks for r in readers]
 
 
