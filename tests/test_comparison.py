@@ -232,7 +232,7 @@ def test_how_the_window_opened_tells_the_old_stacks_apart(tmp_path):
         file = _trace(tmp_path, personality, personality=personality, link="ethernet10", bytes=100_000)
         conn = file.connections[0]
         fit = fit_connection(conn, file.state.filter(pl.col("stream") == conn.stream))
-        assert fit.value("_slow_start") is slow_start, (personality, fit.values.get("_slow_start"))
+        assert fit.value("slow_start") is slow_start, (personality, fit.values.get("slow_start"))
         assert fit.value("personality") in (("bsd44", "tru64") if slow_start else ("sunos41", "linux20"))
 
 

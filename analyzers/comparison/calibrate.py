@@ -220,10 +220,10 @@ def _stacks(fit: Fit) -> list[dict[str, Any]]:
     # How the window opened leaves two of them (fit.first_flight).
     from .fit import OPEN_START_STACKS, SLOW_START_STACKS
 
-    start = fit.value("_slow_start")
+    start = fit.value("slow_start")
     stacks = PRE_1323 if start is None else SLOW_START_STACKS if start else OPEN_START_STACKS
     # And what the segments and windows rule out (fit.stacks_ruled_out).
-    stacks = tuple(x for x in stacks if x not in (fit.value("_ruled_out") or ())) or stacks
+    stacks = tuple(x for x in stacks if x not in (fit.value("stacks_ruled_out") or ())) or stacks
     # The first estimate first: among runs that fit equally well it stays.
     return [{"personality": p, "receiver_personality": p} for p in (first, *(x for x in stacks if x != first))]
 

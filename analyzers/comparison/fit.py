@@ -385,13 +385,13 @@ def _fit_stack(d: DirectionAnalysis, conn: ConnectionAnalysis, values: dict[str,
     start = first_flight(rows, d.dir, p)
     if values["personality"].value in SLOW_START_STACKS + OPEN_START_STACKS:
         if start is not None:
-            values["_slow_start"] = start
+            values["slow_start"] = start
         # Without SunOS's 4096-byte copies (personality_of would have named it), Linux 2.0 first.
         allowed = ((SLOW_START_STACKS if start.value else OPEN_START_STACKS[::-1]) if start is not None
                    else (values["personality"].value, "sunos41", "bsd44", "tru64", "linux20"))
         ruled = stacks_ruled_out(p)
         if ruled is not None:
-            values["_ruled_out"] = ruled
+            values["stacks_ruled_out"] = ruled
             allowed = tuple(x for x in allowed if x not in ruled.value) or allowed
         if values["personality"].value not in allowed:
             first = values["personality"]
