@@ -125,8 +125,8 @@ declare_columns! {
         "start_captured" = |c| c.start_captured, "the initiator's SYN (without ACK) is in the capture";
         "port_reused" = |c| c.port_reused, "a later stream reused this 4-tuple";
         "wscale_known" = |c| c.wscale_known,
-            "both SYNs were seen, so windows are exact (scaled, or unscaled when the handshake did not \
-             negotiate scaling)";
+            "both SYNs were seen with their options whole (or a window scale option kept before a snaplen \
+             cut), so windows are exact (scaled, or unscaled when the handshake did not negotiate scaling)";
         "first_frame" = |c| c.first_frame, "frame number (1-based, as tshark) of the first packet";
         "last_frame" = |c| c.last_frame, "frame number of the last packet";
         "first_ts_ns" = |c| c.first_ts_ns, "timestamp of the first packet";
