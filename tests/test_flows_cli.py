@@ -187,3 +187,31 @@ def test_json_output_never_imports_polars_or_rich(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]"
     assert json.loads(out.read_text())["files"][0]["connections"], "no connections written"
+
+
+def test_a_long_packet_listing_is_plain_text_and_quick() -> None:
+    """`decode -f table` of 2,469 packets: Rich took 21 s to measure every cell; above
+    RICH_TABLE_MAX_ROWS rows the listing is aligned text, one line per packet under the header."""
+    import time
+
+    clean = Path(__file__).resolve().parents[1] / "fixtures" / "clean_bulk.pcap"
+    t0 = time.monotonic()
+    r = subprocess.run([shutil.which("stallscope"), "decode", "-f", "table", str(clean)], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0
+    lines = r.stdout.splitlines()
+    assert lines[0].split()[:3] == ["frame", "ts_ns", "ts_valid"] and len(lines) == 1 + 2469
+    assert lines[1].split()[0] == "1" and lines[-1].split()[0] == "2469"
+    assert time.monotonic() - t0 < 60  # a guard against the 21 s Rich rendering, not a benchmark
+
+
+def test_plain_tables_escape_control_characters() -> None:
+    """A capture's text (a file name, a comment) cannot drive the terminal from a plain table."""
+    import polars as pl
+
+    from stallscope.output import plain_table
+
+    text = plain_table(pl.DataFrame({"file": ["evil\x1b]0;owned\x07.pcap", None], "n": [1, 22]}), "T")
+    assert "\x1b" not in text and "\x07" not in text and "evil\\x1b]0;owned\\x07.pcap" in text
+    lines = text.splitlines()
+    assert lines[0] == "T" and lines[2].rindex("1") == lines[1].index("n") and lines[3].strip() == "22"

@@ -23,6 +23,7 @@ from stallscope.analyzers.flows_document import FileResult, write_document
 from stallscope.packets.errors import CaptureRejected
 from stallscope.cli.common import console as table_console
 from stallscope.cli.common import CaptureInput, capture_inputs, file_progress, progress_wanted, say
+from stallscope.output import RICH_TABLE_MAX_ROWS
 from stallscope.cli.options import (AsOneOption, CaptureFiles, DebugOption, EachOption, FormatOption, OutputOption,
                                     QuietOption)
 from stallscope.exit_codes import ExitCode
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 # Files at least this large get a progress bar (when standard error is a terminal).
 PROGRESS_MIN_BYTES = 64 << 20
 # Above this many connections the table is printed as plain aligned text instead of a Rich table.
-RICH_MAX_ROWS = 1000
+RICH_MAX_ROWS = RICH_TABLE_MAX_ROWS
 
 
 def _say(message: str) -> None:
@@ -169,10 +170,11 @@ def _render(results: list[FileResult], fmt: OutputFormat, output: Path | None) -
 def _render_table(df: pl.DataFrame, output: Path | None) -> None:
     out = sys.stdout if output is None else open(output, "w")
     try:
+        from stallscope.output import plain_table, render_frame
+
         if df.height > RICH_MAX_ROWS:
-            out.write(_aligned(df))
+            out.write(plain_table(df))
             return
-        from stallscope.output import render_frame
 
         # Off a terminal Rich would assume 80 columns and fold addresses; a pipe or file gets the
         # table's natural width.
@@ -181,13 +183,6 @@ def _render_table(df: pl.DataFrame, output: Path | None) -> None:
     finally:
         if output is not None:
             out.close()
-
-
-def _aligned(df: pl.DataFrame) -> str:
-    """Plain space-aligned columns: Rich needs about half a millisecond per row."""
-    cells = [df.columns] + [["" if v is None else str(v) for v in row] for row in df.iter_rows()]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(df.columns))]
-    return "".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() + "\n" for r in cells)
 
 
 def _flat(results: list[FileResult]) -> pl.DataFrame:
