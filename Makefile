@@ -35,8 +35,9 @@ demo: setup
 # Two workers (pytest-xdist) for everything but the live captures, which run alone afterwards:
 # their user-space link emulator must not share its core with the analyzer's tests. Tests marked
 # `slow` run with `make test-slow` (the rest of the simulator's golden traces, the full scoring corpus,
-# every byte cut of the large captures: ~7 min here), except the papers' tables (`paper`), which
-# `make test` keeps: the reproductions' verdicts are checked on every run.
+# every byte cut of the large captures, the receiver-side twins' tshark comparisons, every --help and
+# README example, Mogul's tables 6 and 7 at full size: ~22 min here), except the papers' tables
+# (`paper`), which `make test` keeps: the reproductions' verdicts are checked on every run.
 test: setup
 	cargo test --quiet --manifest-path native/Cargo.toml
 	$(PYTEST) -q -n 2 -m "(not slow or paper) and not root"

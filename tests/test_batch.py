@@ -362,6 +362,7 @@ def _local_against_dask(root: Path, out: Path) -> dict[str, pl.DataFrame]:
     return a
 
 
+@pytest.mark.slow  # starts a dask LocalCluster (about 11 s): make test-slow
 def test_local_cluster_gives_the_local_tables(small_batch: Path, tmp_path: Path) -> None:
     tables = _local_against_dask(small_batch, tmp_path)
     assert tables["files"].height == SMALL + 2

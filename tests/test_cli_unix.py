@@ -135,6 +135,7 @@ def test_group_help_has_no_bool_metavar() -> None:
         assert r.returncode == 0 and "<bool>" not in r.stdout
 
 
+@pytest.mark.slow  # every example runs as its own process: make test-slow
 def test_every_example_in_help_runs_as_written(tmp_path: Path) -> None:
     """The examples that need neither root nor minutes: copied to a scratch directory beside the
     fixtures, each must exit 0."""
@@ -322,6 +323,7 @@ def _readme_examples() -> dict[str, str]:
     return rows
 
 
+@pytest.mark.slow  # every example runs as its own process: make test-slow
 def test_readme_lists_every_command_with_an_example_that_runs_as_written(tmp_path: Path) -> None:
     from stallscope.cli.app import _COMMANDS
 

@@ -60,7 +60,9 @@ def _flagged_retransmissions(path: Path) -> Counter:
     return c
 
 
-@pytest.mark.parametrize("path", CAPTURES + OWN, ids=_ids)
+# Our receiver-side twins (NAME.receiver.pcap) run in `make test-slow` (the default suite's budget).
+@pytest.mark.parametrize("path", CAPTURES + [pytest.param(p, id=_ids(p), marks=[pytest.mark.slow] if ".receiver." in p.name
+                                                           else []) for p in OWN], ids=_ids)
 def test_per_direction_counts_match_tshark(path: Path) -> None:
     table, summary = _table_or_skip(path)
     streams = oracle.streams(path)
