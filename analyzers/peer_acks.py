@@ -34,10 +34,10 @@ def every_second_share(state: pl.DataFrame, acker_dir: int) -> float | None:
     if covering.len() == 0:
         return None
     share = float((covering >= 2).mean())
-    sender = state.filter((pl.col("dir") != acker_dir) & (pl.col("payload_len") > 0))
-    if sender.height == 0 or not sender["superframe"].any():
-        return share
-    segment = sender.filter(~pl.col("superframe"))["payload_len"].max()
+    sender = (pl.col("dir") != acker_dir) & (pl.col("payload_len") > 0)
+    if not state.select((sender & pl.col("superframe")).any()).item():
+        return share  # one pass, no copy: most captures hold no super-frame
+    segment = state.filter(sender & ~pl.col("superframe"))["payload_len"].max()
     if not segment:
         return share
     advances = state.filter((pl.col("dir") == acker_dir) & pl.col("ack_segments").is_not_null()).select(
