@@ -74,7 +74,7 @@ def full_segment_size(profile: dict[str, Any], recent: int | None = None) -> int
 
 # Columns the profile reads: selected first, so that no filter copies the whole state table.
 _PROFILE_COLUMNS = ["stream", "dir", "ts_ns", "payload_len", "superframe", "new_data", "seq_end", "seq_rel",
-                    "retransmission", "control_retransmission", "retrans_kind", "dup_ack", "win_scaled", "flag_syn",
+                    "retransmission", "control_retransmission", "retrans_kind", "dup_ack", "win_scaled", "flag_syn", "flag_fin",
                     "flag_rst", "flag_psh", "opt_mss", "opt_wscale", "opt_sack_perm", "opt_ts_val", "in_flight",
                     "usable_window", "ip_id"]
 # A direction's largest segment that crossed a wire as one (its max_segment).
@@ -113,7 +113,10 @@ def direction_profiles(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, A
     agg = st.group_by(["stream", "dir"]).agg(
         packets=pl.len(),
         data_packets=(pl.col("payload_len") > 0).sum(),
-        new_bytes=pl.when(pl.col("new_data")).then(pl.col("seq_end") - pl.col("seq_rel")).otherwise(0).sum(),
+        # The sequence space a new segment took, less the FIN's (and a SYN's) one number: payload only.
+        new_bytes=pl.when(pl.col("new_data")).then(
+            (pl.col("seq_end") - pl.col("seq_rel") - pl.col("flag_fin").cast(pl.Int64) - pl.col("flag_syn").cast(pl.Int64))
+            .clip(lower_bound=0)).otherwise(0).sum(),
         seq_span=pl.col("seq_end").max() - pl.col("seq_rel").min(),
         retrans_packets=pl.col("retransmission").sum() + pl.col("control_retransmission").sum(),
         retrans_bytes=pl.when(pl.col("retransmission")).then(pl.col("payload_len")).otherwise(0).sum(),

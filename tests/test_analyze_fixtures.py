@@ -109,3 +109,20 @@ def test_limit_shares_are_shares_of_the_data_span(name: str) -> None:
         for c in analyze_file(FIXTURES / f"{name}.{vantage}").files[0].connections:
             for d in c.directions:
                 assert sum(d.limits.values()) <= 1.0 + 1e-6, (name, vantage, d.limits)
+
+
+def test_bytes_count_payload_not_the_fin() -> None:
+    """A direction's `bytes` is the new payload it sent: the FIN that rides on clean_bulk's last data
+    segment takes a sequence number but carries no byte (it counted one once). Oracle: dpkt, the
+    IP length less both headers of every data packet (clean_bulk resends nothing)."""
+    import dpkt
+
+    payload = 0
+    with open(FIXTURES / "clean_bulk.pcap", "rb") as f:
+        for _, buf in dpkt.pcap.Reader(f):
+            ip = dpkt.ethernet.Ethernet(buf).data
+            if ip.src == bytes([10, 77, 0, 1]):
+                payload += ip.len - 4 * ip.hl - 4 * ip.data.off
+    (conn,) = analyze_file(FIXTURES / "clean_bulk.pcap").files[0].connections
+    sender = next(d for d in conn.directions if d.role == "data sender")
+    assert payload > 2_000_000 and sender.profile["bytes"] == payload
