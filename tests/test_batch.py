@@ -19,6 +19,7 @@ import pytest
 
 from stallscope.analyzers import batch
 from stallscope.exit_codes import ExitCode
+from terminal import stderr_on_a_terminal
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures"
@@ -132,38 +133,12 @@ def test_without_batch_options_analyze_is_unchanged() -> None:
     assert r.returncode == 0 and '"schema": "stallscope.analysis/1"' in r.stdout
 
 
-def stderr_on_a_terminal(args: list[str]) -> tuple[int, bytes]:
-    """Run the installed stallscope with standard error on a pseudo-terminal; what it showed."""
-    import pty
-    import select
-
-    master, slave = pty.openpty()
-    env = dict(os.environ, TERM="xterm-256color", COLUMNS="120")
-    env.pop("STALLSCOPE_QUIET", None)
-    p = subprocess.Popen([shutil.which("stallscope"), *args], stdout=subprocess.DEVNULL, stderr=slave, env=env)
-    os.close(slave)
-    shown = b""
-    while True:
-        ready, _, _ = select.select([master], [], [], 0.5)
-        if ready:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # the terminal closed with the process
-                break
-            if not chunk:
-                break
-            shown += chunk
-        elif p.poll() is not None:
-            break
-    os.close(master)
-    return p.wait(timeout=300), shown
-
-
 def test_a_progress_bar_over_the_captures_on_a_terminal_only(small_batch: Path) -> None:
     n = len(batch.expand_paths([small_batch / "run2"]))
-    code, shown = stderr_on_a_terminal(["analyze", str(small_batch / "run2"), "-j", "2", "--no-cache"])
+    argv = [shutil.which("stallscope"), "analyze", str(small_batch / "run2"), "-j", "2", "--no-cache"]
+    code, shown = stderr_on_a_terminal(argv)
     assert code == 0 and "━".encode() in shown and f"/{n}".encode() in shown
-    code, shown = stderr_on_a_terminal(["analyze", str(small_batch / "run2"), "-j", "2", "--no-cache", "-q"])
+    code, shown = stderr_on_a_terminal([*argv, "-q"])
     assert code == 0 and shown == b""
 
 

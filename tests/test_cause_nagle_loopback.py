@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pcap_edit as pe
+
 from stallscope.analyzers.analyze import analyze_file
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -30,11 +32,6 @@ def test_with_nodelay_nothing_stalls() -> None:
 
 def _without_handshake(name: str, tmp_path: Path) -> Path:
     """The capture with its SYN and SYN/ACK removed (a capture that starts mid-connection)."""
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import pcap_edit as pe
-
     return pe.drop_syns(pe.read(DATA / name)).write(tmp_path / name)
 
 

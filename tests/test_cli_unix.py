@@ -7,7 +7,6 @@ from __future__ import annotations
 import ast
 import os
 import re
-import select
 import shutil
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from stallscope.exit_codes import ExitCode
+from terminal import stderr_on_a_terminal
 
 REPO = Path(__file__).resolve().parents[1]
 FIX = REPO / "fixtures"
@@ -214,28 +214,7 @@ def test_unreadable_path_is_told_as_such(tmp_path: Path) -> None:
 def _stderr_on_a_terminal(args: list[str], command: list[str] | None = None) -> tuple[int, bytes]:
     """Run `command` (the installed stallscope) with standard error on a pseudo-terminal (standard
     output discarded); what it showed."""
-    import pty
-
-    master, slave = pty.openpty()
-    env = dict(os.environ, TERM="xterm-256color", COLUMNS="120")
-    env.pop("STALLSCOPE_QUIET", None)
-    p = subprocess.Popen([*(command or [_exe()]), *args], stdout=subprocess.DEVNULL, stderr=slave, cwd=REPO, env=env)
-    os.close(slave)
-    shown = b""
-    while True:
-        ready, _, _ = select.select([master], [], [], 0.5)
-        if ready:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # the terminal closed with the process
-                break
-            if not chunk:
-                break
-            shown += chunk
-        elif p.poll() is not None:
-            break
-    os.close(master)
-    return p.wait(timeout=300), shown
+    return stderr_on_a_terminal([*(command or [_exe()]), *args], cwd=REPO)
 
 
 MANY = [str(FIX / n) for n in ("atm_clean.pcap", "clean_bulk.pcap", "burst_loss.pcap", "nagle_4k_jumbo.pcap")]

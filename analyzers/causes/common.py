@@ -58,3 +58,15 @@ def timer_driven(ctx: StallContext, ack: PeerAck) -> bool:
     if d is None or d < DELAYED_MIN_NS:
         return False
     return d >= ONE_SHOT_MIN_NS or ctx.profile.get("peer_delayed_ack", {}).get("timer") == "tick"
+
+
+# No socket send buffer is smaller (Linux SOCK_MIN_SNDBUF is about 4 KB, BSD's low-water mark 2 KB):
+# below it the flight plateau is a small writer's, not a full buffer's.
+MIN_SEND_BUFFER = 2048
+
+
+def send_buffer_plateau(ctx: StallContext) -> int:
+    """The send-buffer estimate (the flight's plateau with window room), or 0 when it is under
+    MIN_SEND_BUFFER: a writer that never had 2 KB out wrote little, its buffer never filled."""
+    plateau = ctx.profile.get("send_buffer_estimate") or 0
+    return plateau if plateau >= MIN_SEND_BUFFER else 0

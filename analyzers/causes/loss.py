@@ -151,8 +151,7 @@ def stale_resends(ctx: StallContext) -> list:
     """Resends of data the peer had already acknowledged where the tap saw it, after a silence
     the sender's retransmission timer could have ended (a tail-loss probe comes sooner); keep-alives
     and window probes left out."""
-    repairs = {id(r) for r in ctx.repairs()}
-    return [r for r in ctx.resends if id(r) not in repairs and r.length > PROBE_MAX_BYTES
+    return [r for r in ctx.resends if r.seq + r.length <= ctx.acked_before(r.ts_ns) and r.length > PROBE_MAX_BYTES
             and r.ts_ns - ctx.start_ns >= TIMEOUT_FLOOR_NS]
 
 

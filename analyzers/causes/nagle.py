@@ -16,7 +16,7 @@ window-update rule's, Nagle or not.
 
 from __future__ import annotations
 
-from stallscope.analyzers.causes.common import before, mss, peer_delay, release, timer_driven
+from stallscope.analyzers.causes.common import before, mss, peer_delay, release, send_buffer_plateau, timer_driven
 from stallscope.analyzers.findings import Alternative, Verdict
 from stallscope.analyzers.peer_acks import BSD_TICK_NS
 from stallscope.analyzers.stalls import StallContext
@@ -26,9 +26,6 @@ SUNOS_COPY = 4096  # SunOS 4.1 sosend calls the protocol every 4 KB (docs/tcp-ru
 # The receiver's window-update threshold of Moldeklev (1): SunOS sends an update when the window
 # slides 35 % of the buffer (4.4BSD: 50 %; the trace does not tell the two apart, the paper's is used).
 UPDATE_SHARE = 0.35
-# No socket send buffer is smaller (Linux SOCK_MIN_SNDBUF is about 4 KB, BSD's low-water mark 2 KB):
-# below it the flight plateau is a small writer's, not a full buffer's.
-MIN_SEND_BUFFER = 2048
 # A peer that sent no more data packets than this is not asking for responses: a one-way transfer.
 BULK_PEER_PACKETS = 2
 # Outstanding plus held at least this share of the flight plateau: the whole send buffer in use.
@@ -72,9 +69,7 @@ def rule(ctx: StallContext) -> Verdict | None:
             return Verdict(Cause.NODELAY_TAIL_HELD.value, None, conf, evidence)
     peer_max = ctx.profile.get("peer_receive_window_max") or 0
     total = outstanding + ctx.held_len
-    plateau = ctx.profile.get("send_buffer_estimate") or 0
-    if plateau < MIN_SEND_BUFFER:
-        plateau = 0  # a writer that never had 2 KB out wrote little; its buffer was never full
+    plateau = send_buffer_plateau(ctx)
     if plateau and outstanding >= buffer_in_flight(ctx, plateau):
         return None  # the whole buffer was in flight: nothing was held back (the window rules' case)
     # Moldeklev (1): the sender's whole buffer was in use and still below the receiver's

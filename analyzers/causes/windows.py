@@ -8,8 +8,8 @@ stops at the buffer's size with the peer's window open).
 
 from __future__ import annotations
 
-from stallscope.analyzers.causes.nagle import MIN_SEND_BUFFER, buffer_in_flight
-from stallscope.analyzers.causes.common import before, mss, peer_delay, release, timer_driven
+from stallscope.analyzers.causes.nagle import buffer_in_flight
+from stallscope.analyzers.causes.common import before, mss, peer_delay, release, send_buffer_plateau, timer_driven
 from stallscope.analyzers.peer_acks import DELAYED_MIN_NS
 from stallscope.analyzers.findings import Alternative, Verdict
 from stallscope.analyzers.stalls import RTT_MULTIPLE, StallContext
@@ -41,11 +41,9 @@ def rule(ctx: StallContext) -> Verdict | None:
         "outstanding_bytes": outstanding,
         "next_segment_len": ctx.held_len,
     }
-    plateau = ctx.profile.get("send_buffer_estimate") or 0
-    if plateau < MIN_SEND_BUFFER:
-        # A writer that never had 2 KB out wrote little (a 100-byte reply held by Nagle behind
-        # another on loopback): the flight shows its messages, not a buffer that filled.
-        plateau = 0
+    # A writer that never had 2 KB out wrote little (a 100-byte reply held by Nagle behind another
+    # on loopback): the flight shows its messages, not a buffer that filled.
+    plateau = send_buffer_plateau(ctx)
     if usable < need and not (win_before > 0 and _whole_buffer_out(ctx, outstanding)):
         peer_max = ctx.profile.get("peer_receive_window_max") or win_before
         if 0 < usable < m and usable < peer_max // 2 and ctx.held_len >= usable:
@@ -108,9 +106,9 @@ def _whole_buffer_out(ctx: StallContext, outstanding: int) -> bool:
     """All the sender's buffer was in flight: the flight stood at the largest it ever reached, and
     that ceiling was reached with the peer's window open (so the window did not set it: the buffer
     did). A sender with nothing unsent has nothing for a small window to hold back."""
-    plateau = ctx.profile.get("send_buffer_estimate") or 0
+    plateau = send_buffer_plateau(ctx)
     ceiling = ctx.profile.get("max_in_flight") or 0
-    return plateau >= max(ceiling, MIN_SEND_BUFFER) and outstanding >= ceiling
+    return bool(plateau) and plateau >= ceiling and outstanding >= ceiling
 
 
 # A send-buffer-limited sender waits with data outstanding for most of each round trip: it has
