@@ -222,7 +222,9 @@ def _complete_profile(conn: ConnectionAnalysis, c: dict[str, Any], d: int, part:
         own_rows = part.filter(pl.col("dir") == d)
         found = path_rules.findings(own_rows, prof, timings.get((s, d)))
         if prof["data_packets"]:
-            sb = windows.send_buffer_finding(own_rows, prof, timings.get((s, d)), peer_prof.get("data_packets", 0))
+            peer_acks_rows = part.filter((pl.col("dir") == 1 - d) & pl.col("flag_ack")).select("ts_ns")
+            sb = windows.send_buffer_finding(own_rows, prof, timings.get((s, d)), peer_prof.get("data_packets", 0),
+                                             peer_acks_rows)
             found += [sb] if sb else []
     for cause, conf, ev in found:
         conn.findings.append(ConnectionFinding(d, _direction(c, d), cause, None, conf, ev))

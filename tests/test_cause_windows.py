@@ -66,3 +66,39 @@ def test_a_flight_still_growing_in_slow_start_is_not_a_full_send_buffer(slow_rea
     gt = scoring.score_files(slow_reader, Path(f"{slow_reader}.truth.json")).to_json()["ground_truth"]
     stall = next(s for s in gt["stalls"] if s["start_ns"] == 180_750_642)
     assert stall["cause"] == "receiver_window_limited" and stall["verdict"] == "matched", stall
+
+
+def _flights(ack_after_ns: int, gap_ns: int, rounds: int = 20):
+    """One direction sending 8 full segments per round (a 11,584-byte flight) then falling
+    silent for `gap_ns`; the peer's cumulative ACK reaches the tap `ack_after_ns` after each
+    flight's last segment. Returns (own rows, peer ACK times)."""
+    seg, ts, rows, acks = 1448, 0, [], []
+    for _ in range(rounds):
+        for i in range(8):
+            rows.append({"ts_ns": ts + i * 10_000, "payload_len": seg, "in_flight": (i + 1) * seg})
+        last = ts + 7 * 10_000
+        acks.append(last + ack_after_ns)
+        ts = last + gap_ns
+    return pl.DataFrame(rows), pl.DataFrame({"ts_ns": acks})
+
+
+@pytest.mark.parametrize("vantage,lag_ms", [("sender", 0), ("receiver", 10)])
+def test_a_writer_idle_after_its_flight_was_acknowledged_is_not_send_buffer_limited(vantage: str, lag_ms: int) -> None:
+    """A writer that sends 8 segments, has them acknowledged within a round trip, then stays
+    silent 300 ms (idle_app captured a second time showed it at the receiver, where each flight's
+    last segment stands unacknowledged at the tap): the silence is the application's, not a full
+    buffer's. A sender released by each ACK (it resends the moment buffer space frees) is."""
+    from stallscope.analyzers.causes.windows import send_buffer_finding
+    from stallscope.analyzers.vantage import Timing
+
+    rtt, lag = 20_000_000, lag_ms * 1_000_000
+    timing = Timing(path_rtt_ns=rtt, lag_ns=lag, vantage=vantage, source="handshake", typical_rtt_ns=rtt)
+    profile = {"send_buffer_estimate": 8 * 1448, "peer_receive_window_max": 256 * 1024, "bytes": 20 * 8 * 1448,
+               "max_segment": 1448, "timeouts": 0, "retransmitted_packets": 0}
+    # The ACK reaches the tap one round trip (less the lag) after the flight; the writer idles on.
+    own, acks = _flights(ack_after_ns=rtt - lag, gap_ns=300_000_000)
+    assert send_buffer_finding(own, profile, timing, 0, acks) is None
+    # The same flights with each next flight sent as the ACK reaches the sender: buffer-limited.
+    own, acks = _flights(ack_after_ns=rtt - lag, gap_ns=rtt)
+    found = send_buffer_finding(own, profile, timing, 0, acks)
+    assert found is not None and found[0] == "send_buffer_limited" and found[2]["waiting_share"] > 0.9

@@ -123,11 +123,13 @@ MIN_BUFFERS_SENT = 8
 QUEUE_FREE_RTT = 1.25
 
 
-def send_buffer_finding(own, profile: dict, timing, peer_data_packets: int = 0) -> tuple[str, float, dict] | None:
+def send_buffer_finding(own, profile: dict, timing, peer_data_packets: int = 0,
+                        peer_acks=None) -> tuple[str, float, dict] | None:
     """Connection finding: the flight stopped at the send buffer's size, well inside the peer's
     window, with no loss, and the sender sat silent with data outstanding most of the time (no
     standing queue: the path could have carried more). A bulk transfer through a small SO_SNDBUF on
-    a long path (Moldeklev's S against a large bandwidth-delay product)."""
+    a long path (Moldeklev's S against a large bandwidth-delay product). `peer_acks`: the peer's
+    ACK times (column ts_ns); without them every silence with data out counts as waiting."""
     import polars as pl
 
     rtt = timing.path_rtt_ns if timing is not None else None
@@ -146,9 +148,11 @@ def send_buffer_finding(own, profile: dict, timing, peer_data_packets: int = 0) 
     data = own.filter(pl.col("payload_len") > 0).select("ts_ns", "in_flight")
     if data.height < 3:
         return None
-    gaps = data.with_columns(gap=pl.col("ts_ns").shift(-1) - pl.col("ts_ns")).drop_nulls("gap")
+    gaps = data.with_columns(next_ts=pl.col("ts_ns").shift(-1)).drop_nulls("next_ts").with_columns(
+        gap=pl.col("next_ts") - pl.col("ts_ns"))
+    silences = gaps.filter((pl.col("gap") >= SILENCE_GAP_RTT * rtt) & (pl.col("in_flight") > 0))
     span = int(data["ts_ns"].max() - data["ts_ns"].min())
-    waiting = gaps.filter((pl.col("gap") >= SILENCE_GAP_RTT * rtt) & (pl.col("in_flight") > 0))["gap"].sum()
+    waiting = _waiting_for_acks(silences, peer_acks, timing, rtt)
     share = waiting / span if span else 0.0
     if share < SILENCE_SHARE:
         return None
@@ -157,3 +161,27 @@ def send_buffer_finding(own, profile: dict, timing, peer_data_packets: int = 0) 
         "path_rtt_ns": rtt,
         "why": f"the flight stopped at {plateau} bytes while the peer offered {peer}; the sender spent "
                f"{share:.0%} of the transfer waiting for ACKs with its buffer in flight"})
+
+
+# An ACK this much of a round trip after the sender could have reacted to it still counts as
+# the one it reacted to (jitter between the tap and the sender).
+REACTION_SLACK_RTT = 0.25
+
+
+def _waiting_for_acks(silences, peer_acks, timing, rtt: int) -> int:
+    """The part of each silence the sender spent waiting for ACKs: up to the last ACK it could have
+    seen before it sent again (the tap's reaction lag added). A buffer-limited sender sends as soon
+    as an ACK frees space, so that ACK ends its silence; a writer that stays silent long after
+    everything it sent was acknowledged had nothing to send (application idle, not its buffer)."""
+    import polars as pl
+
+    if peer_acks is None or peer_acks.height == 0 or silences.height == 0:
+        return int(silences["gap"].sum()) if silences.height else 0
+    lag = timing.lag_ns if timing is not None else 0
+    acks = peer_acks.select(pl.col("ts_ns").alias("ack_ts")).sort("ack_ts").with_columns(
+        seen=pl.col("ack_ts") + lag)
+    probe = silences.select("ts_ns", "gap", "next_ts").with_columns(
+        latest=pl.col("next_ts") + int(REACTION_SLACK_RTT * rtt)).sort("latest")
+    joined = probe.join_asof(acks, left_on="latest", right_on="seen", strategy="backward")
+    waited = (pl.min_horizontal(pl.col("seen"), pl.col("next_ts")) - pl.col("ts_ns")).clip(0).fill_null(0)
+    return int(joined.select(pl.min_horizontal(waited, pl.col("gap")).sum()).item())
