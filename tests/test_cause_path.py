@@ -48,3 +48,42 @@ def test_segments_cut_by_a_small_window_are_no_mss_mismatch() -> None:
     assert sender.profile["max_segment"] == 730 and sender.profile["mss_offered_by_peer"] == 1460
     assert sender.profile["peer_receive_window_max"] == 1460
     assert conn.findings == [] and analysis.stalls == []
+
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def _late_first_data(tmp_path: Path, skip_ids: int) -> Path:
+    """fixtures/mss_mismatch.receiver.pcap with everything from the first data on arriving 2 ms
+    later (path jitter the user-space emulator showed in a second capture of the same scenario: the
+    first data 1.24 ms behind the handshake on a 2.4 ms round trip), and the sender's IPv4 ids from
+    the first data on moved by `skip_ids` (packets numbered and never seen)."""
+    import pcap_edit as pe
+
+    cap = pe.read(FIXTURES / "mss_mismatch.receiver.pcap")
+    sender = pe.data_dir_key(cap)
+    out, late = [], False
+    for r in cap.records:
+        t = pe.tcp_of(r)
+        late = late or (t is not None and t.key == sender and t.payload_len > 0)
+        if late:
+            r = cap.at(r, cap.ts(r) + 2_000_000)
+            if t is not None and t.key == sender and skip_ids:
+                ip_id = int.from_bytes(r.data[t.ip_off + 4:t.ip_off + 6], "big")
+                r = r.with_data(pe.set_u16(r.data, t.ip_off + 4, (ip_id + skip_ids) % 65536))
+        out.append(r)
+    return cap.replace_records(out).write(tmp_path / f"late_{skip_ids}.pcap")
+
+
+def test_a_receiver_sees_the_unused_mss_behind_late_first_data_when_no_id_is_skipped(tmp_path: Path) -> None:
+    """From the receiver, IPv4 ids that count up with none skipped before the first data show that
+    nothing larger was sent and lost: the finding stands even when jitter delays that data."""
+    (conn,) = analyze_file(_late_first_data(tmp_path, 0)).files[0].connections
+    assert [f.cause for f in conn.findings] == ["mss_mismatch"]
+
+
+def test_a_receiver_names_no_unused_mss_when_ids_were_skipped(tmp_path: Path) -> None:
+    """The same with three ids skipped before the first data: three packets were sent that never
+    arrived (larger attempts lost on the path, then the MSS lowered): no mss_mismatch."""
+    (conn,) = analyze_file(_late_first_data(tmp_path, 3)).files[0].connections
+    assert "mss_mismatch" not in [f.cause for f in conn.findings]

@@ -36,16 +36,17 @@ PROMPT_SHARE = 0.25
 ID_STEP_MAX = 64
 
 
-def _ids_skipped_before_data(own: pl.DataFrame) -> int:
+def _ids_skipped_before_data(own: pl.DataFrame) -> int | None:
     """Packets the sender numbered but the tap never saw before its first data (Linux counts IPv4
-    ids per connection). 0 when the ids do not count up (IPv6, zero or random ids)."""
+    ids per connection). None when the ids do not count up (IPv6, zero or random ids): they cannot
+    tell."""
     data_at = own.filter(pl.col("payload_len") > 0)["ts_ns"].min()
     ids = own.filter(pl.col("ts_ns") <= data_at)["ip_id"].to_list() if data_at is not None else []
     if len(ids) < 2 or any(i is None for i in ids):
-        return 0
+        return None
     steps = [(b - a) % 65536 for a, b in zip(ids, ids[1:])]
     if any(st == 0 or st > ID_STEP_MAX for st in steps):
-        return 0
+        return None
     return sum(st - 1 for st in steps)
 
 
@@ -88,13 +89,17 @@ def _mss_mismatch(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None):
     if full and pushed > WRITE_SIZED_SHARE * full:
         return None
     if timing is not None and timing.vantage == "receiver":
-        # From the receiver a segment lost for its size is invisible: only data that came right
-        # behind the handshake, with no IPv4 id skipped before it, shows nothing larger was tried.
-        first = _first_data_delay(own)
-        if first is None or not timing.path_rtt_ns or first > PROMPT_SHARE * timing.path_rtt_ns:
+        # From the receiver a segment lost for its size is invisible. IPv4 ids that count up with
+        # none skipped before the first data show nothing was sent and lost (a larger attempt
+        # would have taken an id); where the ids cannot tell, only data that came right behind the
+        # handshake shows it (path jitter can delay it: then no finding, never a false one).
+        skipped = _ids_skipped_before_data(own)
+        if skipped:
             return None
-        if _ids_skipped_before_data(own):
-            return None
+        if skipped is None:
+            first = _first_data_delay(own)
+            if first is None or not timing.path_rtt_ns or first > PROMPT_SHARE * timing.path_rtt_ns:
+                return None
     if seg < MSS_UNUSED_SHARE * usable and full >= MSS_MIN_SEGMENTS and bulk:
         far = timing is not None and timing.vantage == "receiver"
         return (Cause.MSS_MISMATCH.value, 0.5 if far else 0.8, {
