@@ -212,7 +212,11 @@ fn writer_next(h: &mut Host, net: &mut Net, now: Ns) {
         n
     };
     w.pending = n;
-    h.write(net, now, n, true);
+    // Where the application's message ends (TCP_CORK, set around each message, is cleared):
+    // after every write of a writer that then waits for a reply, thinks or sleeps until its next
+    // scheduled write; a plain write loop's transfer is one message, ended by its last write.
+    let eom = w.reply_bytes > 0 || w.think_ns != 0 || !w.schedule.is_empty() || w.written + n >= w.total;
+    h.write(net, now, n, eom);
 }
 
 fn writer_after_message(h: &mut Host, net: &mut Net, now: Ns) {

@@ -112,6 +112,9 @@ pub struct SendContext {
     pub end_of_message: bool,
     /// tcp_output called by sosend's PRU_SEND (not by input or a timer).
     pub from_write: bool,
+    /// The application's message is wholly in the socket buffer (its last write copied) and no
+    /// write of the next one has begun: TCP_CORK, set around each message, is cleared (uncork).
+    pub message_done: bool,
 }
 
 impl SendContext {
@@ -170,6 +173,21 @@ pub fn new_state(variant: NagleVariant, mclbytes: i64, sml_idle_writes_only: boo
     }
 }
 
+/// Linux TCP_RTO_MIN and TCP_RTO_MAX (include/net/tcp.h), in ns.
+pub const LINUX_RTO_MIN_NS: i64 = 200_000_000;
+pub const LINUX_RTO_MAX_NS: i64 = 120_000_000_000;
+
+/// TCP_CORK's "200 ms ceiling" as Linux implements it: no cork timer, but the zero-window probe
+/// timer (ICSK_TIME_PROBE0) that __tcp_push_pending_frames arms through tcp_check_probe_timer
+/// when data stays queued with nothing in flight and no other transmit timer pending. It fires
+/// after tcp_probe0_base = max(icsk_rto, TCP_RTO_MIN), doubled per unanswered probe
+/// (tcp_probe0_when, at most TCP_RTO_MAX), and tcp_write_wakeup sends the held data whatever
+/// the cork (docs/tcp-rules.md#linux-nagle-minshall-cork-and-nodelay).
+pub fn cork_probe_ns(rto_ns: i64, shift: i64) -> i64 {
+    let base = rto_ns.max(LINUX_RTO_MIN_NS);
+    base.saturating_mul(1i64 << shift.clamp(0, 62)).min(LINUX_RTO_MAX_NS)
+}
+
 fn short_unacked(state: &NagleState, snd_una: i64) -> bool {
     matches!(state.snd_sml, Some(sml) if sml > snd_una)
 }
@@ -198,7 +216,10 @@ pub fn may_send_short(variant: NagleVariant, state: &mut NagleState, ctx: &SendC
     let v = variant;
     match v {
         NagleVariant::Off => return true,
-        NagleVariant::Cork => return false,
+        // Corked: only full segments. Uncorked (the message's last write is in), Linux's own
+        // test with TCP_NODELAY clear: tcp_nagle_check's Minshall rule
+        // (docs/tcp-rules.md#linux-nagle-minshall-cork-and-nodelay).
+        NagleVariant::Cork => return ctx.message_done && (ctx.idle || !short_unacked(state, ctx.snd_una)),
         _ => {}
     }
     if state.native_more && ctx.more_to_come && !(v.dldet_family() && dldet_release(state)) {
@@ -315,7 +336,7 @@ mod tests {
     fn ctx(length: i64, sb_cc: i64, idle: bool, una: i64, nxt: i64, max: i64, more: bool, eom: bool) -> SendContext {
         SendContext {
             now: 0, length, maxseg: 1460, off: nxt - una, sb_cc, idle, snd_una: una, snd_nxt: nxt, snd_max: max,
-            more_to_come: more, end_of_message: eom, from_write: true,
+            more_to_come: more, end_of_message: eom, from_write: true, message_done: false,
         }
     }
 
@@ -464,6 +485,7 @@ mod tests {
                 now: 0, length: self.length, maxseg: MSS, off: self.off,
                 sb_cc: self.sb_cc.unwrap_or(self.off + self.length), idle: self.idle, snd_una: self.una,
                 snd_nxt: nxt, snd_max: nxt, more_to_come: self.more, end_of_message: self.eom, from_write: false,
+                message_done: false,
             }
         }
     }
@@ -507,6 +529,44 @@ mod tests {
             assert!(decide(v, Ctx { idle: true, ..C }), "{v:?}");
         }
         assert!(!decide(NagleVariant::Cork, Ctx { idle: true, ..C }), "CORK holds even when idle");
+    }
+
+    #[test]
+    fn cork_holds_partial_frames_until_the_message_is_written_then_applies_linux_nagle() {
+        let v = NagleVariant::Cork;
+        let done = |c: Ctx| SendContext { message_done: true, ..c.get() };
+        // Corked: a partial frame waits, idle or not (tcp_nagle_check: nonagle & TCP_NAGLE_CORK).
+        assert!(!decide(v, Ctx { idle: true, ..C }));
+        assert!(!decide(v, BUSY));
+        // Uncorked at the message's end: on an idle connection it goes at once ...
+        assert!(may_send_short(v, &mut fresh(v), &done(Ctx { idle: true, ..C })));
+        // ... behind unacknowledged full segments too (Minshall: no short one outstanding) ...
+        let mut st = fresh(v);
+        for i in 0..3 {
+            on_segment_sent(&mut st, 0, i * MSS, MSS, MSS);
+        }
+        assert!(may_send_short(v, &mut st, &done(BUSY)));
+        // ... but not behind an unacknowledged short one, until its ACK.
+        let mut st = fresh(v);
+        on_segment_sent(&mut st, 0, 0, 300, MSS);
+        let behind = Ctx { off: 300, ..C };
+        assert!(!may_send_short(v, &mut st, &done(behind)));
+        on_ack(&mut st, 0, 300);
+        assert!(may_send_short(v, &mut st, &done(Ctx { una: 300, ..C })));
+        // Only the buffer's tail can be partial: a segment that leaves data behind still waits.
+        assert!(!may_send_short(v, &mut fresh(v), &done(Ctx { idle: true, sb_cc: Some(2000), ..C })));
+    }
+
+    #[test]
+    fn cork_ceiling_is_the_linux_probe_timer() {
+        // tcp_probe0_base = max(icsk_rto, TCP_RTO_MIN): on a LAN the RTO's 200 ms floor ...
+        assert_eq!(cork_probe_ns(0, 0), 200_000_000);
+        assert_eq!(cork_probe_ns(2_000_000, 0), 200_000_000);
+        // ... a longer RTO as it is, doubled per unanswered probe, at most TCP_RTO_MAX.
+        assert_eq!(cork_probe_ns(250_000_000, 0), 250_000_000);
+        assert_eq!(cork_probe_ns(250_000_000, 2), 1_000_000_000);
+        assert_eq!(cork_probe_ns(250_000_000, 12), LINUX_RTO_MAX_NS);
+        assert_eq!(cork_probe_ns(i64::MAX / 2, 62), LINUX_RTO_MAX_NS);
     }
 
     #[test]

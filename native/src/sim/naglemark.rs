@@ -309,7 +309,8 @@ pub fn server_write_next(h: &mut Host, net: &mut Net, now: Ns) {
     }
     let chunk = app_buf.min(srv.left);
     srv.left -= chunk;
-    h.write(net, now, chunk, true);
+    let last = srv.left == 0; // the response's last write ends the message (uncorks a CORK server)
+    h.write(net, now, chunk, last);
 }
 
 /// The delayed-ACK tick period whose phase each end draws (independent clocks; the BSD 200 ms

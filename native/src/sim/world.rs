@@ -575,6 +575,58 @@ mod tests {
         assert!(second.0 - out.started_at.unwrap() >= 10 * ms);
     }
 
+    /// TCP_CORK (docs/tcp-rules.md#linux-nagle-minshall-cork-and-nodelay): a write loop is one
+    /// message, so only full segments go until its last write uncorks the tail.
+    #[test]
+    fn cork_coalesces_a_write_loop_and_pushes_the_tail_at_its_end() {
+        let mut cfg = run("linux", 10_000);
+        cfg.write = 1000;
+        cfg.nagle = Some("CORK".into());
+        let out = run_bulk(&cfg, 1).unwrap();
+        assert_eq!(out.received, 10_000);
+        let lens: Vec<u32> = data(&out).iter().map(|d| d.2).collect();
+        assert_eq!(lens, [1448, 1448, 1448, 1448, 1448, 1448, 1312]); // MSS 1460 less the timestamps
+        // No timer held the tail: the transfer takes a few round trips of 10 ms.
+        assert!(out.finished_at.unwrap() - out.started_at.unwrap() < 50 * NS_PER_MS);
+    }
+
+    #[test]
+    fn cork_uncorks_at_each_message_end() {
+        // Each scheduled write is a message: its tail leaves when the write is in, not later.
+        let ms = NS_PER_MS;
+        let mut cfg = run("linux", 4000);
+        cfg.nagle = Some("CORK".into());
+        cfg.writes = Some(vec![(0, 1000), (50 * ms, 3000)]);
+        let out = run_bulk(&cfg, 2).unwrap();
+        assert_eq!(out.received, 4000);
+        let started = out.started_at.unwrap();
+        let sent: Vec<(Ns, i64, u32)> = data(&out).iter().map(|d| (d.0 - started, d.1, d.2)).collect();
+        assert_eq!(sent, [(0, 0, 1000), (50 * ms, 1000, 1448), (50 * ms, 2448, 1448), (50 * ms, 3896, 104)]);
+    }
+
+    #[test]
+    fn cork_ceiling_releases_a_held_frame_after_the_linux_probe_timer() {
+        // One message written slowly: 1000-byte writes taking 300 ms each to copy. The first is
+        // corked on an idle connection; Linux's probe timer (max(RTO, 200 ms), RTO here 200 ms
+        // plus the 10 ms round trip) sends it, not the BSD persist timer's 5 s.
+        let ms = NS_PER_MS;
+        let mut cfg = run("linux", 3000);
+        cfg.write = 1000;
+        cfg.nagle = Some("CORK".into());
+        cfg.cost = HostCost { write_copy_ns_per_kb: 307_200_000, ..FREE };
+        let out = run_bulk(&cfg, 3).unwrap();
+        assert_eq!(out.received, 3000);
+        let started = out.started_at.unwrap();
+        let first = data(&out)[0];
+        assert_eq!((first.1, first.2), (0, 1000));
+        let after_write = first.0 - started - 300 * ms;
+        assert!((200 * ms..260 * ms).contains(&after_write), "held {after_write} ns after the write");
+        // Without CORK (Linux Nagle) the same write leaves at once.
+        cfg.nagle = None;
+        let plain = run_bulk(&cfg, 3).unwrap();
+        assert_eq!(data(&plain)[0].0 - plain.started_at.unwrap(), 300 * ms);
+    }
+
     fn drop_segments_case(personality: &str, sack: bool) {
         let mut cfg = run(personality, 100_000);
         cfg.sack = Some(sack);

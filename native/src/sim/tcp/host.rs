@@ -858,6 +858,8 @@ impl Host {
             more_to_come: more,
             end_of_message: self.w_eom && !more,
             from_write,
+            // Uncorked once the message's last write is wholly copied, until the next write.
+            message_done: self.w_eom && self.w_resid == 0,
         };
         let ok = nagle_mod::may_send_short(self.variant, &mut self.nagle, &ctx);
         if ok && p.moretocome && more && self.variant == NagleVariant::Nagle {
@@ -1026,8 +1028,14 @@ impl Host {
     }
 
     fn set_persist(&mut self, net: &mut Net) {
-        let srtt = self.srtt_ns.unwrap_or(0);
-        let d = rules::persist_ns(srtt, self.rttvar_ns, self.persist_shift);
+        let d = if self.variant == NagleVariant::Cork {
+            // TCP_CORK is Linux's, and so is the timer that bounds it: ICSK_TIME_PROBE0 at
+            // max(RTO, 200 ms), the "200 ms ceiling" (nagle::cork_probe_ns).
+            nagle_mod::cork_probe_ns(self.rto_base(), self.persist_shift)
+        } else {
+            let srtt = self.srtt_ns.unwrap_or(0);
+            rules::persist_ns(srtt, self.rttvar_ns, self.persist_shift)
+        };
         self.timers.set(net, TimerKind::Persist, d);
     }
 
