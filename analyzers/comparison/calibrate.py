@@ -38,19 +38,28 @@ class Target:
     stalls: int
     lost: dict[str, int]
     duration_ns: int
+    # The data segments the trace's sender retransmitted, held against a run's when a path
+    # mechanism (an ATM switch port) is tried in place of the replayed losses; None: not compared.
+    # (Retransmissions, not the losses inferred from them: both runs count them alike, where a
+    # go-back-N resend may or may not have been a hole.)
+    retransmissions: int | None = None
 
 
-def _score(goodput_model: float, stalls_model: int, lost_model: dict[str, int], target: Target) -> float:
+def _score(goodput_model: float, stalls_model: int, lost_model: dict[str, int], target: Target,
+           retransmissions_model: int | None = None) -> float:
     """Distance of a candidate run from the trace: the goodput ratio's log (a factor of two either
     way weighs the same), the relative difference in stall counts, and the difference in time lost
     per cause as a share of the trace's duration (a run that matches the goodput by another
-    mechanism, a window limit for a deadlock, is further off)."""
+    mechanism, a window limit for a deadlock, is further off); where the trace's losses are
+    compared, the log of the ratio of retransmissions (plus one each)."""
     if goodput_model <= 0 or target.goodput <= 0:
         return math.inf
     causes = set(target.lost) | set(lost_model)
     by_cause = sum(abs(target.lost.get(c, 0) - lost_model.get(c, 0)) for c in causes) / max(target.duration_ns, 1)
+    losses = (abs(math.log((retransmissions_model + 1) / (target.retransmissions + 1)))
+              if target.retransmissions is not None and retransmissions_model is not None else 0.0)
     return (abs(math.log(goodput_model / target.goodput)) + abs(stalls_model - target.stalls) / max(target.stalls, 1)
-            + by_cause)
+            + by_cause + losses)
 
 
 def _target(conn: ConnectionAnalysis, dir_: int, goodput: float, duration_ns: int, last_frame: int | None = None
@@ -97,9 +106,15 @@ NOMINAL_LINKS = ("ethernet10", "fastethernet", "fddi", "atm140", "gige")
 HOST_MODELS = ("free", "sun_ipx")
 
 
-def _framed(fit: Fit, rows: Any) -> list[dict[str, Any]]:
-    """Per framing, the link with the rate and delay measured again in its wire bytes."""
+def _framed(fit: Fit, rows: Any, chosen: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Per framing, the link with the rate and delay measured again in its wire bytes (with a
+    switch port chosen, its access link stays: only the host models are tried)."""
     from stallscope.simulate.links.presets import LINK_PRESETS
+
+    if (chosen or {}).get("atm_switch"):
+        first = chosen.get("cost") or fit.value("cost") or HOST_MODELS[0]
+        return [_hosted({"delay_ns": chosen.get("delay_ns")} if chosen.get("delay_ns") else {}, cost)
+                for cost in (first, *(c for c in HOST_MODELS if c != first))]
 
     from .fit import bottleneck_rates, one_way_delay
 
@@ -230,14 +245,75 @@ def _stacks(fit: Fit) -> list[dict[str, Any]]:
 
 def _run_score(fit: Fit, changes: dict[str, Any], target: Target) -> float | None:
     try:
-        res = run_bulk(fit.bulk_config(**changes), impairments=fit.value("impairments"))
+        res = run_bulk(fit.bulk_config(**changes), impairments=fit.impairments(changes))
     except ValueError:
         return None
     mine = [s for s in res.stalls if s.direction.startswith(SENDER_ADDR + ":") and s.cause.value != IDLE]
     lost: dict[str, int] = {}
     for s in mine:
         lost[s.cause.value] = lost.get(s.cause.value, 0) + s.duration_ns
-    return _score(sender_goodput(res), len(mine), lost, target)
+    return _score(sender_goodput(res), len(mine), lost, target, res.retransmits)
+
+
+# The ATM switch port tried in place of the replayed losses: its buffer in whole PDUs of the trace's
+# largest datagram (a port is sized in cells; what matters to TCP is how many PDUs it holds), each
+# discard policy, the output rate (the cell rate the trace's ACK clock measured, at the median and
+# the 90th percentile, and OC-3's payload rate) and the access link feeding it (OC-3's line rate, or
+# OC-12: a faster access link fills the port faster).
+ATM_BUFFER_PDUS = (1, 2, 3, 4, 6, 8, 12, 16)
+ATM_POLICIES = ("none", "ppd", "epd")
+OC3_LINE_BPS = 155_520_000
+OC12_LINE_BPS = 622_080_000
+ATM_ACCESS_BPS = (OC3_LINE_BPS, OC12_LINE_BPS)
+# The cell rate from the ACK clock is noisy at a sender's tap (ACKs bunch and spread): several of
+# its percentiles are tried, and the standard cell rates (TAXI 140 Mbit/s, OC-3's payload).
+ATM_RATE_PERCENTILES = (0.5, 0.75, 0.9)
+ATM_CELL_RATES = (140_000_000, 149_760_000)
+# Output rates closer than this share stand for one another.
+SAME_RATE = 0.03
+
+
+def _atm_ports(fit: Fit, rows: Any) -> list[dict[str, Any]]:
+    """Where the path may be ATM and the trace lost data: a switch port (buffer, discard policy,
+    output rate) in place of the replayed losses, on an AAL5-framed access link. The first candidate
+    is the replay itself (no port)."""
+    if not fit.value("_atm_path"):
+        return [{}]
+    from stallscope.simulate.links.atm import aal5_cells, aal5_wire_bytes
+    from .fit import bottleneck_rates, one_way_delay
+
+    path = fit.value("_path") or {}
+    mtu = fit.value("mtu") or 9180
+    measured = [r for q in ATM_RATE_PERCENTILES
+                for r, _ in bottleneck_rates(rows, fit.dir, path.get("vantage"), [(aal5_wire_bytes, 0)], q) if r]
+    outs: list[int] = []
+    for r in (*measured, *ATM_CELL_RATES):
+        if all(abs(r - o) > SAME_RATE * o for o in outs):
+            outs.append(int(r))
+    pdu = aal5_cells(mtu)
+    # The replay first (as chosen so far), then the replay after a port chosen in a first pass.
+    out: list[dict[str, Any]] = [{}, {"atm_switch": None}]
+    for out_rate in outs:
+        for access in ATM_ACCESS_BPS:
+            if access <= out_rate:
+                continue
+            link: dict[str, Any] = {"link": "oc3", "rate_bps": access}
+            if path.get("rtt"):
+                link["delay_ns"] = one_way_delay(rows, path["rtt"], out_rate, aal5_wire_bytes,
+                                                 path.get("from") == "handshake", mtu)
+            for k in ATM_BUFFER_PDUS:
+                for policy in ATM_POLICIES:
+                    out.append({**link, "atm_switch": {"buffer_cells": k * pdu, "policy": policy,
+                                                       "out_rate_bps": out_rate, "access_rate_bps": access}})
+    return out
+
+
+# The group of refine's groups that tries an ATM switch port.
+ATM_GROUP = 1
+# The ports a what-if on the switch runs on: up to ENSEMBLE_SIZE within ENSEMBLE_MARGIN of the
+# closest one's distance (the median of their predictions is the prediction).
+ENSEMBLE_MARGIN = 0.25
+ENSEMBLE_SIZE = 5
 
 
 # Multiples of the window's measured pace tried for a slow reader.
@@ -378,14 +454,21 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
     cut, target, prefix = fit, _target(conn, d.dir, goodput, int(data_ns)), _prefix(fit, conn, rows)
     if prefix is not None:
         cut, target = prefix
+    if fit.value("_atm_path") and prefix is None:
+        # A switch port is tried in place of the replayed losses: how often the sender had to
+        # repeat itself counts too.
+        target = replace(target, retransmissions=fit.value("_retransmissions"))
     chosen: dict[str, Any] = {}
     tried = 0
     best_score = math.inf
     # The applications' pace first: a pause or a slow reader changes the goodput more than a host
     # model does, and a host chosen to make up for a pause not yet replayed would stay.
-    groups = (lambda: _pace(fit, chosen, read_step), lambda: _framed(fit, rows), lambda: _stacks(fit),
-              lambda: _candidates(fit, read_step))
+    # An ATM switch port before the framing and host: a slow host chosen to make up for timeouts
+    # not yet modelled would stay; the port sets its own (AAL5) link, the host is then tried with it.
+    groups = (lambda: _pace(fit, chosen, read_step), lambda: _atm_ports(fit, rows),
+              lambda: _framed(fit, rows, chosen), lambda: _stacks(fit), lambda: _candidates(fit, read_step))
     passes = 0
+    ports: list[tuple[float, int, dict[str, Any]]] = []
     for step, make in enumerate(groups * 2):
         if step == len(groups):
             # One group after the other can settle early on a choice made under a wrong stack (all
@@ -405,6 +488,8 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
             # Each group lists the first estimate first; it stays unless another run is clearly
             # closer (several stacks or buffers can give one goodput: the measured value decides).
             scored.sort(key=lambda x: (x[0], x[1]))
+            if step % len(groups) == ATM_GROUP:
+                ports = [x for x in scored if x[2].get("atm_switch")]
             first = next((x for x in scored if x[1] == 0), None)
             if first is not None and first[0] - scored[0][0] <= KEEP_FIRST_MARGIN:
                 best_score, _, chosen = first
@@ -415,13 +500,35 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
     over = (f" over the first {cut.value('bytes')} bytes (the trace's and each run's)" if prefix is not None
             else "")
     runs_how = f"{tried} runs" + (", two passes" if passes == 2 else "")
-    why = (f"chosen by simulation ({runs_how}: the applications' pace, then the link's framing and host, then the "
-           f"stack among those with the same SYN options, then write x read x send buffer): the run "
-           f"closest to the trace's goodput, stall count and time lost per cause{over} (distance {best_score:.3f})")
+    port_how = (", then an ATM switch port in place of the replayed losses" if fit.value("_atm_path") else "")
+    why = (f"chosen by simulation ({runs_how}: the applications' pace{port_how}, then the link's framing and host, "
+           f"then the stack among those with the same SYN options, then write x read x send buffer): the run "
+           f"closest to the trace's goodput, stall count and time lost per cause"
+           + (" and its retransmissions" if target.retransmissions is not None else "")
+           + f"{over} (distance {best_score:.3f})")
     values = dict(fit.values)
     for k, v in chosen.items():
         if k in values and values[k].value == v:
             continue
         old = values.get(k) or values.get(MEASURED_AS.get(k, ""))
         values[k] = Fitted(v, f"{why}; first estimate {old.value if old else None} ({old.source if old else 'none'})")
+    if chosen.get("atm_switch"):
+        port = chosen["atm_switch"]
+        values["atm_switch"] = Fitted(port, f"an ATM switch port of {port['buffer_cells']} cells, discard policy "
+                                      f"{port['policy']}, cells out at {port['out_rate_bps'] / 1e6:.2f} Mbit/s from a "
+                                      f"{port['access_rate_bps'] / 1e6:.2f} Mbit/s access link, in place of the "
+                                      f"trace's replayed losses ({fit.value('_atm_path')}); {why}")
+        # The ports about as close as the chosen one: a prediction on a path this chaotic (a
+        # timeout comes or goes with a few cells) is their median, not one run's.
+        # A port is its buffer and rates (a what-if sets the policy); the chosen one first.
+        keep = ("link", "rate_bps", "delay_ns", "atm_switch")
+        alternatives: dict[tuple, dict[str, Any]] = {}
+        for sc, _, c in [(best_score, -1, chosen), *ports]:
+            key = tuple(sorted((k, v) for k, v in c["atm_switch"].items() if k != "policy"))
+            if sc <= ports[0][0] + ENSEMBLE_MARGIN and key not in alternatives and len(alternatives) < ENSEMBLE_SIZE:
+                alternatives[key] = {k: c[k] for k in keep if k in c}
+        alternatives = list(alternatives.values())
+        if len(alternatives) > 1:
+            values["_atm_ensemble"] = Fitted(alternatives, f"the {len(alternatives)} ports within {ENSEMBLE_MARGIN} "
+                                             "of the closest one's distance")
     return replace(fit, values=values)

@@ -66,9 +66,10 @@ class Fit:
     def bulk_config(self, **changes: Any) -> BulkConfig:
         """The BulkConfig of a bulk fit, with `changes` applied (a what-if)."""
         names = ("personality", "receiver_personality", "mtu", "mss", "sndbuf", "rcvbuf", "write", "read", "bytes",
-                 "nagle", "rate_bps", "delay_ns", "sack", "seed", "link", "reply", "cost", "read_rate_bps", "think_ns")
+                 "nagle", "rate_bps", "delay_ns", "sack", "seed", "link", "reply", "cost", "read_rate_bps", "think_ns",
+                 "route_mtu", "mtu_probing", "host_mtu")
         kw = {n: self.value(n) for n in names if self.value(n) is not None}
-        changes = {k: v for k, v in changes.items() if k != "impairments"}
+        changes = {k: v for k, v in changes.items() if k not in PATH_CHANGES}
         kw.update(changes)
         kw.setdefault("link", "custom")
         # The hosts' costs: a model by name, its reads slowed to the receiving application's pace.
@@ -78,6 +79,24 @@ class Fit:
 
             cost = reader_cost(cost, int(read_rate))
         return BulkConfig(cost=cost, **kw)
+
+    def impairments(self, changes: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        """The path impairments a bulk run of the fit takes, with `changes` applied: `impairments`
+        given whole, or a fitted path mechanism (`atm_switch`, `jumbo_nic`: the mechanism
+        replaces the replayed losses), else the trace's losses replayed on the same segments."""
+        changes = changes or {}
+        if changes.get("impairments") is not None:
+            return changes["impairments"]
+        out: dict[str, Any] = {}
+        port = changes.get("atm_switch", self.value("atm_switch"))
+        if port:
+            out["atm_switch"] = atm_spec(port)
+        nic = changes.get("jumbo_nic", self.value("jumbo_nic"))
+        if nic:
+            out.update(jumbo_impairments(nic))
+        if out:
+            return out
+        return self.value("impairments")
 
     def trial_args(self, **changes: Any) -> dict[str, Any]:
         """run_naglemark_capture's arguments for a request/response fit, with `changes` applied."""
@@ -121,6 +140,11 @@ def fit_connection(conn: ConnectionAnalysis, rows: pl.DataFrame | None, *, seed:
     if kind == "bulk":
         _fit_bulk(d, values)
         _fit_losses(rows, d.dir, values)
+        if "impairments" in values:
+            why = atm_path(values, d.profile)
+            if why is not None:
+                # The calibration tries a switch port in its place (calibrate._atm_ports).
+                values["_atm_path"] = Fitted(True, why)
         _fit_pace(conn, d, rows, values)
         _sndbuf_floor(d, values)
     elif messages:
@@ -133,6 +157,47 @@ def fit_connection(conn: ConnectionAnalysis, rows: pl.DataFrame | None, *, seed:
     else:
         _fit_request_response(d, rows, values, warnings)
     return Fit(conn.stream, d.dir, kind, values, warnings)
+
+
+# What-if and calibration changes that configure the path's impairments, not the BulkConfig.
+PATH_CHANGES = ("impairments", "atm_switch", "jumbo_nic", "ensemble")
+
+
+def atm_spec(port: dict[str, Any]) -> Any:
+    """The simulator's AtmSwitchSpec of a fitted switch port ({"buffer_cells", "policy",
+    "out_rate_bps"}): the fitted link is its input (the access link), cells leave at out_rate_bps."""
+    from stallscope.simulate.links.atm import CELL_PAYLOAD
+    from stallscope.simulate.links.presets import AtmSwitchSpec
+
+    return AtmSwitchSpec(int(port["buffer_cells"]) * CELL_PAYLOAD, int(port["out_rate_bps"]), str(port["policy"]))
+
+
+def jumbo_impairments(nic: dict[str, Any]) -> dict[str, Any]:
+    """The simulator's jumbo-NIC impairments of a fitted receive-slot pool ({"slots",
+    "replenish_ns", "hold_until_acked"})."""
+    out: dict[str, Any] = {"jumbo_slots": int(nic["slots"])}
+    if nic.get("replenish_ns"):
+        out["jumbo_replenish_ns"] = int(nic["replenish_ns"])
+    if "hold_until_acked" in nic:
+        out["jumbo_hold_until_acked"] = bool(nic["hold_until_acked"])
+    return out
+
+
+# IP over ATM's MTUs: RFC 1626's default for LLC/SNAP over AAL5 (9180) and FORE's (9188 with
+# null encapsulation; 9244 over its TAXI links, the simulator's atm140).
+ATM_MTUS = (9180, 9188, 9244)
+
+
+def atm_path(values: dict[str, Fitted], profile: dict[str, Any]) -> str | None:
+    """Why the path may be ATM (cells of 48 payload bytes, an AAL5 trailer, a switch port whose
+    buffer holds cells), or None: an IP-over-ATM MTU (the sender's interface MTU, or the largest
+    datagram it sent)."""
+    mtu = values["mtu"].value if "mtu" in values else None
+    if mtu in ATM_MTUS:
+        return f"the MTU {mtu} is IP over ATM's ({values['mtu'].source}; RFC 1626)"
+    if profile.get("max_ip_len") in ATM_MTUS:
+        return f"the largest datagram ({profile['max_ip_len']} bytes) is IP over ATM's MTU (RFC 1626)"
+    return None
 
 
 # Retransmissions that mark their segment's earlier transmission as lost: a fast or SACK repair
@@ -157,6 +222,7 @@ def _fit_losses(rows: pl.DataFrame | None, dir_: int, values: dict[str, Fitted])
                          | ((pl.col("retrans_kind") == "other") & (pl.col("covered_by") == pl.col("seq_end"))))
     if lost.is_empty():
         return
+    values["_retransmissions"] = Fitted(resent.height, "the sender's retransmitted data segments")
     drops: list[tuple[int, int]] = []
     counts: dict[int, int] = {}
     for seq_rel in lost.sort("ts_ns")["seq_rel"].to_list():
@@ -166,6 +232,10 @@ def _fit_losses(rows: pl.DataFrame | None, dir_: int, values: dict[str, Fitted])
                                    f"{len(drops)} transmissions the sender had to repeat (fast, SACK or timeout "
                                    "retransmissions, and go-back-N resends of holes), dropped again at the same bytes")
 
+
+# Idle periods are a writer's pace when the writes between them (their count x the median bytes
+# between two) make up at least this share of the transfer.
+PACE_COVERAGE = 0.5
 
 # The receiver's window was the limit: the stalls a slow reading application leaves.
 WINDOW_CAUSES = ("receiver_window_limited", "sender_sws", "window_update_deadlock")
@@ -183,14 +253,24 @@ def _fit_pace(conn: ConnectionAnalysis, d: DirectionAnalysis, rows: pl.DataFrame
     first = rows.filter((pl.col("dir") == d.dir) & pl.col("new_data") & (pl.col("payload_len") > 0))["frame"].min()
     idle = [(s, o) for s, o in _stall_points_all(conn, d.dir, rows, IDLE) if first is not None and s.start_frame > first]
     if len(idle) >= 2:
-        pause = int(statistics.median(s.end_ns - s.start_ns for s, _ in idle))
-        values["think_ns"] = Fitted(pause, f"the median of the sender's {len(idle)} idle periods between writes "
-                                    "(application_idle stalls)")
         offsets = [o for _, o in idle if o >= 0]
         steps = [b - a for a, b in zip(offsets, offsets[1:]) if b > a]
-        if steps:
-            values["write"] = Fitted(int(statistics.median(steps)), f"the median bytes sent between two idle periods "
-                                     f"({len(steps)}): one write each")
+        total = d.profile.get("bytes") or 0
+        # A writer's pace shows as pauses between its writes all through the transfer; a few pauses
+        # in one stretch (a loaded host that did not run the application for a while) are not how it
+        # writes, and replayed between every write they would bound the whole run.
+        covered = len(idle) * statistics.median(steps) if steps else 0
+        if total and covered < PACE_COVERAGE * total:
+            values["_occasional_idle"] = Fitted(len(idle), f"{len(idle)} idle periods between writes, the writes between "
+                                                f"them about {covered / total:.0%} of the bytes: occasional pauses, not "
+                                                "the writer's pace (not replayed)")
+        else:
+            pause = int(statistics.median(s.end_ns - s.start_ns for s, _ in idle))
+            values["think_ns"] = Fitted(pause, f"the median of the sender's {len(idle)} idle periods between writes "
+                                        "(application_idle stalls)")
+            if steps:
+                values["write"] = Fitted(int(statistics.median(steps)), f"the median bytes sent between two idle "
+                                         f"periods ({len(steps)}): one write each")
     if any(s.dir == d.dir and s.cause in WINDOW_CAUSES for s in conn.stalls):
         acks = (rows.filter((pl.col("dir") == 1 - d.dir) & pl.col("ack_rel").is_not_null()
                             & pl.col("win_scaled").is_not_null() & pl.col("wscale_known")).sort("ts_ns"))

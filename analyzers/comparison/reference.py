@@ -74,8 +74,7 @@ def _simulate(fit: Fit, changes: dict[str, Any], path: Path, keep_truth: bool = 
     if fit.kind == "bulk":
         from stallscope.simulate.run_bulk import run_bulk
 
-        impairments = changes.pop("impairments", None) or fit.value("impairments")
-        result = run_bulk(fit.bulk_config(**changes), impairments=impairments)
+        result = run_bulk(fit.bulk_config(**changes), impairments=fit.impairments(changes))
         from .calibrate import run_goodput, sender_goodput
 
         trace = getattr(result.records, "_trace", None)
