@@ -1,0 +1,61 @@
+"""The ATM switch port in the comparison's fit (issue 13): where the path is IP over ATM and the
+trace lost data, the fit models the switch port (buffer in cells, discard policy, cell rate) in
+place of replaying the losses, so the `epd` and `ppd` what-ifs have a mechanism to change."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stallscope.analyzers.analyze import analyze_one
+from stallscope.analyzers.comparison import compare_file
+from stallscope.analyzers.comparison.whatif import plan
+from stallscope.simulate.links.presets import AtmSwitchSpec
+from stallscope.simulate.run_bulk import BulkConfig, run_bulk
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def test_epd_what_if_on_atm_small_buffer_predicts_the_epd_capture():
+    """Issue 13's real pair: fixtures/atm_small_buffer (real Linux through the link emulator's ATM
+    switch port, 600 cells, no discard policy, SACK off) with early packet discard predicts the
+    goodput of fixtures/atm_epd (the same path and port with EPD) within 30 %. The measured
+    goodput is read from analysing atm_epd.pcap."""
+    ref = compare_file(analyze_one(FIXTURES / "atm_small_buffer.pcap"), what_if="epd", jobs=1)[0]
+    port = ref.fit.value("atm_switch")
+    assert port is not None and port["policy"] == "none", ref.fit.to_json()["values"].get("atm_switch")
+    assert "in place of the trace's replayed losses" in ref.fit.values["atm_switch"].source
+    (epd,) = ref.what_ifs
+    assert epd.name == "epd" and epd.error is None and epd.changes["atm_switch"]["policy"] == "epd"
+    measured = analyze_one(FIXTURES / "atm_epd.pcap").connections[0].data_direction.goodput_bps
+    assert abs(epd.goodput_bps / measured - 1) <= 0.30, (epd.goodput_bps, measured)
+
+
+def test_epd_and_ppd_are_offered_only_on_a_fitted_atm_port():
+    """The switch what-ifs follow the loss timeouts only where a port was fitted: burst_loss
+    (10 Mbit/s Ethernet-sized path, scheduled bursts) keeps its replayed losses and is offered SACK,
+    not a discard policy."""
+    ref = compare_file(analyze_one(FIXTURES / "burst_loss.pcap"), what_if="", jobs=1)[0]
+    assert ref.fit.value("atm_switch") is None
+    names = [n for n, _, _ in plan(ref.fit, {"burst_loss_timeout"}, None)]
+    assert "sack" in names and "epd" not in names and "ppd" not in names
+
+
+@pytest.mark.parametrize("policy", ["none", "ppd"])
+def test_the_port_fit_finds_the_policy_and_the_buffer_of_a_simulated_atm_trace(tmp_path, policy):
+    """A simulated Linux transfer (SACK off) through an ATM switch port of 1200 cells (OC-3 access
+    link, cells out at 135 Mbit/s): the fit names the port's discard policy and its buffer within a
+    factor of 4 (the truth is the simulator's configuration, not read by the fit)."""
+    cells = 1200
+    pcap = tmp_path / f"atm_{policy}.pcap"
+    truth = run_bulk(BulkConfig(personality="linux", link="oc3", rate_bps=155_520_000, delay_ns=1_000_000, mtu=9180,
+                                sndbuf=262144, rcvbuf=262144, write=65536, read=65536, bytes=4_000_000, sack=False),
+                     pcap, impairments={"atm_switch": AtmSwitchSpec(cells * 48, 135_000_000, policy)})
+    assert truth.timeouts >= 1  # the port lost data: there is something to fit
+    ref = compare_file(analyze_one(pcap), what_if="", jobs=1)[0]
+    port = ref.fit.value("atm_switch")
+    assert port is not None, ref.fit.to_json()["values"].get("impairments", {}).get("source")
+    assert port["policy"] == policy
+    assert cells / 4 <= port["buffer_cells"] <= cells * 4
+    assert abs(ref.comparison.goodput_ratio - 1) <= 0.25
