@@ -1,6 +1,8 @@
-"""The ATM switch port in the comparison's fit (issue 13): where the path is IP over ATM and the
-trace lost data, the fit models the switch port (buffer in cells, discard policy, cell rate) in
-place of replaying the losses, so the `epd` and `ppd` what-ifs have a mechanism to change."""
+"""Path mechanisms in the comparison's fit (issue 13): where the path is IP over ATM and the trace
+lost data, the fit models the switch port (buffer in cells, discard policy, cell rate) in place of
+replaying the losses, so the `epd` and `ppd` what-ifs have a mechanism to change; likewise a NIC
+short of jumbo receive slots (`jumbo_slots`) and a route MTU under the MSS both ends offered
+(`correct_mss`)."""
 
 from __future__ import annotations
 
@@ -59,3 +61,38 @@ def test_the_port_fit_finds_the_policy_and_the_buffer_of_a_simulated_atm_trace(t
     assert port["policy"] == policy
     assert cells / 4 <= port["buffer_cells"] <= cells * 4
     assert abs(ref.comparison.goodput_ratio - 1) <= 0.25
+
+
+def test_a_nic_short_of_jumbo_slots_is_fitted_and_more_slots_predicted(tmp_path):
+    """Size-selective loss (Shalunov's GigaTCP): a simulated Linux transfer of 9000-byte frames into
+    a NIC with 64 jumbo receive slots, each back 10 ms after use, SACK off. Every resent segment is
+    a jumbo frame, so the fit tries a slot pool in place of the replayed losses and finds its size
+    within 2x and its timer release; `jumbo_slots` predicts the transfer without the slots' losses."""
+    pcap = tmp_path / "jumbo.pcap"
+    truth = run_bulk(BulkConfig(personality="linux", link="gige", mtu=9000, sndbuf=1 << 20, rcvbuf=1 << 20, write=65536,
+                                read=65536, bytes=4_000_000, sack=False), pcap,
+                     impairments={"jumbo_slots": 64, "jumbo_hold_until_acked": False, "jumbo_replenish_ns": 10_000_000})
+    assert truth.timeouts >= 1
+    ref = compare_file(analyze_one(pcap), what_if="jumbo_slots", jobs=1)[0]
+    nic = ref.fit.value("jumbo_nic")
+    assert nic is not None and 32 <= nic["slots"] <= 128 and nic["hold_until_acked"] is False
+    assert "jumbo frames" in ref.fit.values["jumbo_nic"].source
+    assert abs(ref.comparison.goodput_ratio - 1) <= 0.25
+    (more,) = ref.what_ifs
+    assert more.changes["jumbo_nic"]["slots"] > nic["slots"]
+    assert more.gain > 5 and not more.time_lost_ns.get("jumbo_slot_exhaustion")
+
+
+def test_an_advertised_but_unused_mss_is_the_route_mtu_and_correct_mss_lifts_it():
+    """GigaTCP's advertised-vs-used MSS: fixtures/mss_mismatch (both SYNs offer 8960, the sender's
+    route is locked at MTU 1500). The fit runs the reference with that route MTU, so it sends the
+    trace's 1448-byte segments; `correct_mss` takes the route's limit away."""
+    from stallscope.analyzers.comparison import run_reference
+
+    ref = compare_file(analyze_one(FIXTURES / "mss_mismatch.pcap"), what_if="correct_mss", jobs=1)[0]
+    assert ref.fit.value("route_mtu") == 1500 and ref.fit.value("mtu") == 9000
+    run = run_reference(ref.fit)
+    assert run.summary["maxseg"] == 1448
+    (correct,) = ref.what_ifs
+    assert correct.changes == {"route_mtu": None} and correct.error is None
+    assert run_reference(ref.fit, correct.changes).summary["maxseg"] == 8948

@@ -308,12 +308,53 @@ def _atm_ports(fit: Fit, rows: Any) -> list[dict[str, Any]]:
     return out
 
 
-# The group of refine's groups that tries an ATM switch port.
-ATM_GROUP = 1
+# The group of refine's groups that tries a path mechanism (_path_mechanisms).
+PATH_GROUP = 1
 # The ports a what-if on the switch runs on: up to ENSEMBLE_SIZE within ENSEMBLE_MARGIN of the
 # closest one's distance (the median of their predictions is the prediction).
 ENSEMBLE_MARGIN = 0.25
 ENSEMBLE_SIZE = 5
+
+
+# A receiving NIC's jumbo receive slots tried in place of the replayed losses: the pool's size, and
+# how a slot comes back (when the frame's data is acknowledged, as the Tigon II driver's, or a
+# fixed time after use: a host that replenishes its ring late).
+JUMBO_SLOTS = (4, 8, 16, 32, 64, 128, 256, 384, 512)
+JUMBO_RELEASE_NS = (None, 100_000, 1_000_000, 10_000_000)
+
+
+# A hop with a smaller MTU than the hosts' drops every larger datagram (a black hole: its ICMP
+# frag-needed never reaches the sender) or tells the sender to send smaller (RFC 1191): the MTUs of
+# Ethernet, PPPoE and IPv6's minimum link.
+HOP_MTUS = (1500, 1492, 1280)
+HOP_MODES = ("blackhole", "icmp")
+
+
+def _jumbo_nics(fit: Fit) -> list[dict[str, Any]]:
+    """Where the trace's losses were all jumbo frames: a receiving NIC with too few jumbo slots, or
+    a hop with a standard MTU, in place of the replayed losses. The first candidates are the replay
+    itself (no NIC, no hop)."""
+    out: list[dict[str, Any]] = [{}, {"jumbo_nic": None, "pmtu_hop": None}]
+    for mtu in HOP_MTUS:
+        for mode in HOP_MODES:
+            out.append({"pmtu_hop": {"mtu": mtu, "mode": mode}, "jumbo_nic": None})
+    for slots in JUMBO_SLOTS:
+        for release in JUMBO_RELEASE_NS:
+            nic: dict[str, Any] = {"slots": slots, "hold_until_acked": release is None}
+            if release is not None:
+                nic["replenish_ns"] = release
+            out.append({"jumbo_nic": nic, "pmtu_hop": None})
+    return out
+
+
+def _path_mechanisms(fit: Fit, rows: Any) -> list[dict[str, Any]]:
+    """The mechanism behind the trace's losses, where the trace supports one: an ATM switch port
+    (_atm_ports) or a NIC short of jumbo slots (_jumbo_nics); else only the replay."""
+    if fit.value("_atm_path"):
+        return _atm_ports(fit, rows)
+    if fit.value("_jumbo_path"):
+        return _jumbo_nics(fit)
+    return [{}]
 
 
 # Multiples of the window's measured pace tried for a slow reader.
@@ -406,6 +447,27 @@ def _refine_request_response(fit: Fit, rows: Any) -> Fit:
     return replace(fit, values=values)
 
 
+def _ensemble(chosen: dict[str, Any], scored: list[tuple[float, int, dict[str, Any]]], name: str, varied: str
+              ) -> list[dict[str, Any]]:
+    """The path mechanisms (`name`: "atm_switch", "jumbo_nic") about as close to the trace as the
+    chosen one: up to ENSEMBLE_SIZE within ENSEMBLE_MARGIN of the closest, the chosen first, each
+    with its link. On a path this chaotic (a timeout comes or goes with a few cells or slots) a
+    what-if's prediction is their median, not one run's. Two that differ only in `varied` (what a
+    what-if sets) are one."""
+    if not scored:
+        return []
+    keep = ("link", "rate_bps", "delay_ns", name)
+    out: dict[tuple, dict[str, Any]] = {}
+    best = scored[0][0]
+    mine = [x for x in scored if x[2].get(name) == chosen.get(name)]
+    for sc, _, c in [*mine[:1], *scored]:
+        key = tuple(sorted((k, v) for k, v in c[name].items() if k != varied))
+        if (sc <= best + ENSEMBLE_MARGIN or c is chosen or c.get(name) == chosen.get(name)) and key not in out \
+                and len(out) < ENSEMBLE_SIZE:
+            out[key] = {k: c[k] for k in keep if k in c}
+    return list(out.values())
+
+
 # A longer transfer is calibrated on its first this many bytes: each candidate run then costs
 # milliseconds, not the tenths of a second a 100 MB replay takes, and a trace's framing, stack and
 # buffers show from its start.
@@ -454,8 +516,8 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
     cut, target, prefix = fit, _target(conn, d.dir, goodput, int(data_ns)), _prefix(fit, conn, rows)
     if prefix is not None:
         cut, target = prefix
-    if fit.value("_atm_path") and prefix is None:
-        # A switch port is tried in place of the replayed losses: how often the sender had to
+    if (fit.value("_atm_path") or fit.value("_jumbo_path")) and prefix is None:
+        # A path mechanism is tried in place of the replayed losses: how often the sender had to
         # repeat itself counts too.
         target = replace(target, retransmissions=fit.value("_retransmissions"))
     chosen: dict[str, Any] = {}
@@ -465,10 +527,11 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
     # model does, and a host chosen to make up for a pause not yet replayed would stay.
     # An ATM switch port before the framing and host: a slow host chosen to make up for timeouts
     # not yet modelled would stay; the port sets its own (AAL5) link, the host is then tried with it.
-    groups = (lambda: _pace(fit, chosen, read_step), lambda: _atm_ports(fit, rows),
+    groups = (lambda: _pace(fit, chosen, read_step), lambda: _path_mechanisms(fit, rows),
               lambda: _framed(fit, rows, chosen), lambda: _stacks(fit), lambda: _candidates(fit, read_step))
     passes = 0
     ports: list[tuple[float, int, dict[str, Any]]] = []
+    nics: list[tuple[float, int, dict[str, Any]]] = []
     for step, make in enumerate(groups * 2):
         if step == len(groups):
             # One group after the other can settle early on a choice made under a wrong stack (all
@@ -488,8 +551,9 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
             # Each group lists the first estimate first; it stays unless another run is clearly
             # closer (several stacks or buffers can give one goodput: the measured value decides).
             scored.sort(key=lambda x: (x[0], x[1]))
-            if step % len(groups) == ATM_GROUP:
+            if step % len(groups) == PATH_GROUP:
                 ports = [x for x in scored if x[2].get("atm_switch")]
+                nics = [x for x in scored if x[2].get("jumbo_nic")]
             first = next((x for x in scored if x[1] == 0), None)
             if first is not None and first[0] - scored[0][0] <= KEEP_FIRST_MARGIN:
                 best_score, _, chosen = first
@@ -500,7 +564,10 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
     over = (f" over the first {cut.value('bytes')} bytes (the trace's and each run's)" if prefix is not None
             else "")
     runs_how = f"{tried} runs" + (", two passes" if passes == 2 else "")
-    port_how = (", then an ATM switch port in place of the replayed losses" if fit.value("_atm_path") else "")
+    port_how = (", then an ATM switch port in place of the replayed losses" if fit.value("_atm_path") else
+                ", then a NIC's jumbo receive slots or a smaller-MTU hop in place of the replayed losses"
+                if fit.value("_jumbo_path")
+                else "")
     why = (f"chosen by simulation ({runs_how}: the applications' pace{port_how}, then the link's framing and host, "
            f"then the stack among those with the same SYN options, then write x read x send buffer): the run "
            f"closest to the trace's goodput, stall count and time lost per cause"
@@ -518,17 +585,24 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
                                       f"{port['policy']}, cells out at {port['out_rate_bps'] / 1e6:.2f} Mbit/s from a "
                                       f"{port['access_rate_bps'] / 1e6:.2f} Mbit/s access link, in place of the "
                                       f"trace's replayed losses ({fit.value('_atm_path')}); {why}")
-        # The ports about as close as the chosen one: a prediction on a path this chaotic (a
-        # timeout comes or goes with a few cells) is their median, not one run's.
-        # A port is its buffer and rates (a what-if sets the policy); the chosen one first.
-        keep = ("link", "rate_bps", "delay_ns", "atm_switch")
-        alternatives: dict[tuple, dict[str, Any]] = {}
-        for sc, _, c in [(best_score, -1, chosen), *ports]:
-            key = tuple(sorted((k, v) for k, v in c["atm_switch"].items() if k != "policy"))
-            if sc <= ports[0][0] + ENSEMBLE_MARGIN and key not in alternatives and len(alternatives) < ENSEMBLE_SIZE:
-                alternatives[key] = {k: c[k] for k in keep if k in c}
-        alternatives = list(alternatives.values())
+        alternatives = _ensemble(chosen, ports, "atm_switch", "policy")
         if len(alternatives) > 1:
-            values["_atm_ensemble"] = Fitted(alternatives, f"the {len(alternatives)} ports within {ENSEMBLE_MARGIN} "
-                                             "of the closest one's distance")
+            values["_ensemble"] = Fitted(alternatives, f"the {len(alternatives)} ports within {ENSEMBLE_MARGIN} of "
+                                         "the closest one's distance")
+    if chosen.get("pmtu_hop"):
+        hop = chosen["pmtu_hop"]
+        how = ("drops them without a word (a black hole)" if hop["mode"] == "blackhole"
+               else "sends ICMP frag-needed back (RFC 1191)")
+        values["pmtu_hop"] = Fitted(hop, f"a hop with MTU {hop['mtu']} that {how}, for larger datagrams, in place of "
+                                    f"the trace's replayed losses ({fit.value('_jumbo_path')}); {why}")
+    if chosen.get("jumbo_nic"):
+        nic = chosen["jumbo_nic"]
+        release = ("each slot back when its frame's data is acknowledged" if nic["hold_until_acked"] else
+                   f"each slot back {nic['replenish_ns'] / 1e6:g} ms after use")
+        values["jumbo_nic"] = Fitted(nic, f"a receiving NIC with {nic['slots']} jumbo receive slots, {release}, in "
+                                     f"place of the trace's replayed losses ({fit.value('_jumbo_path')}); {why}")
+        alternatives = _ensemble(chosen, nics, "jumbo_nic", "slots")
+        if len(alternatives) > 1:
+            values["_ensemble"] = Fitted(alternatives, f"the {len(alternatives)} NICs within {ENSEMBLE_MARGIN} of "
+                                         "the closest one's distance")
     return replace(fit, values=values)

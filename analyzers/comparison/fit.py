@@ -82,8 +82,9 @@ class Fit:
 
     def impairments(self, changes: dict[str, Any] | None = None) -> dict[str, Any] | None:
         """The path impairments a bulk run of the fit takes, with `changes` applied: `impairments`
-        given whole, or a fitted path mechanism (`atm_switch`, `jumbo_nic`: the mechanism
-        replaces the replayed losses), else the trace's losses replayed on the same segments."""
+        given whole, or a fitted path mechanism (`atm_switch`, `jumbo_nic`, `pmtu_hop`: the
+        mechanism replaces the replayed losses), else the trace's losses replayed on the same
+        segments."""
         changes = changes or {}
         if changes.get("impairments") is not None:
             return changes["impairments"]
@@ -94,6 +95,9 @@ class Fit:
         nic = changes.get("jumbo_nic", self.value("jumbo_nic"))
         if nic:
             out.update(jumbo_impairments(nic))
+        hop = changes.get("pmtu_hop", self.value("pmtu_hop"))
+        if hop:
+            out.update(pmtu_mtu=int(hop["mtu"]), pmtu_mode=str(hop["mode"]))
         if out:
             return out
         return self.value("impairments")
@@ -137,6 +141,7 @@ def fit_connection(conn: ConnectionAnalysis, rows: pl.DataFrame | None, *, seed:
     warnings: list[str] = []
     _fit_stack(d, conn, values, rows)
     _fit_path(d, conn, rows, values, warnings)
+    _fit_route_mtu(conn, d, values)
     if kind == "bulk":
         _fit_bulk(d, values)
         _fit_losses(rows, d.dir, values)
@@ -144,7 +149,12 @@ def fit_connection(conn: ConnectionAnalysis, rows: pl.DataFrame | None, *, seed:
             why = atm_path(values, d.profile)
             if why is not None:
                 # The calibration tries a switch port in its place (calibrate._atm_ports).
-                values["_atm_path"] = Fitted(True, why)
+                values["_atm_path"] = Fitted(why, why)
+            else:
+                why = jumbo_path(values, rows, d.dir)
+                if why is not None:
+                    # The calibration tries a receiving NIC short of jumbo slots (calibrate._jumbo_nics).
+                    values["_jumbo_path"] = Fitted(why, why)
         _fit_pace(conn, d, rows, values)
         _sndbuf_floor(d, values)
     elif messages:
@@ -159,8 +169,22 @@ def fit_connection(conn: ConnectionAnalysis, rows: pl.DataFrame | None, *, seed:
     return Fit(conn.stream, d.dir, kind, values, warnings)
 
 
+def _fit_route_mtu(conn: ConnectionAnalysis, d: DirectionAnalysis, values: dict[str, Fitted]) -> None:
+    """GigaTCP's unused MSS: both ends offered a larger MSS than any segment used, and none was lost
+    for it (the analyzer's mss_mismatch finding): the sender's route held its segments to a
+    smaller MTU (Linux `mtu lock`) than the interface MTU its SYN was offered from. The simulator's
+    route_mtu does the same: the SYN offers the interface's MSS, the segments fit the route."""
+    finding = next((f for f in conn.findings if f.cause == "mss_mismatch" and f.dir == d.dir), None)
+    ip = d.profile.get("max_ip_len")
+    if finding is None or not ip or "mtu" not in values or ip >= values["mtu"].value:
+        return
+    values["route_mtu"] = Fitted(int(ip), f"the largest datagram sent ({ip} bytes), under the interface MTU the SYN's "
+                                 f"MSS came from ({values['mtu'].value}): the sender's route MTU (the mss_mismatch "
+                                 f"finding: {finding.evidence.get('why') if isinstance(finding.evidence, dict) else ''})")
+
+
 # What-if and calibration changes that configure the path's impairments, not the BulkConfig.
-PATH_CHANGES = ("impairments", "atm_switch", "jumbo_nic", "ensemble")
+PATH_CHANGES = ("impairments", "atm_switch", "jumbo_nic", "pmtu_hop", "ensemble")
 
 
 def atm_spec(port: dict[str, Any]) -> Any:
@@ -198,6 +222,26 @@ def atm_path(values: dict[str, Fitted], profile: dict[str, Any]) -> str | None:
     if profile.get("max_ip_len") in ATM_MTUS:
         return f"the largest datagram ({profile['max_ip_len']} bytes) is IP over ATM's MTU (RFC 1626)"
     return None
+
+
+# The largest Ethernet frame without jumbo support (1518 bytes: a 1500-byte datagram): a larger one
+# needs a jumbo receive slot at the NIC (Shalunov, GigaTCP; simulate.links.nic).
+STANDARD_ETHERNET_DATAGRAM = 1500
+
+
+def jumbo_path(values: dict[str, Fitted], rows: pl.DataFrame | None, dir_: int) -> str | None:
+    """Why the trace's losses may be a receiving NIC short of jumbo receive slots, or None: jumbo
+    frames (datagrams above 1500 bytes) were sent, and every data segment the sender had to resend
+    was one (a slot pool loses only frames that need a jumbo slot)."""
+    mtu = values["mtu"].value if "mtu" in values else None
+    if rows is None or not mtu or mtu <= STANDARD_ETHERNET_DATAGRAM:
+        return None
+    resent = rows.filter((pl.col("dir") == dir_) & (pl.col("payload_len") > 0) & pl.col("retransmission"))
+    if resent.is_empty() or int(resent["ip_len"].min()) <= STANDARD_ETHERNET_DATAGRAM:
+        return None
+    return (f"jumbo frames (MTU {mtu}), and all {resent.height} resent data segments were jumbo frames (the "
+            "smallest datagram resent " + f"{int(resent['ip_len'].min())} bytes): losses a NIC short of jumbo "
+            "receive slots, or a hop with a standard MTU, would cause")
 
 
 # Retransmissions that mark their segment's earlier transmission as lost: a fast or SACK repair

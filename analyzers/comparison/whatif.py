@@ -73,13 +73,45 @@ def _atm_policy(policy: str) -> Callable[[Fit], dict[str, Any] | None]:
         if fit.kind != "bulk" or not port or port.get("policy") == policy:
             return None
         out: dict[str, Any] = {"atm_switch": {**port, "policy": policy}}
-        ensemble = fit.value("_atm_ensemble")
-        if ensemble:
+        ensemble = fit.value("_ensemble")
+        if ensemble and all("atm_switch" in alt for alt in ensemble):
             # The ports that fit the trace about as well (calibrate.ENSEMBLE_MARGIN), each with the
             # policy: the prediction is their median (quick_run).
             out["ensemble"] = [{**alt, "atm_switch": {**alt["atm_switch"], "policy": policy}} for alt in ensemble]
         return out
     return change
+
+
+def _more_slots(fit: Fit) -> dict[str, Any] | None:
+    """The fitted NIC with jumbo slots for the peer's whole window of full segments, at least 4
+    times as many (GigaTCP: the Tigon II's 384 slots against a window of thousands of frames)."""
+    nic = fit.value("jumbo_nic")
+    if fit.kind != "bulk" or not nic:
+        return None
+
+    def more(n: dict[str, Any]) -> dict[str, Any]:
+        segment, window = fit.value("_segment") or 1, fit.value("rcvbuf") or 0
+        return {**n, "slots": max(4 * int(n["slots"]), -(-int(window) // int(segment)) + 1)}
+
+    out: dict[str, Any] = {"jumbo_nic": more(nic)}
+    ensemble = fit.value("_ensemble")
+    if ensemble and all("jumbo_nic" in alt for alt in ensemble):
+        out["ensemble"] = [{**alt, "jumbo_nic": more(alt["jumbo_nic"])} for alt in ensemble]
+    return out
+
+
+def _pmtu_icmp(fit: Fit) -> dict[str, Any] | None:
+    """The fitted black-hole hop with its ICMP frag-needed reaching the sender (RFC 1191)."""
+    hop = fit.value("pmtu_hop")
+    if fit.kind != "bulk" or not hop or hop.get("mode") == "icmp":
+        return None
+    return {"pmtu_hop": {**hop, "mode": "icmp"}}
+
+
+def _correct_mss(fit: Fit) -> dict[str, Any] | None:
+    """The sender's segments at the MSS both ends offered: its route MTU no smaller than the
+    interface's (GigaTCP's advertised-vs-used MSS)."""
+    return {"route_mtu": None} if fit.kind == "bulk" and fit.value("route_mtu") else None
 
 
 CATALOGUE: tuple[WhatIf, ...] = (
@@ -101,6 +133,13 @@ CATALOGUE: tuple[WhatIf, ...] = (
     WhatIf("ppd", "partial packet discard at the ATM switch port: after a PDU's first lost cell the rest of it is "
            "dropped but its last (Kung & Morris)", frozenset({"burst_loss_timeout", "single_loss_timeout"}),
            _atm_policy("ppd")),
+    WhatIf("jumbo_slots", "jumbo receive slots for the peer's whole window at the receiving NIC (at least 4 times "
+           "as many; Shalunov, GigaTCP)", frozenset({"jumbo_slot_exhaustion", "burst_loss_timeout",
+                                                     "single_loss_timeout"}), _more_slots),
+    WhatIf("pmtu_icmp", "working path-MTU discovery: the smaller-MTU hop's ICMP frag-needed reaches the sender "
+           "(RFC 1191)", frozenset({"pmtu_blackhole"}), _pmtu_icmp),
+    WhatIf("correct_mss", "segments at the MSS both ends offered: the sender's route MTU the interface's (Shalunov, "
+           "GigaTCP)", frozenset({"mss_mismatch"}), _correct_mss),
     WhatIf("mtu_probing", "working path-MTU black-hole detection (Linux tcp_mtu_probing=1, RFC 4821)",
            frozenset({"pmtu_blackhole", "mss_mismatch"}), _mtu_probing),
 )
