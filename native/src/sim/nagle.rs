@@ -115,6 +115,9 @@ pub struct SendContext {
     /// The application's message is wholly in the socket buffer (its last write copied) and no
     /// write of the next one has begun: TCP_CORK, set around each message, is cleared (uncork).
     pub message_done: bool,
+    /// Linux tcp_push with TCP_NAGLE_PUSH (a writer about to wait for buffer space pushes what
+    /// it copied): overrides TCP_CORK (read by CORK only).
+    pub push: bool,
 }
 
 impl SendContext {
@@ -219,7 +222,9 @@ pub fn may_send_short(variant: NagleVariant, state: &mut NagleState, ctx: &SendC
         // Corked: only full segments. Uncorked (the message's last write is in), Linux's own
         // test with TCP_NODELAY clear: tcp_nagle_check's Minshall rule
         // (docs/tcp-rules.md#linux-nagle-minshall-cork-and-nodelay).
-        NagleVariant::Cork => return ctx.message_done && (ctx.idle || !short_unacked(state, ctx.snd_una)),
+        NagleVariant::Cork => {
+            return ctx.push || (ctx.message_done && (ctx.idle || !short_unacked(state, ctx.snd_una)))
+        }
         _ => {}
     }
     if state.native_more && ctx.more_to_come && !(v.dldet_family() && dldet_release(state)) {
@@ -336,7 +341,7 @@ mod tests {
     fn ctx(length: i64, sb_cc: i64, idle: bool, una: i64, nxt: i64, max: i64, more: bool, eom: bool) -> SendContext {
         SendContext {
             now: 0, length, maxseg: 1460, off: nxt - una, sb_cc, idle, snd_una: una, snd_nxt: nxt, snd_max: max,
-            more_to_come: more, end_of_message: eom, from_write: true, message_done: false,
+            more_to_come: more, end_of_message: eom, from_write: true, message_done: false, push: false,
         }
     }
 
@@ -485,7 +490,7 @@ mod tests {
                 now: 0, length: self.length, maxseg: MSS, off: self.off,
                 sb_cc: self.sb_cc.unwrap_or(self.off + self.length), idle: self.idle, snd_una: self.una,
                 snd_nxt: nxt, snd_max: nxt, more_to_come: self.more, end_of_message: self.eom, from_write: false,
-                message_done: false,
+                message_done: false, push: false,
             }
         }
     }
@@ -555,6 +560,10 @@ mod tests {
         assert!(may_send_short(v, &mut st, &done(Ctx { una: 300, ..C })));
         // Only the buffer's tail can be partial: a segment that leaves data behind still waits.
         assert!(!may_send_short(v, &mut fresh(v), &done(Ctx { idle: true, sb_cc: Some(2000), ..C })));
+        // TCP_NAGLE_PUSH (a writer blocking on a full buffer) sends the corked tail at once.
+        let mut st = fresh(v);
+        on_segment_sent(&mut st, 0, 0, 300, MSS);
+        assert!(may_send_short(v, &mut st, &SendContext { push: true, ..behind.get() }));
     }
 
     #[test]

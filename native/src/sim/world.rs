@@ -605,6 +605,24 @@ mod tests {
     }
 
     #[test]
+    fn cork_pushes_when_the_writer_waits_for_buffer_space() {
+        // A 4 KB send buffer under a 9000-byte MTU never holds a full segment: each write that
+        // fills it pushes what it copied (tcp_sendmsg's wait_for_space), no probe timer waits.
+        let mut cfg = run("linux", 20_000);
+        cfg.link = "gige".into();
+        cfg.mtu = Some(9000);
+        cfg.sndbuf = Some(4096);
+        cfg.write = 3000;
+        cfg.nagle = Some("CORK".into());
+        let out = run_bulk(&cfg, 4).unwrap();
+        assert_eq!(out.received, 20_000);
+        // Linux doubles SO_SNDBUF: 8192-byte partial frames, one per round trip.
+        let lens: Vec<u32> = data(&out).iter().map(|d| d.2).collect();
+        assert_eq!(lens, [8192, 8192, 3616]);
+        assert!(out.finished_at.unwrap() - out.started_at.unwrap() < 100 * NS_PER_MS);
+    }
+
+    #[test]
     fn cork_ceiling_releases_a_held_frame_after_the_linux_probe_timer() {
         // One message written slowly: 1000-byte writes taking 300 ms each to copy. The first is
         // corked on an idle connection; Linux's probe timer (max(RTO, 200 ms), RTO here 200 ms

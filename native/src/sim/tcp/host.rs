@@ -163,6 +163,8 @@ pub struct Host {
     pub delack_flag: bool,
     lastidle: bool,
     force: bool,
+    /// tcp_push(TCP_NAGLE_PUSH) of a CORK writer that blocks on a full buffer (sosend_step).
+    cork_push: bool,
     linux20_partial: bool,
     pub nagle: NagleState,
     pub dack: DelAckState,
@@ -297,6 +299,7 @@ impl Host {
             delack_flag: false,
             lastidle: false,
             force: false,
+            cork_push: false,
             linux20_partial: false,
             nagle: nagle_mod::new_state(variant, p.mclbytes, p.minshall_idle_writes_only, p.write_more_hold),
             dack: delack_mod::new_state(p, rcvbuf, 536),
@@ -541,6 +544,13 @@ impl Host {
             }
             if nagle_mod::on_app_block(&mut self.nagle) {
                 self.tcp_output(net, now, Ctx::Block, false, false, 0, false);
+            } else if self.variant == NagleVariant::Cork && self.w_resid < self.w_total {
+                // Linux tcp_sendmsg, wait_for_space: a write that copied bytes and must wait for
+                // room pushes them with TCP_NAGLE_PUSH, cork or not (else a buffer smaller than
+                // a segment would wait for the probe timer every time it filled).
+                self.cork_push = true;
+                self.tcp_output(net, now, Ctx::Block, false, false, 0, false);
+                self.cork_push = false;
             }
             return;
         }
@@ -860,6 +870,7 @@ impl Host {
             from_write,
             // Uncorked once the message's last write is wholly copied, until the next write.
             message_done: self.w_eom && self.w_resid == 0,
+            push: self.cork_push,
         };
         let ok = nagle_mod::may_send_short(self.variant, &mut self.nagle, &ctx);
         if ok && p.moretocome && more && self.variant == NagleVariant::Nagle {
