@@ -119,7 +119,8 @@ CATALOGUE: tuple[WhatIf, ...] = (
            _nagle("OFF")),
     WhatIf("minshall", "Minshall's Nagle variant (hold a short segment only behind another short one)",
            frozenset({"nagle_delayed_ack"}), _nagle("MINSHALL")),
-    WhatIf("cork", "TCP_CORK (Linux): send only full segments until the write ends", frozenset(), _nagle("CORK")),
+    WhatIf("cork", "TCP_CORK (Linux) around each response or message: full segments only until its last write, "
+           "then the tail", frozenset(), _nagle("CORK")),
     WhatIf("sndbuf_3mss", "send buffer of at least 3 MSS (Moldeklev & Gunningberg's rule)",
            frozenset({"nagle_delayed_ack", "window_update_deadlock", "send_buffer_limited"}), _sndbuf_3mss),
     WhatIf("s_ge_r", "send buffer at least the receive buffer, S >= R (Moldeklev & Gunningberg)",
