@@ -12,7 +12,7 @@ from rich.table import Table
 from ..analysis_text import rate
 
 FIT_SHOWN = ("personality", "receiver_personality", "mss", "sndbuf", "rcvbuf", "rate_bps", "delay_ns", "write", "nagle",
-             "sack", "app_buf", "variant")
+             "sack", "app_buf", "variant", "route_mtu", "atm_switch", "jumbo_nic", "pmtu_hop")
 
 
 def _value(name: str, v: Any) -> str:
@@ -22,6 +22,13 @@ def _value(name: str, v: Any) -> str:
         return rate(v)
     if name == "delay_ns":
         return f"{v / 1e6:.3f} ms"
+    if name == "atm_switch":
+        return f"{v['buffer_cells']} cells {v['policy']}, {rate(v['out_rate_bps'])} out"
+    if name == "jumbo_nic":
+        back = "on ACK" if v.get("hold_until_acked") else f"after {v.get('replenish_ns', 0) / 1e6:g} ms"
+        return f"{v['slots']} slots back {back}"
+    if name == "pmtu_hop":
+        return f"MTU {v['mtu']} {v['mode']}"
     return str(v)
 
 
