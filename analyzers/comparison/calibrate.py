@@ -493,6 +493,10 @@ def _prefix(fit: Fit, conn: ConnectionAnalysis, rows: Any) -> tuple[Fit, Target]
         return None
     goodput = (int(new["seq_end"].max()) - int(new["seq_rel"].min())) * 8 / (span / 1e9) / 1e6
     target = _target(conn, d.dir, goodput, span, int(new["frame"][-1]))
+    if fit.value("_atm_path") or fit.value("_jumbo_path"):
+        resent = rows.filter((pl.col("dir") == fit.dir) & (pl.col("payload_len") > 0) & pl.col("retransmission")
+                             & (pl.col("seq_end") - 1 <= cut))
+        target = replace(target, retransmissions=resent.height)
     values = {"bytes": Fitted(cut, f"the transfer's first {cut} bytes")}
     drops = (fit.value("impairments") or {}).get("drop_segments")
     if drops:
@@ -518,7 +522,7 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
         cut, target = prefix
     if (fit.value("_atm_path") or fit.value("_jumbo_path")) and prefix is None:
         # A path mechanism is tried in place of the replayed losses: how often the sender had to
-        # repeat itself counts too.
+        # repeat itself counts too (over a prefix, its own: _prefix).
         target = replace(target, retransmissions=fit.value("_retransmissions"))
     chosen: dict[str, Any] = {}
     tried = 0
