@@ -517,6 +517,11 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
     if goodput <= 0 or d is None:
         return fit
     data_ns = (d.profile.get("bytes") or 0) * 8 / (goodput * 1e6) * 1e9
+    if fit.value("_occasional_idle"):
+        # Pauses the run does not replay (fit._fit_pace): the run is held against the trace without them.
+        idle = sum(s.time_lost_ns for s in conn.stalls if s.dir == d.dir and s.cause == IDLE)
+        if 0 < idle < data_ns:
+            goodput, data_ns = goodput * data_ns / (data_ns - idle), data_ns - idle
     cut, target, prefix = fit, _target(conn, d.dir, goodput, int(data_ns)), _prefix(fit, conn, rows)
     if prefix is not None:
         cut, target = prefix
