@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from stallscope.analyzers import corpus, scoring
@@ -87,3 +88,33 @@ def test_a_receiver_names_no_unused_mss_when_ids_were_skipped(tmp_path: Path) ->
     arrived (larger attempts lost on the path, then the MSS lowered): no mss_mismatch."""
     (conn,) = analyze_file(_late_first_data(tmp_path, 3)).files[0].connections
     assert "mss_mismatch" not in [f.cause for f in conn.findings]
+
+
+def _jumbo_rows(small_resend_seq: int) -> pl.DataFrame:
+    """A jumbo sender (8948-byte segments) whose segments at the hole were resent after two
+    timeouts, then one 1104-byte piece resent at `small_resend_seq` while the peer's cumulative ACK
+    stood at 100,000 (seq_rel at or below it fills the hole; above it is go-back-N)."""
+    seg, rows = 8948, []
+    for i in range(40):
+        rows.append({"seq_rel": 1 + i * seg, "payload_len": seg, "ip_len": seg + 52, "retransmission": False,
+                     "retrans_kind": None, "snd_una": 1})
+    for i, kind in enumerate(["timeout", "timeout", "fast", "fast"]):
+        rows.append({"seq_rel": 1 + i * seg, "payload_len": seg, "ip_len": seg + 52, "retransmission": True,
+                     "retrans_kind": kind, "snd_una": 1 + i * seg})
+    rows.append({"seq_rel": small_resend_seq, "payload_len": 1104, "ip_len": 1156, "retransmission": True,
+                 "retrans_kind": "other", "snd_una": 100_000})
+    return pl.DataFrame(rows)
+
+
+def test_a_small_frame_resent_past_the_hole_is_no_small_frame_lost() -> None:
+    """Jumbo slots lose only large frames. After a timeout Linux without SACK resends past the hole
+    (go-back-N), and a second capture of jumbo_slots had one 1104-byte piece among 1,483 resends
+    (the receiver already had it: the ACK jumped past it). Only a small resend that fills the hole
+    the peer's ACK points at shows a small frame lost."""
+    from stallscope.analyzers.causes.path import _jumbo_slots
+
+    profile = {"max_ip_len": 9000, "mss_advertised": 8960, "mss_offered_by_peer": 8960}
+    found = _jumbo_slots(_jumbo_rows(small_resend_seq=200_001), profile, None)
+    assert found is not None and found[0] == "jumbo_slot_exhaustion"
+    assert found[2]["small_frames_resent_past_the_hole"] == 1 and found[2]["lost_large_frames"] == 4
+    assert _jumbo_slots(_jumbo_rows(small_resend_seq=100_000), profile, None) is None

@@ -169,12 +169,17 @@ def _jumbo_slots(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None):
     ip_max = p.get("max_ip_len") or 0
     if lost.height == 0 or timeouts < 2 or not (STANDARD_IP_MTU < ip_max and link_mtu(p) < ATM_MTU_LOW):
         return None
-    small_lost = lost.filter(pl.col("ip_len") <= STANDARD_IP_MTU).height
+    # A small frame counts as lost when its resend filled the hole the peer's cumulative ACK
+    # pointed at. After a timeout Linux without SACK resends everything past the hole (go-back-N),
+    # small frames the receiver already had among them: those resends say nothing of what was lost.
+    small = lost.filter(pl.col("ip_len") <= STANDARD_IP_MTU)
+    small_lost = small.filter(pl.col("seq_rel") <= pl.col("snd_una")).height
     if small_lost:
         return None
     small_sent = own.filter((pl.col("payload_len") > 0) & (pl.col("ip_len") <= STANDARD_IP_MTU)).height
     return (Cause.JUMBO_SLOT_EXHAUSTION.value, 0.6 if small_sent == 0 else 0.8, {
-        "lost_large_frames": lost.height, "lost_small_frames": 0, "small_frames_sent": small_sent,
+        "lost_large_frames": lost.height - small.height, "lost_small_frames": 0,
+        "small_frames_resent_past_the_hole": small.height, "small_frames_sent": small_sent,
         "timeouts": timeouts, "largest_ip_len": ip_max,
         "why": "only jumbo frames (above the standard 1500-byte MTU) were lost, in bursts that timed out",
     })
