@@ -58,6 +58,7 @@ class PeerAck:
     payload: int
     delay_ns: int | None  # time since the newest data it covers was seen at the tap
     dsack: bool
+    ts_val: int | None = None  # its RFC 7323 timestamp value (None without the option)
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,9 @@ class StallContext:
     # IPv4 ids the sender skipped between its last packet before the closing segment and that
     # segment (0 when its ids do not count per packet): packets it sent that this tap never saw.
     ids_unseen: int = 0
+    # The closing segment's RFC 7323 timestamp echo (None without the option): the newest peer
+    # timestamp the sender had received when it sent that segment.
+    closing_ts_ecr: int | None = None
 
     @property
     def duration_ns(self) -> int:
@@ -151,7 +155,13 @@ class StallContext:
             return None
         a = self.acks[-1]
         gap = self.end_ns - a.ts_ns
-        return a if gap <= self.timing.lag_ns + tolerance_ns else None
+        if gap > self.timing.lag_ns + tolerance_ns:
+            return None
+        if not_yet_echoed(self.closing_ts_ecr, a.ts_val):
+            # The closing segment's timestamp echo is older than this ACK's timestamp: the sender
+            # had not received the ACK when it sent, however well the tap's timing fits.
+            return None
+        return a
 
 
 def _segment_size(recent: int, profile: dict[str, Any]) -> int:
@@ -285,6 +295,14 @@ def _ids_unseen(rows: dict[str, list], i1: int, d: int) -> int:
     return (rows["ip_id"][i1] - rows["ip_id"][prev] - 1) % 65536
 
 
+def not_yet_echoed(ts_ecr: int | None, ts_val: int | None) -> bool:
+    """A segment echoing `ts_ecr` was sent before its sender received a packet stamped `ts_val`
+    (RFC 7323 serial arithmetic). False when either is unknown or zero (no timestamps, a SYN)."""
+    if not ts_ecr or not ts_val:
+        return False
+    return (ts_val - ts_ecr) % (1 << 32) < (1 << 31) and ts_val != ts_ecr
+
+
 def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, profile: dict[str, Any]) -> StallContext:
     """The context of one candidate, read from its stream's rows (columns as lists, time order)."""
     frames = rows["frame"]
@@ -304,7 +322,8 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
                 acks.append(PeerAck(
                     frames[i], rows["ts_ns"][i], rows["ack_rel"][i], rows["win_scaled"][i], rows["acks_new"][i],
                     rows["dup_ack"][i], rows["payload_len"][i], rows["ack_delay_ns"][i],
-                    bool(rows["sack_left"][i]) and rows["sack_left"][i][0] < rows["ack_rel"][i]))
+                    bool(rows["sack_left"][i]) and rows["sack_left"][i][0] < rows["ack_rel"][i],
+                    rows["opt_ts_val"][i]))
         elif rows["retransmission"][i]:
             resends.append(Resend(frames[i], rows["ts_ns"][i], rows["seq_rel"][i], rows["payload_len"][i],
                                   rows["retrans_kind"][i], rows["ip_len"][i]))
@@ -356,6 +375,7 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
     return StallContext(
         ids_unseen=_ids_unseen(rows, i1, d) if ended and profile.get("_ip_ids_count") else 0,
         lost_after=lost_after,
+        closing_ts_ecr=rows["opt_ts_ecr"][i1] if ended else None,
         stream=cand["stream"], dir=d, start_ns=cand["start_ns"], end_ns=cand["end_ns"],
         start_frame=cand["start_frame"], end_frame=cand["end_frame"], ended_by_new_data=ended,
         first_len=rows["payload_len"][i0], first_psh=bool(rows["flag_psh"][i0]),

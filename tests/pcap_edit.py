@@ -308,6 +308,41 @@ def superframes(cap: Capture, group: int = 8, max_gap_ns: int = 100_000) -> tupl
     return cap.replace_records(out), merged
 
 
+def timestamps_of(r: Record, t: Tcp) -> tuple[int, int] | None:
+    """(TSval, TSecr) of the frame's RFC 7323 timestamp option, or None."""
+    d, i, end = r.data, t.tcp_off + 20, min(t.tcp_off + t.tcp_hdr_len, len(r.data))
+    while i < end and d[i] != 0:
+        if d[i] == 1:
+            i += 1
+            continue
+        if d[i] == 8 and i + 10 <= end:
+            return struct.unpack("!II", d[i + 2:i + 10])
+        if i + 1 >= end or d[i + 1] < 2:
+            return None
+        i += d[i + 1]
+    return None
+
+
+def sender_pause(cap: Capture, at_frac: float = 0.5, pause_ns: int = 15_000_000,
+                 lag_ns: int = 1_700_000) -> tuple[Capture, int]:
+    """Seen from a tap at the receiver: the sender (and the receiver's ACK) paused `pause_ns` after
+    a data segment, from `at_frac` of the file on, where the receiver's ACK came between two data
+    segments and the second was sent before the sender had that ACK (its TSecr older than the
+    ACK's TSval). The ACK is put `lag_ns` (the tap's reaction lag) before the next data, so the tap's
+    timing alone says that ACK released it. Returns the capture and the paused data's frame number."""
+    recs, k_dir = cap.records, data_dir_key(cap)
+    tcp = [tcp_of(r) for r in recs]
+    data = [t is not None and t.key == k_dir and t.payload_len > 0 for t in tcp]
+    ack = [t is not None and t.key != k_dir and t.payload_len == 0 for t in tcp]
+    k = int(len(recs) * at_frac)
+    while not (data[k] and ack[k + 1] and data[k + 2]
+               and timestamps_of(recs[k + 1], tcp[k + 1])[0] > timestamps_of(recs[k + 2], tcp[k + 2])[1]):
+        k += 1
+    out = list(recs[:k + 1]) + [cap.at(recs[k + 1], cap.ts(recs[k + 1]) + pause_ns - lag_ns)]
+    out += [cap.at(r, cap.ts(r) + pause_ns) for r in recs[k + 2:]]
+    return cap.replace_records(out), k + 1
+
+
 def cut_mid_record(cap: Capture, frac: float = 0.6) -> tuple[bytes, int]:
     """The file's bytes cut 10 bytes into the data of the record at `frac` of the file, and how many
     whole records remain before it."""

@@ -102,3 +102,19 @@ def test_a_writer_idle_after_its_flight_was_acknowledged_is_not_send_buffer_limi
     own, acks = _flights(ack_after_ns=rtt - lag, gap_ns=rtt)
     found = send_buffer_finding(own, profile, timing, 0, acks)
     assert found is not None and found[0] == "send_buffer_limited" and found[2]["waiting_share"] > 0.9
+
+
+def test_an_ack_the_sender_had_not_received_released_nothing(tmp_path: Path) -> None:
+    """At the receiver, an ACK one reaction lag before the next data looks like its release. Yet
+    that data's timestamp echo is older than the ACK's timestamp: the sender sent it before the ACK
+    reached it (in a second capture of clean_bulk both hosts paused ~15 ms, and the receiver-side
+    analysis blamed the peer's window, then the send buffer). No window cause may be named; the
+    resumption followed no ACK, which no rule explains."""
+    import pcap_edit as pe
+    from stallscope.analyzers.analyze import analyze_file
+
+    fixtures = Path(__file__).resolve().parent.parent / "fixtures"
+    cap, frame = pe.sender_pause(pe.read(fixtures / "clean_bulk.receiver.pcap"))
+    stalls = analyze_file(cap.write(tmp_path / "paused.pcap")).stalls
+    (stall,) = [s for s in stalls if s.start_frame == frame]
+    assert stall.cause == "undetermined" and "did not follow an ACK" in stall.evidence["reason"]
