@@ -162,9 +162,12 @@ def direction_profiles(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, A
     return out
 
 
-# In flight while the peer's window still had a full segment of room: the send-buffer plateau.
+# In flight while the peer's window still had a full segment of room: the send-buffer plateau, in
+# bytes of data (a FIN takes a sequence number but no room in the buffer: SunOS with S = 8192 had
+# 8193 out when its FIN left behind the last full buffer).
 _FLIGHT = {
-    "flight_free": pl.col("in_flight").filter(pl.col("new_data") & (pl.col("usable_window") >= _MAX_SEGMENT)).max(),
+    "flight_free": (pl.col("in_flight") - pl.col("flag_fin").cast(pl.Int64)).filter(
+        pl.col("new_data") & (pl.col("usable_window") >= _MAX_SEGMENT)).max(),
     "flight_max": pl.col("in_flight").filter(pl.col("new_data")).max(),
 }
 
@@ -172,7 +175,8 @@ _FLIGHT = {
 def flight_fields(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, Any]]:
     """FLIGHT_FIELDS per (stream, dir): what `direction_profiles` reads from the flight, alone (the
     analysis re-reads them from the flight as the sender knew it)."""
-    agg = wire_superframes(state, ["stream", "dir", "payload_len", "superframe", "new_data", "in_flight", "usable_window"]).group_by(
+    agg = wire_superframes(state, ["stream", "dir", "payload_len", "superframe", "new_data", "in_flight", "usable_window",
+                                    "flag_fin"]).group_by(
         ["stream", "dir"]).agg(**_FLIGHT)
     return {(r["stream"], r["dir"]): {"send_buffer_estimate": r["flight_free"], "max_in_flight": r["flight_max"]}
             for r in agg.iter_rows(named=True)}
