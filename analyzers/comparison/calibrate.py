@@ -43,10 +43,14 @@ class Target:
     # (Retransmissions, not the losses inferred from them: both runs count them alike, where a
     # go-back-N resend may or may not have been a hole.)
     retransmissions: int | None = None
+    # The peer's ACKs that acknowledged new data, held against a run's where stacks are compared: the
+    # receiver's ACK rule shows in them (a BSD receiver acknowledges every other segment or each
+    # window update, Linux 2.0 once 8 KB are unacknowledged); None: not compared.
+    acks: int | None = None
 
 
 def _score(goodput_model: float, stalls_model: int, lost_model: dict[str, int], target: Target,
-           retransmissions_model: int | None = None) -> float:
+           retransmissions_model: int | None = None, acks_model: int | None = None) -> float:
     """Distance of a candidate run from the trace: the goodput ratio's log (a factor of two either
     way weighs the same), the relative difference in stall counts, and the difference in time lost
     per cause as a share of the trace's duration (a run that matches the goodput by another
@@ -58,8 +62,10 @@ def _score(goodput_model: float, stalls_model: int, lost_model: dict[str, int], 
     by_cause = sum(abs(target.lost.get(c, 0) - lost_model.get(c, 0)) for c in causes) / max(target.duration_ns, 1)
     losses = (abs(math.log((retransmissions_model + 1) / (target.retransmissions + 1)))
               if target.retransmissions is not None and retransmissions_model is not None else 0.0)
+    acks = (abs(math.log((acks_model + 1) / (target.acks + 1)))
+            if target.acks is not None and acks_model is not None else 0.0)
     return (abs(math.log(goodput_model / target.goodput)) + abs(stalls_model - target.stalls) / max(target.stalls, 1)
-            + by_cause + losses)
+            + by_cause + losses + acks)
 
 
 def _target(conn: ConnectionAnalysis, dir_: int, goodput: float, duration_ns: int, last_frame: int | None = None
@@ -252,7 +258,33 @@ def _run_score(fit: Fit, changes: dict[str, Any], target: Target) -> float | Non
     lost: dict[str, int] = {}
     for s in mine:
         lost[s.cause.value] = lost.get(s.cause.value, 0) + s.duration_ns
-    return _score(sender_goodput(res), len(mine), lost, target, res.retransmits)
+    return _score(sender_goodput(res), len(mine), lost, target, res.retransmits,
+                  run_acks(res) if target.acks is not None else None)
+
+
+def run_acks(res: Any) -> int | None:
+    """A run's ACKs from the receiver that acknowledged new data (None: its packets are not at hand)."""
+    import numpy as np
+
+    trace = getattr(res.records, "_trace", None)
+    if trace is None:
+        return None
+    cols = trace.columns()
+    src, ack = np.asarray(cols["src"]), np.asarray(cols["ack"], dtype=np.int64)
+    mine = ack[src == 1]
+    return int((np.diff(mine) > 0).sum()) if mine.size > 1 else 0
+
+
+def trace_acks(rows: Any, dir_: int, upto: int | None = None) -> int | None:
+    """The trace's ACKs of the peer that acknowledged new data (of the first `upto` bytes)."""
+    import polars as pl
+
+    if rows is None:
+        return None
+    acks = rows.filter((pl.col("dir") == 1 - dir_) & pl.col("acks_new") & pl.col("ack_rel").is_not_null())
+    if upto is not None:
+        acks = acks.filter(pl.col("ack_rel") - 1 <= upto)
+    return acks.height
 
 
 # The ATM switch port tried in place of the replayed losses: its buffer in whole PDUs of the trace's
@@ -310,6 +342,7 @@ def _atm_ports(fit: Fit, rows: Any) -> list[dict[str, Any]]:
 
 # The group of refine's groups that tries a path mechanism (_path_mechanisms).
 PATH_GROUP = 1
+STACK_GROUP = 3
 # The ports a what-if on the switch runs on: up to ENSEMBLE_SIZE within ENSEMBLE_MARGIN of the
 # closest one's distance (the median of their predictions is the prediction).
 ENSEMBLE_MARGIN = 0.25
@@ -523,6 +556,7 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
         if 0 < idle < data_ns:
             goodput, data_ns = goodput * data_ns / (data_ns - idle), data_ns - idle
     cut, target, prefix = fit, _target(conn, d.dir, goodput, int(data_ns)), _prefix(fit, conn, rows)
+    full_target = target
     if prefix is not None:
         cut, target = prefix
     if (fit.value("_atm_path") or fit.value("_jumbo_path")) and prefix is None:
@@ -552,7 +586,10 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
         group = make() if step < len(groups) else [{}, *make()]
         # A candidate's None takes the value back out (a reader chosen in the first pass, say).
         runs = [{k: v for k, v in {**chosen, **cand}.items() if v is not None} for cand in group]
-        scores = [_run_score(cut, changes, target) for changes in runs]
+        # Stacks are told apart by their receivers' ACKs too (Target.acks).
+        held = (replace(target, acks=trace_acks(rows, fit.dir, cut.value("bytes") if prefix is not None else None))
+                if step % len(groups) == STACK_GROUP and len(runs) > 1 else target)
+        scores = [_run_score(cut, changes, held) for changes in runs]
         tried += len(runs)
         scored = [(round(score, 6), i, changes) for i, (score, changes) in enumerate(zip(scores, runs))
                   if score is not None]
@@ -569,7 +606,7 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
             else:
                 best_score, _, chosen = scored[0]
     if not chosen:
-        return fit
+        return with_sndbuf_range(fit, conn, rows, full_target)
     over = (f" over the first {cut.value('bytes')} bytes (the trace's and each run's)" if prefix is not None
             else "")
     runs_how = f"{tried} runs" + (", two passes" if passes == 2 else "")
@@ -614,4 +651,99 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
         if len(alternatives) > 1:
             values["_ensemble"] = Fitted(alternatives, f"the {len(alternatives)} NICs within {ENSEMBLE_MARGIN} of "
                                          "the closest one's distance")
-    return replace(fit, values=values)
+    return with_sndbuf_range(replace(fit, values=values), conn, rows, full_target)
+
+
+# The send buffers a bulk fit's S is held against, as multiples of the fitted request: down to the
+# flight's plateau, up to 64 times (where a larger buffer never shows, S is only a floor).
+SNDBUF_STEPS_DOWN = (1 / 1.1, 1 / 1.25, 1 / 1.5, 1 / 2, 1 / 3, 1 / 4)
+SNDBUF_STEPS_UP = (1.1, 1.25, 1.5, 2, 3, 4, 8, 16, 64)
+# A buffer is as consistent with the trace as the fitted one when its run's distance from the trace
+# (_score) is at most this much larger: the calibration's own indifference (KEEP_FIRST_MARGIN).
+SNDBUF_MARGIN = KEEP_FIRST_MARGIN
+# A fit claims S when the buffers consistent with the trace all lie within this share of it.
+SNDBUF_CLAIM = 0.10
+
+
+def _scored(fit: Fit, changes: dict[str, Any], target: Target) -> tuple[float, int | None] | None:
+    """A run's distance from the trace and the send buffer its stack settled on (None: no run)."""
+    try:
+        res = run_bulk(fit.bulk_config(**changes), impairments=fit.impairments(changes))
+    except ValueError:
+        return None
+    mine = [s for s in res.stalls if s.direction.startswith(SENDER_ADDR + ":") and s.cause.value != IDLE]
+    lost: dict[str, int] = {}
+    for s in mine:
+        lost[s.cause.value] = lost.get(s.cause.value, 0) + s.duration_ns
+    settled = (res.ground_truth.summary or {}).get("sndbuf")
+    retrans = res.retransmits if target.retransmissions is not None else None
+    return _score(sender_goodput(res), len(mine), lost, target, retrans), settled
+
+
+def sndbuf_range(fit: Fit, conn: ConnectionAnalysis, rows: Any, target: Target) -> Fitted | None:
+    """What the trace tells of S: the send buffers (as the stack settles them) whose runs are as
+    close to the trace as the fitted one's (within SNDBUF_MARGIN of its distance), walking down from
+    the fitted request to the flight's plateau (a buffer holds at least its flight) and up to 64
+    times it. A value is claimed when they all lie within SNDBUF_CLAIM of the fitted buffer;
+    otherwise the interval is the claim (`high` None: no larger buffer changes the run, S is only
+    a floor). None for a fit that is not bulk or cannot run."""
+    if fit.kind != "bulk":
+        return None
+    d = conn.data_direction
+    plateau = int((d.profile.get("send_buffer_estimate") or 0) if d is not None else 0)
+    prefix = _prefix(fit, conn, rows)
+    cut, target = prefix if prefix is not None else (fit, target)
+    base = _scored(cut, {}, target)
+    if base is None or not base[1]:
+        return None
+    settled0 = int(base[1])
+    asked0 = fit.value("sndbuf")
+    if not asked0:
+        from .fit import SNDBUF_DOUBLED
+
+        asked0 = settled0 // 2 if fit.value("personality") in SNDBUF_DOUBLED else settled0
+    low, high, below, above, runs = settled0, settled0, None, None, 1
+    for step in SNDBUF_STEPS_DOWN:
+        asked = int(asked0 * step)
+        if asked < 1024:
+            break
+        got = _scored(cut, {"sndbuf": asked}, target)
+        runs += 1
+        if got is None or not got[1]:
+            break
+        if got[1] < plateau or got[0] > base[0] + SNDBUF_MARGIN:
+            # Below the flight the trace showed (ruled out by the trace itself), or further from it.
+            below = int(got[1])
+            break
+        low = min(low, int(got[1]))
+    for step in SNDBUF_STEPS_UP:
+        got = _scored(cut, {"sndbuf": int(asked0 * step)}, target)
+        runs += 1
+        if got is None or not got[1]:
+            break
+        if got[0] > base[0] + SNDBUF_MARGIN:
+            above = int(got[1])
+            break
+        high = max(high, int(got[1]))
+    else:
+        high = None
+    claims = high is not None and low >= (1 - SNDBUF_CLAIM) * settled0 and high <= (1 + SNDBUF_CLAIM) * settled0
+    tried = (f"{runs} runs of the fit with other send buffers, each held against the trace (the fitted one's "
+             f"distance {base[0]:.3f}; alike within {SNDBUF_MARGIN})")
+    if claims:
+        how = (f"determined: {tried}; only buffers within {SNDBUF_CLAIM:.0%} of the fitted {settled0} are as close "
+               f"(at {below if below else 'the flight plateau ' + str(plateau)} and {above} the runs are further off)")
+    elif high is None:
+        how = (f"undetermined above a floor: {tried}; every buffer from {low} (the flight's plateau {plateau} is a "
+               f"floor: a buffer holds its flight) up to 64 times the fitted request is as close to the trace: a "
+               "window, the congestion window or the application held the flight, not the buffer")
+    else:
+        how = (f"an interval: {tried}; the buffers from {low} to {high} are as close to the trace as the fitted "
+               f"{settled0}" + (f" (at {below} and at {above} further off)" if below else f" (at {above} further off)"))
+    return Fitted({"low": low, "high": high, "fitted": settled0, "claims_value": claims, "floor": plateau}, how)
+
+
+def with_sndbuf_range(fit: Fit, conn: ConnectionAnalysis, rows: Any, target: Target) -> Fit:
+    """The fit with `sndbuf_range` (sndbuf_range): how far the trace determines S."""
+    got = sndbuf_range(fit, conn, rows, target)
+    return fit if got is None else fit.with_values({"sndbuf_range": got})

@@ -33,7 +33,7 @@ def validate_trace(pcap: str) -> dict[str, Any]:
     from ..analyze import analyze_one
     from .calibrate import refine
     from .compare import compare
-    from .fit import DELACK_NS, fit_connection, read_step, with_delack
+    from .fit import DELACK_NS, Fitted, fit_connection, read_step, with_delack
     from .reference import run_reference
 
     truth = json.loads(Path(pcap + ".truth.json").read_text())
@@ -63,6 +63,8 @@ def validate_trace(pcap: str) -> dict[str, Any]:
         "mss": ref.summary.get("maxseg"), "true_mss": summary.get("maxseg"),
         "mss_ok": _within(ref.summary.get("maxseg"), summary.get("maxseg"), TOLERANCE),
         "sndbuf": ref.summary.get("sndbuf"), "true_sndbuf": summary.get("sndbuf"),
+        "sndbuf_asked": fit.value("sndbuf"), "sndbuf_source": (fit.values.get("sndbuf") or Fitted(None, "")).source,
+        "personality_source": fit.values["personality"].source if "personality" in fit.values else None,
         "sndbuf_ok": _within(ref.summary.get("sndbuf"), summary.get("sndbuf"), TOLERANCE),
         "rcvbuf": ref.summary.get("rcvbuf"), "true_rcvbuf": summary.get("rcvbuf"),
         "rcvbuf_ok": _within(ref.summary.get("rcvbuf"), summary.get("rcvbuf"), TOLERANCE),
@@ -72,6 +74,7 @@ def validate_trace(pcap: str) -> dict[str, Any]:
         "true_delack_ns": DELACK_NS.get(true_recv),
         "delack_ok": _within(fit.value("receiver_delack_ns"), DELACK_NS.get(true_recv), TOLERANCE) if timer else None,
         "delack_measured_ok": _within(timer, DELACK_NS.get(true_recv), TOLERANCE),
+        **_sndbuf_claim(fit, summary.get("sndbuf"), cmp.goodput_model_bps),
         "goodput_trace_bps": cmp.goodput_trace_bps, "goodput_model_bps": cmp.goodput_model_bps,
         "goodput_ratio": cmp.goodput_ratio,
         "goodput_ok": None if cmp.goodput_ratio is None else abs(cmp.goodput_ratio - 1) <= GOODPUT_TOLERANCE,
@@ -80,9 +83,41 @@ def validate_trace(pcap: str) -> dict[str, Any]:
     return row
 
 
+def _sndbuf_claim(fit: Any, true_s: int | None, model_bps: float | None) -> dict[str, Any]:
+    """The fit's claim about S checked: a claimed value (the trace determines it) within 10 %; an
+    interval (S undetermined) holds the true S within 10 % of its ends, and the fitted run with the
+    true S behaves as the refitted one (goodput within 5 %: the claim that S did not matter)."""
+    rng = fit.value("sndbuf_range")
+    if not rng or not true_s:
+        return {}
+    claims = bool(rng["claims_value"])
+    low, high = rng["low"], rng["high"]
+    inside = low * (1 - TOLERANCE) <= true_s and (high is None or true_s <= high * (1 + TOLERANCE))
+    out: dict[str, Any] = {"sndbuf_claims_value": claims, "sndbuf_low": low, "sndbuf_high": high,
+                           "sndbuf_range_source": fit.values["sndbuf_range"].source}
+    if claims:
+        out["sndbuf_claim_ok"] = _within(rng["fitted"], true_s, TOLERANCE)
+        return out
+    from stallscope.simulate.run_bulk import run_bulk
+
+    from .calibrate import run_goodput
+    from .fit import SNDBUF_DOUBLED
+
+    asked = true_s // 2 if fit.value("personality") in SNDBUF_DOUBLED else true_s
+    try:
+        res = run_bulk(fit.bulk_config(sndbuf=asked), impairments=fit.impairments())
+        at_true = run_goodput(res) * 1e6
+    except ValueError:
+        at_true = None
+    insensitive = (None if not at_true or not model_bps else abs(at_true / model_bps - 1) <= GOODPUT_TOLERANCE)
+    out.update({"sndbuf_in_range": inside, "goodput_at_true_sndbuf_bps": at_true, "sndbuf_insensitive": insensitive,
+                "sndbuf_claim_ok": bool(inside and insensitive)})
+    return out
+
+
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"traces": len(rows), "errors": sum(1 for r in rows if r.get("error"))}
-    for key in ("personality_ok", "mss_ok", "sndbuf_ok", "rcvbuf_ok", "delack_ok", "delack_measured_ok", "goodput_ok",
+    for key in ("personality_ok", "mss_ok", "sndbuf_ok", "sndbuf_claims_value", "sndbuf_claim_ok", "rcvbuf_ok", "delack_ok", "delack_measured_ok", "goodput_ok",
                 "matches"):
         vals = [r[key] for r in rows if r.get(key) is not None]
         out[key] = {"checked": len(vals), "within": sum(1 for v in vals if v),
