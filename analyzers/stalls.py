@@ -287,12 +287,31 @@ def _hole_reported(rows: dict[str, list], i: int) -> bool:
     return bool(rows["dup_ack"][i]) or bool(sack) and sack[0] >= rows["ack_rel"][i]
 
 
+# A skipped IPv4 id that shows up within this many of the sender's later packets came late
+# (reordered on the path), it was not lost.
+REORDER_LOOKAHEAD = 16
+
+
 def _ids_unseen(rows: dict[str, list], i1: int, d: int) -> int:
-    """IPv4 ids skipped between the sender's packet before row i1 and row i1 itself."""
+    """IPv4 ids skipped between the sender's packet before row i1 and row i1 itself, less those
+    that arrive among the sender's next REORDER_LOOKAHEAD packets (reordered, not lost)."""
     prev = next((i for i in range(i1 - 1, -1, -1) if rows["dir"][i] == d), None)
     if prev is None or rows["ip_id"][i1] is None or rows["ip_id"][prev] is None:
         return 0
-    return (rows["ip_id"][i1] - rows["ip_id"][prev] - 1) % 65536
+    skipped = (rows["ip_id"][i1] - rows["ip_id"][prev] - 1) % 65536
+    if not skipped:
+        return 0
+    first = rows["ip_id"][prev] + 1
+    missing = {(first + k) % 65536 for k in range(min(skipped, REORDER_LOOKAHEAD))}
+    seen = 0
+    for i in range(i1 + 1, len(rows["frame"])):
+        if rows["dir"][i] != d:
+            continue
+        missing.discard(rows["ip_id"][i])
+        seen += 1
+        if seen >= REORDER_LOOKAHEAD or not missing:
+            break
+    return skipped - (min(skipped, REORDER_LOOKAHEAD) - len(missing))
 
 
 def not_yet_echoed(ts_ecr: int | None, ts_val: int | None) -> bool:

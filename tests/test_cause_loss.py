@@ -124,3 +124,15 @@ def test_packets_dropped_below_a_sender_side_tap_are_a_loss_not_idle_time() -> N
     assert len(lost) >= 8
     assert all(s.evidence["ids_unseen"] >= 2 and s.evidence["unseen_before_frame"] == s.end_frame for s in lost)
     assert sum(s.cause == "application_idle" for s in stalls) <= 1
+
+
+def test_an_id_skipped_then_seen_soon_after_was_reordered_not_lost() -> None:
+    """At the receiver a resend overtaken on the path (ids 0x92df after 0x92e0 and 0x92e1, in a
+    second capture of slow_reader under load) skips an id before the next data: it arrived two
+    packets later, so nothing was lost. An id never seen counts."""
+    from stallscope.analyzers.stalls import _ids_unseen
+
+    rows = {"frame": [1, 2, 3, 4, 5, 6], "dir": [0, 1, 0, 0, 1, 0], "ip_id": [0x92DE, 7, 0x92E0, 0x92E1, 8, 0x92DF]}
+    assert _ids_unseen(rows, 2, 0) == 0
+    rows["ip_id"][5] = 0x92E2
+    assert _ids_unseen(rows, 2, 0) == 1
