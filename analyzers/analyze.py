@@ -20,7 +20,8 @@ from stallscope.analyzers.causes import path as path_rules
 from stallscope.analyzers.findings import (UNDETERMINED, Alternative, ConnectionAnalysis, ConnectionFinding,
                                            DirectionAnalysis, Note, StallFinding, Verdict)
 from stallscope.analyzers.sender_state import PACKET_INPUT, STATE_COLUMNS, by_stream_time, sender_state
-from stallscope.analyzers.causes.common import timer_driven, tolerance
+from stallscope.analyzers.causes.common import (acks_as_late, peer_delay, release, sporadic_peer_delay, timer_driven,
+                                                tolerance)
 from stallscope.analyzers.stalls import RTT_MULTIPLE, StallContext, build_context, candidates
 from stallscope.packets.decoder import DecodeSummary, read_packets
 from stallscope.packets.errors import CaptureDamaged, CaptureRejected
@@ -213,6 +214,7 @@ def _complete_profile(conn: ConnectionAnalysis, c: dict[str, Any], d: int, part:
     prof, peer_prof = profiles[(s, d)], profiles.get((s, 1 - d), {})
     delays = peer_acks.ack_delays(part, s, 1 - d, timings.get((s, d)))
     prof["peer_delayed_ack"] = peer_acks.delayed_ack_profile(delays, peer_acks.every_second_share(part, 1 - d))
+    prof["_peer_delays_sorted"] = delays.sort().to_numpy()  # how rare a given delay is among its ACKs
     own_delays = peer_acks.ack_delays(part, s, d, timings.get((s, 1 - d)))
     prof["own_delayed_ack"] = peer_acks.delayed_ack_profile(own_delays, peer_acks.every_second_share(part, d))
     prof["window_known"] = window_known
@@ -342,4 +344,10 @@ def _why_undetermined(ctx: StallContext) -> str:
     if ctx.releasing_ack(max(2_000_000, ctx.timing.lag_ns // 2)) is None:
         return ("data was outstanding, yet the next segment did not follow an ACK: no rule explains what "
                 "released it (a write, a persist probe, a timer not seen)")
+    rel = release(ctx)
+    if rel is not None and sporadic_peer_delay(ctx, rel):
+        late, measured = acks_as_late(ctx, peer_delay(ctx, rel) or 0)
+        return (f"released by an ACK the peer sent {(peer_delay(ctx, rel) or 0) / 1e6:.1f} ms late, a delay only "
+                f"{late} of its {measured} ACKs show and no delayed-ACK timer explains: the peer's host or the "
+                "path paused")
     return "released by an ACK, but neither a window limit nor a held short segment is visible"

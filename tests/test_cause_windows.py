@@ -118,3 +118,42 @@ def test_an_ack_the_sender_had_not_received_released_nothing(tmp_path: Path) -> 
     stalls = analyze_file(cap.write(tmp_path / "paused.pcap")).stalls
     (stall,) = [s for s in stalls if s.start_frame == frame]
     assert stall.cause == "undetermined" and "did not follow an ACK" in stall.evidence["reason"]
+
+
+def _paused_ctx(advance_segments: int, late_share: float, every_second: float, delay_ms: float = 23.0):
+    """A duck-typed stall context: a cwnd-limited sender released after 26 ms by an ACK the peer
+    held `delay_ms` beyond its prompt time, advancing `advance_segments` full segments; the peer's
+    other 1,000 ACKs were that late in `late_share` of cases."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from stallscope.analyzers.stalls import PeerAck
+    from stallscope.analyzers.vantage import Timing
+
+    seg, delay = 1448, int(delay_ms * 1e6)
+    n_late = int(1000 * late_share)
+    delays = np.sort(np.array([100_000] * (1000 - n_late) + [delay + 1_000_000] * n_late, dtype=np.float64))
+    ack = PeerAck(frame=10, ts_ns=26_000_000, ack=1 + advance_segments * seg, window=1 << 20, advances=True,
+                  dup=False, payload=0, delay_ns=delay + 200_000, dsack=False)
+    timing = Timing(path_rtt_ns=2_400_000, lag_ns=30_000, vantage="sender", source="handshake",
+                    typical_rtt_ns=2_400_000, prompt_ack_ns=200_000)
+    profile = {"_peer_delays_sorted": delays, "_peer_tick": None,
+               "peer_delayed_ack": {"every_second_segment": every_second, "timer": "none seen"}}
+    return SimpleNamespace(profile=profile, duration_ns=26_000_000, timing=timing, acks=[ack], una_at_start=1,
+                           window_at_start=1 << 20, segment_size=seg), ack
+
+
+def test_a_peer_pause_is_no_window_cause() -> None:
+    """An ACK held 23 ms by a peer whose other ACKs were almost never that late (a descheduled host,
+    a stalled emulator: seen in captures made under load), or that then covered many segments
+    though the peer ACKs every second one, is a pause of the peer or the path; a peer that is
+    often that late (a slow reader's window updates) is its TCP's behaviour."""
+    from stallscope.analyzers.causes.common import sporadic_peer_delay
+
+    assert sporadic_peer_delay(*_paused_ctx(advance_segments=2, late_share=0.005, every_second=0.7))
+    assert sporadic_peer_delay(*_paused_ctx(advance_segments=40, late_share=0.05, every_second=0.7))
+    assert not sporadic_peer_delay(*_paused_ctx(advance_segments=2, late_share=0.05, every_second=0.7))
+    assert not sporadic_peer_delay(*_paused_ctx(advance_segments=40, late_share=0.05, every_second=0.1))
+    # A delay shorter than half the stall did not make it.
+    assert not sporadic_peer_delay(*_paused_ctx(advance_segments=2, late_share=0.0, every_second=0.7, delay_ms=5))

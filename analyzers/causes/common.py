@@ -70,3 +70,39 @@ def send_buffer_plateau(ctx: StallContext) -> int:
     MIN_SEND_BUFFER: a writer that never had 2 KB out wrote little, its buffer never filled."""
     plateau = ctx.profile.get("send_buffer_estimate") or 0
     return plateau if plateau >= MIN_SEND_BUFFER else 0
+
+
+# A delay of the peer's ACK shown by at most this share of its ACKs (over at least SPORADIC_MIN_ACKS),
+# most of the stall and no timer's, is not how its TCP behaves: its host or the path paused (a
+# descheduled VM, a stalled emulator or middlebox), which no cause of the vocabulary names.
+SPORADIC_SHARE = 0.01
+SPORADIC_MIN_ACKS = 200
+SPORADIC_SHARE_OF_STALL = 0.5
+# ...or it held an ACK over this many full segments, where it ACKs every second one (a share of its
+# ACKs covering two or more of at least EVERY_SECOND_MIN): its ACK clock stopped.
+PAUSED_MIN_SEGMENTS = 8
+EVERY_SECOND_MIN = 0.5
+
+
+def acks_as_late(ctx: StallContext, delay_ns: int) -> tuple[int, int]:
+    """(how many of the peer's ACKs were held at least `delay_ns`, how many were measured)."""
+    import numpy as np
+
+    delays = ctx.profile.get("_peer_delays_sorted")
+    if delays is None or len(delays) == 0:
+        return 0, 0
+    return int(len(delays) - np.searchsorted(delays, delay_ns, side="left")), len(delays)
+
+
+def sporadic_peer_delay(ctx: StallContext, ack: PeerAck) -> bool:
+    """The peer's holding `ack` made most of the stall, no timer explains it, and its other ACKs
+    almost never came so late: a pause of the peer's host or of the path, not its TCP's behaviour."""
+    d = peer_delay(ctx, ack)
+    if d is None or d < SPORADIC_SHARE_OF_STALL * ctx.duration_ns or timer_driven(ctx, ack):
+        return False
+    late, measured = acks_as_late(ctx, d)
+    if measured >= SPORADIC_MIN_ACKS and late <= SPORADIC_SHARE * measured:
+        return True
+    every_second = (ctx.profile.get("peer_delayed_ack") or {}).get("every_second_segment") or 0
+    m = mss(ctx)
+    return bool(m) and every_second >= EVERY_SECOND_MIN and ack.ack - before(ctx, ack)[0] >= PAUSED_MIN_SEGMENTS * m

@@ -9,7 +9,8 @@ stops at the buffer's size with the peer's window open).
 from __future__ import annotations
 
 from stallscope.analyzers.causes.nagle import buffer_in_flight
-from stallscope.analyzers.causes.common import before, mss, peer_delay, release, send_buffer_plateau, timer_driven
+from stallscope.analyzers.causes.common import (before, mss, peer_delay, release, send_buffer_plateau,
+                                                sporadic_peer_delay, timer_driven)
 from stallscope.analyzers.peer_acks import DELAYED_MIN_NS
 from stallscope.analyzers.findings import Alternative, Verdict
 from stallscope.analyzers.stalls import RTT_MULTIPLE, StallContext
@@ -74,6 +75,8 @@ def rule(ctx: StallContext) -> Verdict | None:
         return Verdict(Cause.WINDOW_UPDATE_DEADLOCK.value, detail, 0.75, evidence,
                        (Alternative(Cause.SEND_BUFFER_LIMITED.value if buffer_full else Cause.RECEIVER_WINDOW_LIMITED.value,
                                     detail, 0.25, "the ACK that released it was the peer's delayed-ACK timer's"),))
+    if sporadic_peer_delay(ctx, rel):
+        return None  # neither the buffer nor the window: the peer or the path paused (undetermined)
     if buffer_full:
         return Verdict(Cause.SEND_BUFFER_LIMITED.value, None, 0.75, evidence)
     typical = ctx.timing.typical_rtt_ns or ctx.timing.path_rtt_ns or 0
