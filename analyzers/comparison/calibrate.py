@@ -697,36 +697,38 @@ def sndbuf_range(fit: Fit, conn: ConnectionAnalysis, rows: Any, target: Target) 
     if base is None or not base[1]:
         return None
     settled0 = int(base[1])
+    if base[0] > SECOND_PASS_SCORE:
+        # A run this far from its trace cannot tell one buffer from another by how close it comes.
+        return Fitted({"low": plateau or None, "high": None, "fitted": settled0, "claims_value": False,
+                       "floor": plateau},
+                      f"undetermined: the fitted run is too far from the trace (distance {base[0]:.3f}, above "
+                      f"{SECOND_PASS_SCORE}) for runs with other send buffers to tell them apart; S is at least the "
+                      f"flight's plateau ({plateau}: a buffer holds its flight)")
     asked0 = fit.value("sndbuf")
     if not asked0:
         from .fit import SNDBUF_DOUBLED
 
         asked0 = settled0 // 2 if fit.value("personality") in SNDBUF_DOUBLED else settled0
-    low, high, below, above, runs = settled0, settled0, None, None, 1
-    for step in SNDBUF_STEPS_DOWN:
+    # Every step is run, not only up to the first that is further off: a buffer's effect on Nagle
+    # and window-update stalls is not monotonic (Moldeklev), so the claim is the hull of the buffers
+    # as close as the fitted one.
+    close, far, runs, top = [settled0], [], 1, False
+    for step in (*SNDBUF_STEPS_DOWN, *SNDBUF_STEPS_UP):
         asked = int(asked0 * step)
         if asked < 1024:
-            break
+            continue
         got = _scored(cut, {"sndbuf": asked}, target)
         runs += 1
-        if got is None or not got[1]:
-            break
-        if got[1] < plateau or got[0] > base[0] + SNDBUF_MARGIN:
-            # Below the flight the trace showed (ruled out by the trace itself), or further from it.
-            below = int(got[1])
-            break
-        low = min(low, int(got[1]))
-    for step in SNDBUF_STEPS_UP:
-        got = _scored(cut, {"sndbuf": int(asked0 * step)}, target)
-        runs += 1
-        if got is None or not got[1]:
-            break
-        if got[0] > base[0] + SNDBUF_MARGIN:
-            above = int(got[1])
-            break
-        high = max(high, int(got[1]))
-    else:
-        high = None
+        if got is None or not got[1] or got[1] < plateau:
+            # Below the flight the trace showed: ruled out by the trace itself.
+            continue
+        alike = got[0] <= base[0] + SNDBUF_MARGIN
+        (close if alike else far).append(int(got[1]))
+        if step == SNDBUF_STEPS_UP[-1]:
+            top = alike
+    low, high = min(close), (None if top else max(close))
+    below = max((x for x in far if x < low), default=None)
+    above = min((x for x in far if high is not None and x > high), default=None)
     claims = high is not None and low >= (1 - SNDBUF_CLAIM) * settled0 and high <= (1 + SNDBUF_CLAIM) * settled0
     tried = (f"{runs} runs of the fit with other send buffers, each held against the trace (the fitted one's "
              f"distance {base[0]:.3f}; alike within {SNDBUF_MARGIN})")
@@ -734,12 +736,12 @@ def sndbuf_range(fit: Fit, conn: ConnectionAnalysis, rows: Any, target: Target) 
         how = (f"determined: {tried}; only buffers within {SNDBUF_CLAIM:.0%} of the fitted {settled0} are as close "
                f"(at {below if below else 'the flight plateau ' + str(plateau)} and {above} the runs are further off)")
     elif high is None:
-        how = (f"undetermined above a floor: {tried}; every buffer from {low} (the flight's plateau {plateau} is a "
-               f"floor: a buffer holds its flight) up to 64 times the fitted request is as close to the trace: a "
-               "window, the congestion window or the application held the flight, not the buffer")
+        how = (f"undetermined above a floor: {tried}; the buffers as close to the trace span {low} (the flight's "
+               f"plateau {plateau} is a floor: a buffer holds its flight) to 64 times the fitted request: a window, "
+               "the congestion window or the application held the flight, not the buffer")
     else:
-        how = (f"an interval: {tried}; the buffers from {low} to {high} are as close to the trace as the fitted "
-               f"{settled0}" + (f" (at {below} and at {above} further off)" if below else f" (at {above} further off)"))
+        how = (f"an interval: {tried}; the buffers as close to the trace as the fitted {settled0} span {low} to "
+               f"{high}" + (f" (at {below} and at {above} further off)" if below else f" (at {above} further off)"))
     return Fitted({"low": low, "high": high, "fitted": settled0, "claims_value": claims, "floor": plateau}, how)
 
 

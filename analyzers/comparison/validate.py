@@ -92,11 +92,11 @@ def _sndbuf_claim(fit: Any, true_s: int | None, model_bps: float | None) -> dict
         return {}
     claims = bool(rng["claims_value"])
     low, high = rng["low"], rng["high"]
-    inside = low * (1 - TOLERANCE) <= true_s and (high is None or true_s <= high * (1 + TOLERANCE))
+    inside = (low or 0) * (1 - TOLERANCE) <= true_s and (high is None or true_s <= high * (1 + TOLERANCE))
     out: dict[str, Any] = {"sndbuf_claims_value": claims, "sndbuf_low": low, "sndbuf_high": high,
                            "sndbuf_range_source": fit.values["sndbuf_range"].source}
     if claims:
-        out["sndbuf_claim_ok"] = _within(rng["fitted"], true_s, TOLERANCE)
+        out["sndbuf_claim_ok"] = out["sndbuf_value_ok"] = _within(rng["fitted"], true_s, TOLERANCE)
         return out
     from stallscope.simulate.run_bulk import run_bulk
 
@@ -112,12 +112,14 @@ def _sndbuf_claim(fit: Any, true_s: int | None, model_bps: float | None) -> dict
     insensitive = (None if not at_true or not model_bps else abs(at_true / model_bps - 1) <= GOODPUT_TOLERANCE)
     out.update({"sndbuf_in_range": inside, "goodput_at_true_sndbuf_bps": at_true, "sndbuf_insensitive": insensitive,
                 "sndbuf_claim_ok": bool(inside and insensitive)})
+    out["sndbuf_interval_ok"] = out["sndbuf_claim_ok"]
     return out
 
 
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"traces": len(rows), "errors": sum(1 for r in rows if r.get("error"))}
-    for key in ("personality_ok", "mss_ok", "sndbuf_ok", "sndbuf_claims_value", "sndbuf_claim_ok", "rcvbuf_ok", "delack_ok", "delack_measured_ok", "goodput_ok",
+    for key in ("personality_ok", "mss_ok", "sndbuf_ok", "sndbuf_claims_value", "sndbuf_claim_ok",
+                "sndbuf_value_ok", "sndbuf_interval_ok", "rcvbuf_ok", "delack_ok", "delack_measured_ok", "goodput_ok",
                 "matches"):
         vals = [r[key] for r in rows if r.get(key) is not None]
         out[key] = {"checked": len(vals), "within": sum(1 for v in vals if v),
