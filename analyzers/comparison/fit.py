@@ -283,6 +283,10 @@ PACE_COVERAGE = 0.5
 
 # The receiver's window was the limit: the stalls a slow reading application leaves.
 WINDOW_CAUSES = ("receiver_window_limited", "sender_sws", "window_update_deadlock")
+# The right edge of the receiver's window moving slower than this share of the path's rate: the
+# reader may have been the limit (the calibration tries its pace).
+READER_BELOW_RATE = 0.8
+UNREAD_SHARE = 0.5
 
 
 def _fit_pace(conn: ConnectionAnalysis, d: DirectionAnalysis, rows: pl.DataFrame | None,
@@ -315,17 +319,33 @@ def _fit_pace(conn: ConnectionAnalysis, d: DirectionAnalysis, rows: pl.DataFrame
             if steps:
                 values["write"] = Fitted(int(statistics.median(steps)), f"the median bytes sent between two idle "
                                          f"periods ({len(steps)}): one write each")
-    if any(s.dir == d.dir and s.cause in WINDOW_CAUSES for s in conn.stalls):
-        acks = (rows.filter((pl.col("dir") == 1 - d.dir) & pl.col("ack_rel").is_not_null()
-                            & pl.col("win_scaled").is_not_null() & pl.col("wscale_known")).sort("ts_ns"))
-        if acks.height >= 4:
-            edge = acks["ack_rel"] + acks["win_scaled"]
-            span = acks["ts_ns"][-1] - acks["ts_ns"][0]
-            moved = int(edge[-1]) - int(edge[0])
-            if span > 0 and moved > 0:
-                values["_read_rate"] = Fitted(int(moved * 8e9 / span), "the right edge of the receiver's window (ACK + "
-                                              f"window) moved {moved} bytes in {span / 1e9:.3f} s: the application's "
-                                              "reads, when slower than the path")
+    window_stalls = any(s.dir == d.dir and s.cause in WINDOW_CAUSES for s in conn.stalls)
+    acks = (rows.filter((pl.col("dir") == 1 - d.dir) & pl.col("ack_rel").is_not_null()
+                        & pl.col("win_scaled").is_not_null() & pl.col("wscale_known")).sort("ts_ns"))
+    if acks.height >= 4:
+        edge = acks["ack_rel"] + acks["win_scaled"]
+        span = acks["ts_ns"][-1] - acks["ts_ns"][0]
+        moved = int(edge[-1]) - int(edge[0])
+        pace = int(moved * 8e9 / span) if span > 0 and moved > 0 else 0
+        rate = values["rate_bps"].value if "rate_bps" in values else None
+        # A reader that keeps pace below the path's rate leaves no stall when the window never
+        # closes (each read opens it again before the flight fills it): its edge moves slower
+        # than the path carries.
+        # And data sat unread: on most ACKs the window stayed short of the largest so far by more
+        # than a segment (a host slow at both ends reads what arrives, and its window stays open;
+        # a window that autotuning grows is short only of its later size).
+        mss = values["_segment"].value if "_segment" in values else 0
+        wins = acks.filter(~pl.col("flag_syn"))["win_scaled"]
+        largest = int(wins.max() or 0)
+        short = float((wins < wins.cum_max() - mss).mean() or 0) if wins.len() else 0.0
+        slow = bool(pace and rate and pace < READER_BELOW_RATE * rate and short >= UNREAD_SHARE)
+        if pace and (window_stalls or slow):
+            why = ("window stalls" if window_stalls else
+                   f"no window stall, but the edge moved at under {READER_BELOW_RATE:.0%} of the path's {rate} bit/s "
+                   f"and the window stayed over a segment short of its largest ({largest}) on {short:.0%} of the ACKs")
+            values["_read_rate"] = Fitted(pace, "the right edge of the receiver's window (ACK + window) moved "
+                                          f"{moved} bytes in {span / 1e9:.3f} s ({why}): the application's reads, "
+                                          "when slower than the path")
 
 
 def _stall_points_all(conn: ConnectionAnalysis, dir_: int, rows: pl.DataFrame, cause: str) -> list:
