@@ -804,8 +804,7 @@ def _fit_request_response(d: DirectionAnalysis, rows: pl.DataFrame | None, value
         lengths = [int(p["bytes"])]
         warnings.append("no request/response boundaries found: one response of all the bytes")
     values["lengths"] = Fitted(lengths, f"{len(lengths)} responses: the sender's new bytes between the peer's requests")
-    values["think_ns"] = Fitted(int(statistics.median(gaps)) if gaps else 0,
-                                "median time from a response's last byte to the next request")
+    _fit_turnaround(rows, d.dir, gaps, values)
     pers = values["personality"].value
     nagle = values.get("nagle")
     if nagle is not None and nagle.value == "OFF":
@@ -817,17 +816,134 @@ def _fit_request_response(d: DirectionAnalysis, rows: pl.DataFrame | None, value
     s = p.get("send_buffer_estimate")
     values["sockbuf"] = Fitted(max(int(s), 65536) if s else 65536,
                                "the flight's plateau, at least 64 KB (a response rarely fills the buffer)")
+    values["app_buf"] = _app_buf(p, rows, d.dir, lengths)
+    if rows is not None:
+        _fit_host_pace(d, rows, values)
+
+
+# The sender paced its own responses when most left this many times slower than its fastest.
+HOST_PACE_FACTOR = 4
+# RTT samples this many times the path's round trip: the peer's delayed ACKs (a Nagle hold) in them.
+HELD_RTT_FACTOR = 10
+
+
+def _fit_host_pace(d: DirectionAnalysis, rows: pl.DataFrame, values: dict[str, Fitted]) -> None:
+    """Whether a Linux sender paced its own responses because its RTT samples took in Nagle holds.
+
+    Linux keeps the bytes a socket has queued in the host to about 1 ms at its pacing rate, at
+    least two segments (TCP small queues, tcp_small_queue_check), and the pacing rate is
+    cwnd x MSS / srtt: an RTT sample that waited for the peer's delayed ACK behind a Nagle hold
+    (40 ms and more) raises srtt, and the budget falls to two segments per release of the host's
+    queue. Then the responses' full segments leave spaced out with no ACK between them, which no
+    link after the sender's tap causes. The simulator has no such pace: the calibration makes it up
+    with a slower link, which is right for the fitted run, but a change that removes the holds
+    (TCP_NODELAY, TCP_CORK) removes the pace too, so those what-ifs run at the rate the unpaced
+    responses left at (`_host_pace`)."""
+    p = d.profile
+    full = p.get("common_segment") or p.get("max_segment")
+    path = values.get("_path")
+    hs = (path.value.get("rtt") if path else None) or 0
+    if values["personality"].value != "linux" or not full or not hs:
+        return
+    rates = sorted(response_emission_rates(rows, d.dir, int(full)))
+    if len(rates) < MIN_PROMPT_ACKS:
+        return
+    median, fast = rates[len(rates) // 2], rates[int(0.9 * (len(rates) - 1))]
+    samples = rows.filter((pl.col("dir") == d.dir) & pl.col("rtt_ns").is_not_null())["rtt_ns"]
+    held = int((samples >= HELD_RTT_FACTOR * hs).sum()) if samples.len() else 0
+    if median * HOST_PACE_FACTOR > fast or not held:
+        return
+    values["_host_pace"] = Fitted(
+        {"unpaced_rate": int(fast), "paced_rate": int(median)},
+        f"the sender paced its responses: of {len(rates)} responses whose full segments no ACK interrupted, half "
+        f"left at {median / 1e6:.0f} Mbit/s or slower and a tenth at {fast / 1e6:.0f} Mbit/s or faster, and {held} of "
+        f"its RTT samples waited {HELD_RTT_FACTOR} round trips or more (delayed ACKs behind Nagle holds, which raise "
+        "Linux's srtt and shrink its pacing rate and small-queue budget)")
+
+
+# At least this many prompt ACKs (ACKs of two or more segments) for their median to count.
+MIN_PROMPT_ACKS = 8
+# The prompt ACKs took at least this share of the turnaround: the client asked again at once.
+ANSWERED_AT_ONCE = 0.9
+# A loaded round trip this much above the handshake's is tried as the path's by the calibration.
+LOADED_RTT_MARGIN = 1.05
+
+
+def _fit_turnaround(rows: pl.DataFrame | None, dir_: int, gaps: list[int], values: dict[str, Fitted]) -> None:
+    """The client's think time, and the round trip the exchanges met. At the sender's tap the time
+    from a response's last byte to the next request (the turnaround) is the last byte's trip, the
+    client's think time and the request's trip: the think time is what it holds beyond one round
+    trip. Where the peer's ACKs of two or more segments (the newest segment's trip and the ACK's, no
+    think time in them) took about as long as the turnaround, the client asked again at once and
+    the turnaround is the round trip the responses met under load, which may be longer than the
+    handshake's (queueing; a user-space link emulator that reads nothing while it sleeps until the
+    next packet's deadline delays a packet arriving behind another by up to its whole delay): kept
+    for the calibration to try as the path's (calibrate._delays). Else the think time is the
+    turnaround less the handshake's round trip."""
+    path = values.get("_path")
+    hs = (path.value.get("rtt") if path else None) or 0
+    if not gaps:
+        values["think_ns"] = Fitted(0, "no turnaround seen (no request after a response): none")
+        return
+    turnaround = int(statistics.median(gaps))
+    prompt = _prompt_ack_delays(rows, dir_) if rows is not None else []
+    what = f"the median turnaround ({turnaround} ns from a response's last byte to the next request, {len(gaps)} seen)"
+    if len(prompt) >= MIN_PROMPT_ACKS and statistics.median(prompt) >= ANSWERED_AT_ONCE * turnaround:
+        ack = int(statistics.median(prompt))
+        loaded = max(min(turnaround, ack), hs)
+        values["think_ns"] = Fitted(turnaround - loaded, f"{what} less one round trip as the responses met it: the "
+                                    f"median delay of the peer's {len(prompt)} ACKs of two or more segments ({ack} ns) "
+                                    "is about as long, so the client asked again at once")
+        if path and hs and loaded > LOADED_RTT_MARGIN * hs:
+            values["_path"] = Fitted({**path.value, "loaded_rtt": loaded,
+                                      "loaded_rtt_source": f"{what}, the ACKs of two or more segments as long"},
+                                     path.source)
+        return
+    values["think_ns"] = Fitted(max(0, turnaround - hs), f"{what} less the handshake's round trip ({hs} ns)"
+                                + (f": the peer's ACKs of two or more segments took less ({len(prompt)} ACKs), so "
+                                   "the turnaround holds a think time" if prompt else ""))
+
+
+def _prompt_ack_delays(rows: pl.DataFrame, dir_: int) -> list[int]:
+    """The peer's ACKs of two or more of the sender's segments: each one's delay after the newest
+    segment it covers (the state table's ack_delay_ns)."""
+    acks = rows.filter((pl.col("dir") != dir_) & (pl.col("ack_segments") >= 2) & pl.col("ack_delay_ns").is_not_null())
+    return acks["ack_delay_ns"].to_list()
+
+
+def _app_buf(p: dict[str, Any], rows: pl.DataFrame | None, dir_: int, lengths: list[int]) -> Fitted:
+    """The server's write size. A response's first write leaves alone on an idle connection (Nagle
+    lets it go), so a response that starts with a short segment shows its write; one that starts
+    with a full segment and holds no short segment but its tail was written at once (the writes
+    at least the response: the largest response); else the bytes per PSH-marked segment."""
     pushes = p.get("push_segments") or 0
-    app_buf = int(round(sum(lengths) / pushes)) if pushes else 4096
     shorts = p.get("common_short_segments") or []
+    full = p.get("common_segment") or p.get("max_segment")
     if shorts and shorts[0] >= 512:
-        # A response's first write leaves alone on an idle connection (Nagle lets it go), so the
-        # most common short segment is one write.
-        app_buf = shorts[0]
-        how = f"the most common short segment ({app_buf} bytes): a response's first write, sent alone"
-    else:
-        how = f"bytes per PSH-marked segment ({pushes} pushes)"
-    values["app_buf"] = Fitted(app_buf, how)
+        return Fitted(shorts[0], f"the most common short segment ({shorts[0]} bytes): a response's first write, "
+                      "sent alone")
+    shape = _response_shapes(rows, dir_, full) if rows is not None and full else None
+    if shape is not None and lengths:
+        starts_full, one_short, n = shape
+        if n and starts_full >= n / 2 and one_short >= 0.9 * n:
+            return Fitted(max(lengths), f"the largest response ({max(lengths)} bytes): {starts_full} of {n} responses "
+                          f"start with a full segment and {one_short} hold no short segment but their last, so "
+                          "each was written at once")
+    app_buf = int(round(sum(lengths) / pushes)) if pushes else 4096
+    return Fitted(app_buf, f"bytes per PSH-marked segment ({pushes} pushes)")
+
+
+def _response_shapes(rows: pl.DataFrame, dir_: int, full: int) -> tuple[int, int, int] | None:
+    """Of the sender's responses: how many start with a full segment, how many hold no short
+    segment but their last, and how many there are."""
+    new = rows.filter(pl.col("new_data") & (pl.col("payload_len") > 0)).sort("ts_ns")
+    if new.is_empty():
+        return None
+    new = new.with_columns(msg=(pl.col("dir") != dir_).cum_sum()).filter(pl.col("dir") == dir_)
+    per = new.group_by("msg").agg(first=pl.col("payload_len").first(),
+                                  early_shorts=(pl.col("payload_len") < full).sum()
+                                  - (pl.col("payload_len").last() < full).cast(pl.UInt32))
+    return (int((per["first"] >= full).sum()), int((per["early_shorts"] == 0).sum()), per.height)
 
 
 def responses(rows: pl.DataFrame, dir_: int) -> tuple[list[int], list[int]]:
@@ -846,3 +962,24 @@ def responses(rows: pl.DataFrame, dir_: int) -> tuple[list[int], list[int]]:
         if i < len(requests):
             gaps.append(requests[i] - m["last_ns"])
     return [m["bytes"] for m in msgs], gaps
+
+
+def response_emission_rates(rows: pl.DataFrame, dir_: int, full: int) -> list[float]:
+    """Per response of three or more full segments that no ACK of new data interrupted: the rate
+    (bit/s of IP bytes) its full segments left the sender's tap at, from the first to the last."""
+    new = rows.filter((pl.col("new_data") & (pl.col("payload_len") > 0)) | ((pl.col("dir") != dir_)
+                                                                            & pl.col("acks_new"))).sort("ts_ns")
+    if new.is_empty():
+        return []
+    new = new.with_columns(msg=((pl.col("dir") != dir_) & pl.col("new_data") & (pl.col("payload_len") > 0)).cum_sum())
+    out = []
+    for _, g in new.group_by("msg", maintain_order=True):
+        fulls = g.filter((pl.col("dir") == dir_) & (pl.col("payload_len") >= full))
+        if fulls.height < 3:
+            continue
+        t0, t1 = fulls["ts_ns"][0], fulls["ts_ns"][-1]
+        acked = g.filter((pl.col("dir") != dir_) & pl.col("acks_new") & (pl.col("ts_ns") > t0) & (pl.col("ts_ns") < t1))
+        if acked.height or t1 <= t0:
+            continue
+        out.append(float(fulls["ip_len"][1:].sum()) * 8e9 / (t1 - t0))
+    return out

@@ -29,8 +29,35 @@ def _nagle(variant: str) -> Callable[[Fit], dict[str, Any] | None]:
     def change(fit: Fit) -> dict[str, Any] | None:
         if variant == "CORK" and fit.value("personality") != "linux":
             return None
-        return {"variant": variant} if fit.kind == "request_response" else {"nagle": variant}
+        if fit.kind != "request_response":
+            return {"nagle": variant}
+        out: dict[str, Any] = {"variant": variant}
+        if variant in UNHELD:
+            out.update(_unpaced(fit))
+        return out
     return change
+
+
+# Nagle variants with which no short segment waits for the peer's delayed ACK.
+UNHELD = ("OFF", "CORK")
+
+
+def _unpaced(fit: Fit) -> dict[str, Any]:
+    """A request/response fit whose Linux sender paced itself because Nagle holds raised its srtt
+    (fit._fit_host_pace): without the holds, the rate its unpaced responses left at, and the
+    delay fitted from the responses' round trip at that rate (calibrate._delays)."""
+    pace = fit.value("_host_pace")
+    rate = fit.value("rate_bps")
+    if not pace or not rate or pace["unpaced_rate"] <= rate:
+        return {}
+    from .calibrate import _delays
+
+    out: dict[str, Any] = {"rate_bps": int(pace["unpaced_rate"])}
+    fitted = _delays(fit, None, int(rate))
+    if len(fitted) > 1 and fit.value("delay_ns") == fitted[1][0]:
+        # The fitted delay is the loaded round trip's: the same round trip at the new rate.
+        out["delay_ns"] = _delays(fit, None, out["rate_bps"])[1][0]
+    return out
 
 
 def _bulk_only(f: Callable[[Fit], dict[str, Any] | None]) -> Callable[[Fit], dict[str, Any] | None]:
