@@ -422,6 +422,9 @@ def _pace(fit: Fit, chosen: dict[str, Any], read_step: int | None = None) -> lis
 # are short (the link idles between them); these multiples of it, and a rate no LAN limits, are tried.
 RATE_FACTORS = (1, 2, 5, 10)
 UNLIMITED_BPS = 10_000_000_000
+# The naglemark client's receive window: its stack's default buffer, at most 65535 without window
+# scaling (native/src/sim/naglemark.rs, personality.rs default_rcvbuf).
+TRIAL_CLIENT_WINDOW = 65535
 
 
 def _exchange_times(rows: Any, dir_: int, rtt: int | None, think_ns: int = 0) -> list[int | None]:
@@ -490,6 +493,12 @@ def _refine_request_response(fit: Fit, rows: Any) -> Fit:
         return fit
     median_trace = trace[len(trace) // 2]
     slow_trace = sum(1 for t in trace if t > 3 * median_trace)
+    lengths = fit.value("lengths") or []
+    # The trial's client keeps its stack's default receive buffer (the trial has no knob for it):
+    # where the trace's peer advertised more (Linux autotunes it), a response longer than the
+    # trial's window takes it a round trip more, which no path explains: those are held out.
+    peer_window = fit.value("_peer_window") or 0
+    window = TRIAL_CLIENT_WINDOW if peer_window > TRIAL_CLIENT_WINDOW else max(lengths, default=0)
     scored = []
     for r in sorted({*(rate * k for k in RATE_FACTORS), UNLIMITED_BPS}):
         for delay, how in _delays(fit, rows, int(r)):
@@ -499,7 +508,8 @@ def _refine_request_response(fit: Fit, rows: Any) -> Fit:
             except (ValueError, KeyError, RuntimeError):
                 continue
             times = [s.elapsed_ns for s in res.samples]
-            pairs = [(m, t) for m, t in zip(times, exchanges) if t is not None and m > 0 and t > 0]
+            pairs = [(m, t) for m, t, n in zip(times, exchanges, lengths) if t is not None and m > 0 and t > 0
+                     and n <= window]
             if not pairs:
                 continue
             slow = sum(1 for m, _ in pairs if m > 3 * median_trace)

@@ -817,6 +817,8 @@ def _fit_request_response(d: DirectionAnalysis, rows: pl.DataFrame | None, value
     values["sockbuf"] = Fitted(max(int(s), 65536) if s else 65536,
                                "the flight's plateau, at least 64 KB (a response rarely fills the buffer)")
     values["app_buf"] = _app_buf(p, rows, d.dir, lengths)
+    if p.get("peer_receive_window_max"):
+        values["_peer_window"] = Fitted(int(p["peer_receive_window_max"]), "the largest window the peer advertised")
     if rows is not None:
         _fit_host_pace(d, rows, values)
 
