@@ -495,6 +495,7 @@ def first_flight(rows: pl.DataFrame | None, dir_: int, profile: dict[str, Any]) 
 MSS_CLUSTER = {"bsd44": 2048, "tru64": 8192}
 # Linux 2.0 never offers a window above 32767 (personality.rs max_window).
 LINUX20_MAX_WINDOW = 32767
+BSD_TICK_NS = 200_000_000
 
 
 def stacks_ruled_out(profile: dict[str, Any]) -> Fitted | None:
@@ -516,6 +517,16 @@ def stacks_ruled_out(profile: dict[str, Any]) -> Fitted | None:
             out["bsd44"] = f"a largest window of {window}, not whole {used}-byte segments as 4.4BSD rounds it"
     if window and window > LINUX20_MAX_WINDOW:
         out["linux20"] = f"a window of {window}, above Linux 2.0's {LINUX20_MAX_WINDOW}"
+    # The peer's delayed ACKs locked to a free-running 200 ms clock (the BSD tcp_fasttimo tick:
+    # stalls.learn_tick), or spread over its period: Linux 2.0's timer is a one-shot ATO rounded
+    # to a 10 ms jiffy (docs/tcp-rules.md#delayed-ack-timers).
+    tick = profile.get("_peer_tick") or {}
+    timer = (profile.get("peer_delayed_ack") or {}).get("timer")
+    if "linux20" not in out and (tick.get("period_ns") == BSD_TICK_NS or timer == "tick"):
+        out["linux20"] = ("the peer's delayed ACKs on a 200 ms tick ("
+                          + (f"{tick['acks_on_phase']} of {tick['acks_held']} held ACKs in one phase window"
+                             if tick.get("period_ns") == BSD_TICK_NS else "delays spread over its period")
+                          + "), not Linux 2.0's one-shot timer")
     if not out:
         return None
     return Fitted(tuple(sorted(out)), "; ".join(f"not {k}: {v}" for k, v in sorted(out.items())))
