@@ -315,9 +315,15 @@ def _classify(ctx: StallContext, direction: str) -> StallFinding | None:
         # back through it (Nagle waits for the *last* ACK, however fast the others come).
         return None
     timed_out = any(r.kind == "timeout" for r in ctx.resends)
-    if not verdicts and (_network_paced(ctx) or not timed_out and (ctx.resends or ctx.in_recovery() or ctx.ack_clocked())):
-        # Repaired by fast retransmission or SACK, or clocked by a slow ACK stream: the sender was
-        # making progress at the network's pace, not stalled with a cause.
+    rel = ctx.releasing_ack(tolerance(ctx))
+    repairing = (ctx.repaired_after and not ctx.lost_after[0]) or (rel is not None and rel.dup)
+    if not verdicts and (_network_paced(ctx) or not timed_out and (ctx.resends or ctx.in_recovery() or ctx.ack_clocked()
+                                                                   or repairing)):
+        # Repaired by fast retransmission or SACK (within the interval, or right after it when the
+        # flight was lost and only the receiver's ACK timer restarted the clock; released by a
+        # duplicate ACK, the sender was in that recovery), or clocked by a
+        # slow ACK stream: loss repair or the network's pace, not a stall with a cause of its own
+        # (the simulator's ground truth counts repairs the same way).
         return None
     rtt = ctx.timing.path_rtt_ns or 0
     lost = max(0, ctx.duration_ns - rtt)

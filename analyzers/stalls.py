@@ -102,6 +102,9 @@ class StallContext:
     # closing segment that a later retransmission timeout resent before the peer acknowledged them
     # (the flight was lost, not held by the receiver), and that timeout's first frame.
     lost_after: tuple[int, int | None]
+    # The same segments resent by any later retransmission, fast ones included: the flight the
+    # sender waited on had been lost; its repair came after the stall.
+    repaired_after: int
     # Duplicate ACKs (SACK blocks included) the peer sent since the data at snd_una was first sent,
     # up to the stall's first resend (None without a resend): a hole the receiver saw.
     peer_dups_since_sent: int | None
@@ -245,11 +248,13 @@ def _recut_resend(rows: dict[str, list], i0: int, i1: int, d: int) -> Resend | N
                   rows["ip_len"][i1])
 
 
-def _lost_after(rows: dict[str, list], i1: int, d: int, una: int, sent: int) -> tuple[int, int | None]:
+def _lost_after(rows: dict[str, list], i1: int, d: int, una: int, sent: int) -> tuple[int, int | None, int]:
     """(distinct segments in [una, sent) that a retransmission timeout after row i1 resent before
-    the peer acknowledged `sent`, the timeout's frame): rows after the stall, at most RECOVERY_ROWS,
-    until an ACK covers `sent`."""
+    the peer acknowledged `sent`, the timeout's frame, distinct segments in [una, sent) resent by any
+    retransmission, fast ones included): rows after the stall, at most RECOVERY_ROWS, until an ACK
+    covers `sent`."""
     resent: set[int] = set()
+    repaired: set[int] = set()
     timeout = None
     for i in range(i1 + 1, min(len(rows["frame"]), i1 + RECOVERY_ROWS)):
         if rows["dir"][i] != d:
@@ -258,9 +263,11 @@ def _lost_after(rows: dict[str, list], i1: int, d: int, una: int, sent: int) -> 
         elif rows["retransmission"][i]:
             if timeout is None and rows["retrans_kind"][i] == "timeout":
                 timeout = rows["frame"][i]
-            if timeout is not None and una <= rows["seq_rel"][i] < sent:
-                resent.add(rows["seq_rel"][i])
-    return len(resent), timeout
+            if una <= rows["seq_rel"][i] < sent:
+                repaired.add(rows["seq_rel"][i])
+                if timeout is not None:
+                    resent.add(rows["seq_rel"][i])
+    return len(resent), timeout, len(repaired)
 
 
 def _dups_since_sent(rows: dict[str, list], i0: int, d: int, first: Resend) -> int:
@@ -390,8 +397,10 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
         usable_end = None if rows["peer_window"][i1] is None else una_end + rows["peer_window"][i1] - max_before
     else:
         una_end, max_before, usable_end = rows["snd_una"][i1], rows["snd_max"][i1], rows["usable_window"][i1]
-    lost_after = _lost_after(rows, i1, d, una_end, max_before) if ended and not resends else (0, None)
+    lost, timeout, repaired = _lost_after(rows, i1, d, una_end, max_before) if ended and not resends else (0, None, 0)
+    lost_after = (lost, timeout)
     return StallContext(
+        repaired_after=repaired,
         ids_unseen=_ids_unseen(rows, i1, d) if ended and profile.get("_ip_ids_count") else 0,
         lost_after=lost_after,
         closing_ts_ecr=rows["opt_ts_ecr"][i1] if ended else None,

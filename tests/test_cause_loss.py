@@ -136,3 +136,19 @@ def test_an_id_skipped_then_seen_soon_after_was_reordered_not_lost() -> None:
     assert _ids_unseen(rows, 2, 0) == 0
     rows["ip_id"][5] = 0x92E2
     assert _ids_unseen(rows, 2, 0) == 1
+
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.mark.parametrize("name", ["atm_small_buffer_lost_flight.pcap", "atm_epd_recovery_paused.pcap"])
+def test_a_wait_inside_a_loss_episode_is_the_loss_repair(name: str) -> None:
+    """Real Linux through the ATM switch port, SACK off (tests/data, captured again from the
+    scenarios). In the first, 22 of a 24-segment flight were lost: the receiver's delayed-ACK timer
+    acknowledged the one segment before the hole, and fast retransmission repaired the rest. In the
+    second, the sender was in recovery and a duplicate ACK ended a 40 ms wait. Both waits are loss
+    repair (the simulator's ground truth counts repairs so), not a window deadlock nor a limit of the
+    receiver's window, and nothing is left undetermined."""
+    causes = {s.cause for s in analyze_file(DATA / name).stalls}
+    assert "burst_loss_timeout" in causes
+    assert causes <= {"burst_loss_timeout", "application_idle"}, causes

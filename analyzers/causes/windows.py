@@ -21,8 +21,8 @@ def rule(ctx: StallContext) -> Verdict | None:
     if ctx.resends or not ctx.ended_by_new_data:
         return None
     rel = release(ctx)
-    if rel is None:
-        return None
+    if rel is None or rel.dup:
+        return None  # a duplicate ACK let it go: loss recovery's pace, not a window's
     m = mss(ctx)
     ack_before, win_before = before(ctx, rel)
     if win_before is None or not m:
@@ -30,6 +30,13 @@ def rule(ctx: StallContext) -> Verdict | None:
     if not ctx.profile.get("window_known", True):
         return _zero_window_unscaled(ctx, rel, ack_before, win_before)
     outstanding = max(0, ctx.snd_max_before_end - ack_before)
+    if lost_flight(ctx, outstanding, m) and not ctx.lost_after[0]:
+        # Most of a flight of several segments was lost and fast retransmission resent it after
+        # the stall: the receiver had one segment to acknowledge (its timer did) instead of the
+        # flight, so the loss, not a window, stopped the ACK clock; the repair that followed is
+        # loss recovery, not a stall with a cause (as the simulator's ground truth counts it).
+        # (Where a timeout repaired it, the stall keeps the simulator's name for the wait.)
+        return None
     usable = ack_before + win_before - ctx.snd_max_before_end
     need = max(1, ctx.held_len)
     timer = timer_driven(ctx, rel)
@@ -112,6 +119,16 @@ def _whole_buffer_out(ctx: StallContext, outstanding: int) -> bool:
     plateau = send_buffer_plateau(ctx)
     ceiling = ctx.profile.get("max_in_flight") or 0
     return bool(plateau) and plateau >= ceiling and outstanding >= ceiling
+
+
+# A flight at least this many segments long, half of it or more resent after the stall, was lost.
+LOST_FLIGHT_SEGMENTS = 4
+
+
+def lost_flight(ctx: StallContext, outstanding: int, m: int) -> bool:
+    """Most of a flight of several segments outstanding at the stall was resent after it (by fast
+    retransmission or a timeout) before the peer acknowledged it: the flight was lost."""
+    return outstanding >= LOST_FLIGHT_SEGMENTS * m and ctx.repaired_after * m * 2 >= outstanding
 
 
 # A send-buffer-limited sender waits with data outstanding for most of each round trip: it has
