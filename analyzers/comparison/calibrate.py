@@ -108,6 +108,8 @@ def _pow2(n: int) -> int:
 FRAMINGS = ("custom", "atm140", "ethernet10", "fddi")
 # Standard links tried at their own rate (simulate.links.presets).
 NOMINAL_LINKS = ("ethernet10", "fastethernet", "fddi", "atm140", "gige")
+# A standard link is tried at its own rate down to this share of the rate measured at the percentile.
+NOMINAL_BELOW_MEASURED = 0.75
 # The simulator's host cost models (simulate.host_cost.COST_MODELS): none, and a 1990s workstation.
 HOST_MODELS = ("free", "sun_ipx")
 
@@ -144,6 +146,7 @@ def _framed(fit: Fit, rows: Any, chosen: dict[str, Any] | None = None) -> list[d
     # The measured rate is a floor (waits spread packets out: a stop-and-wait transfer has few
     # back-to-back pairs, or none), so the fastest pair's rate is tried, and each standard link that
     # carries the trace's datagrams at its own rate where that is faster.
+    percentile_rate = max((c.get("rate_bps") or 0 for c in links), default=0)
     (top, _), = bottleneck_rates(rows, fit.dir, path.get("vantage"), [(LINK_PRESETS["custom"].wire_bytes, 0)], 1.0)
     if top and all(top > (c.get("rate_bps") or 0) for c in links):
         cand = {"link": "custom", "rate_bps": top}
@@ -155,7 +158,10 @@ def _framed(fit: Fit, rows: Any, chosen: dict[str, Any] | None = None) -> list[d
     mtu = fit.value("mtu") or 0
     for link in NOMINAL_LINKS:
         preset = LINK_PRESETS[link]
-        if preset.mtu >= mtu and preset.rate_bps > measured:
+        # ...and one a little slower than the measured percentile: ACKs that bunch (a receiver
+        # acknowledging 8 KB at a time, a burst leaving at once) make it overshoot a standard link.
+        if preset.mtu >= mtu and (preset.rate_bps > measured
+                                  or preset.rate_bps > NOMINAL_BELOW_MEASURED * percentile_rate):
             cand = {"link": link, "rate_bps": preset.rate_bps}
             if path.get("rtt"):
                 cand["delay_ns"] = one_way_delay(rows, path["rtt"], preset.rate_bps, preset.wire_bytes,
