@@ -841,7 +841,8 @@ HELD_RTT_FACTOR = 10
 
 
 def _fit_host_pace(d: DirectionAnalysis, rows: pl.DataFrame, values: dict[str, Fitted]) -> None:
-    """Whether a Linux sender paced its own responses because its RTT samples took in Nagle holds.
+    """Whether a Linux sender paced its own responses, likely because its RTT samples took in
+    Nagle holds (docs/comparison.md, "Request/response captures": the mechanism is inferred).
 
     Linux keeps the bytes a socket has queued in the host to about 1 ms at its pacing rate, at
     least two segments (TCP small queues, tcp_small_queue_check), and the pacing rate is
@@ -850,8 +851,8 @@ def _fit_host_pace(d: DirectionAnalysis, rows: pl.DataFrame, values: dict[str, F
     queue. Then the responses' full segments leave spaced out with no ACK between them, which no
     link after the sender's tap causes. The simulator has no such pace: the calibration makes it up
     with a slower link, which is right for the fitted run, but a change that removes the holds
-    (TCP_NODELAY, TCP_CORK) removes the pace too, so those what-ifs run at the rate the unpaced
-    responses left at (`_host_pace`)."""
+    (TCP_NODELAY, TCP_CORK) should remove the pace too (the capture pair's TCP_NODELAY side shows
+    none), so those what-ifs run at the rate the unpaced responses left at (`_host_pace`)."""
     p = d.profile
     full = p.get("common_segment") or p.get("max_segment")
     path = values.get("_path")
@@ -871,7 +872,7 @@ def _fit_host_pace(d: DirectionAnalysis, rows: pl.DataFrame, values: dict[str, F
         f"the sender paced its responses: of {len(rates)} responses whose full segments no ACK interrupted, half "
         f"left at {median / 1e6:.0f} Mbit/s or slower and a tenth at {fast / 1e6:.0f} Mbit/s or faster, and {held} of "
         f"its RTT samples waited {HELD_RTT_FACTOR} round trips or more (delayed ACKs behind Nagle holds, which raise "
-        "Linux's srtt and shrink its pacing rate and small-queue budget)")
+        "Linux's srtt and likely shrank its pacing rate and small-queue budget)")
 
 
 # At least this many prompt ACKs (ACKs of two or more segments) for their median to count.
