@@ -64,3 +64,20 @@ def test_a_thinking_client_keeps_its_think_time(tmp_path):
                           pcap=pcap)
     (ref,) = compare_file(analyze_one(pcap), what_if="", jobs=1)
     assert abs(ref.fit.value("think_ns") / 30_000_000 - 1) <= 0.1, ref.fit.values["think_ns"].source
+
+
+def test_the_write_size_is_read_from_where_a_responses_first_write_ends(tmp_path):
+    """Simulated Linux over Ethernet-sized segments: 4096-byte writes are not whole segments, so a
+    response's first short segment (its first write's tail, 1200 bytes) ends 4096 bytes in; a
+    server that writes each response at once shows no short segment but its tail. Before, the
+    first was read as 1200-byte writes (goodput 4.8 times the trace's)."""
+    from stallscope.simulate.apps.naglemark_capture import run_naglemark_capture
+
+    lengths = [3000 + 7919 * i % 90000 for i in range(30)]
+    for app_buf, expected in ((4096, 4096), (131072, max(lengths))):
+        pcap = tmp_path / f"w{app_buf}.pcap"
+        run_naglemark_capture(personality="linux", link="gige", variant="MINSHALL", sockbuf=262144, app_buf=app_buf,
+                              trial="S", lengths=lengths, seed=1, pcap=pcap)
+        (ref,) = compare_file(analyze_one(pcap), what_if="", jobs=1)
+        assert ref.fit.value("app_buf") == expected, ref.fit.values["app_buf"].source
+        assert abs(ref.comparison.goodput_ratio - 1) <= 0.25

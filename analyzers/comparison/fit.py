@@ -925,20 +925,29 @@ def _prompt_ack_delays(rows: pl.DataFrame, dir_: int) -> list[int]:
     return acks["ack_delay_ns"].to_list()
 
 
+# The first short segment ends at the same offset in at least this share of the responses.
+COMMON_FIRST_WRITE = 0.25
+
+
 def _app_buf(p: dict[str, Any], rows: pl.DataFrame | None, dir_: int, lengths: list[int]) -> Fitted:
-    """The server's write size. A response's first write leaves alone on an idle connection (Nagle
-    lets it go), so a response that starts with a short segment shows its write; one that starts
-    with a full segment and holds no short segment but its tail was written at once (the writes
-    at least the response: the largest response); else the bytes per PSH-marked segment."""
+    """The server's write size. On an idle connection a response's first write goes out whole
+    (Nagle lets it go): its last segment is short unless the write is whole segments, and the
+    writes after it coalesce behind it. So where a response's first short segment other than its
+    last ends at the same offset from the response's start in many responses, that offset is a
+    write; where the responses start with a full segment and hold no short one but their last,
+    each was written at once (the writes at least the largest response); else the bytes per
+    PSH-marked segment."""
     pushes = p.get("push_segments") or 0
-    shorts = p.get("common_short_segments") or []
     full = p.get("common_segment") or p.get("max_segment")
-    if shorts and shorts[0] >= 512:
-        return Fitted(shorts[0], f"the most common short segment ({shorts[0]} bytes): a response's first write, "
-                      "sent alone")
-    shape = _response_shapes(rows, dir_, full) if rows is not None and full else None
+    shape = _response_shapes(rows, dir_, int(full)) if rows is not None and full else None
     if shape is not None and lengths:
-        starts_full, one_short, n = shape
+        offsets, starts_full, one_short, n = shape
+        if offsets:
+            offset, count = max(sorted(offsets.items()), key=lambda kv: kv[1])
+            if count >= COMMON_FIRST_WRITE * n and offset >= 512:
+                return Fitted(offset, f"the first write of a response: in {count} of {n} responses the first short "
+                              f"segment before the last ends {offset} bytes in (the first write leaves whole on an "
+                              "idle connection)")
         if n and starts_full >= n / 2 and one_short >= 0.9 * n:
             return Fitted(max(lengths), f"the largest response ({max(lengths)} bytes): {starts_full} of {n} responses "
                           f"start with a full segment and {one_short} hold no short segment but their last, so "
@@ -947,17 +956,24 @@ def _app_buf(p: dict[str, Any], rows: pl.DataFrame | None, dir_: int, lengths: l
     return Fitted(app_buf, f"bytes per PSH-marked segment ({pushes} pushes)")
 
 
-def _response_shapes(rows: pl.DataFrame, dir_: int, full: int) -> tuple[int, int, int] | None:
-    """Of the sender's responses: how many start with a full segment, how many hold no short
-    segment but their last, and how many there are."""
+def _response_shapes(rows: pl.DataFrame, dir_: int, full: int) -> tuple[dict[int, int], int, int, int] | None:
+    """Of the sender's responses: how many end their first short segment other than the last at
+    each offset from the response's start, how many start with a full segment, how many hold no
+    short segment but their last, and how many there are."""
     new = rows.filter(pl.col("new_data") & (pl.col("payload_len") > 0)).sort("ts_ns")
     if new.is_empty():
         return None
     new = new.with_columns(msg=(pl.col("dir") != dir_).cum_sum()).filter(pl.col("dir") == dir_)
+    new = new.with_columns(end=pl.col("payload_len").cum_sum().over("msg"),
+                           last=pl.col("ts_ns") == pl.col("ts_ns").max().over("msg"))
     per = new.group_by("msg").agg(first=pl.col("payload_len").first(),
-                                  early_shorts=(pl.col("payload_len") < full).sum()
-                                  - (pl.col("payload_len").last() < full).cast(pl.UInt32))
-    return (int((per["first"] >= full).sum()), int((per["early_shorts"] == 0).sum()), per.height)
+                                  early_shorts=((pl.col("payload_len") < full) & ~pl.col("last")).sum())
+    early = (new.filter((pl.col("payload_len") < full) & ~pl.col("last")).group_by("msg")
+             .agg(pl.col("end").first()))
+    offsets: dict[int, int] = {}
+    for e in early["end"].to_list():
+        offsets[int(e)] = offsets.get(int(e), 0) + 1
+    return (offsets, int((per["first"] >= full).sum()), int((per["early_shorts"] == 0).sum()), per.height)
 
 
 def responses(rows: pl.DataFrame, dir_: int) -> tuple[list[int], list[int]]:
