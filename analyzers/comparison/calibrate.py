@@ -249,6 +249,8 @@ def run_goodput(res: Any, cols: dict[str, Any] | None = None) -> float:
     return sender_goodput(res, cols)
 
 
+# Where no flight showed S, each stack is also tried with this many times the peer's window.
+UNSEEN_SNDBUF_WINDOWS = 4
 # Stacks a trace cannot tell apart by their SYN options (none of RFC 1323/2018): the calibration
 # tries each; their rules (copy sizes, window updates, delayed ACKs) show in the run they produce.
 PRE_1323 = ("sunos41", "bsd44", "tru64", "linux20")
@@ -266,7 +268,14 @@ def _stacks(fit: Fit) -> list[dict[str, Any]]:
     # And what the segments and windows rule out (fit.stacks_ruled_out).
     stacks = tuple(x for x in stacks if x not in (fit.value("stacks_ruled_out") or ())) or stacks
     # The first estimate first: among runs that fit equally well it stays.
-    return [{"personality": p, "receiver_personality": p} for p in (first, *(x for x in stacks if x != first))]
+    out = [{"personality": p, "receiver_personality": p} for p in (first, *(x for x in stacks if x != first))]
+    r = fit.value("rcvbuf")
+    if fit.value("sndbuf") is None and r:
+        # No flight showed the send buffer (the peer's window held every one): each stack would run
+        # with its own default, which may be smaller than the window (SunOS's 4 KB) and decide the
+        # run by itself. Each stack is also tried with a buffer the window, not S, limits.
+        out = [x for c in out for x in (c, {**c, "sndbuf": UNSEEN_SNDBUF_WINDOWS * int(r)})]
+    return out
 
 
 def _run_score(fit: Fit, changes: dict[str, Any], target: Target) -> float | None:
@@ -674,6 +683,10 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
                 ports = [x for x in scored if x[2].get("atm_switch")]
                 nics = [x for x in scored if x[2].get("jumbo_nic")]
             first = next((x for x in scored if x[1] == 0), None)
+            if step % len(groups) == STACK_GROUP:
+                # Stacks about as close as the closest: the one the trace's own evidence named
+                # first (with its buffer where S did not show) stays.
+                first = min((x for x in scored if x[0] - scored[0][0] <= KEEP_FIRST_MARGIN), key=lambda x: x[1])
             if first is not None and first[0] - scored[0][0] <= KEEP_FIRST_MARGIN:
                 best_score, _, chosen = first
             else:
