@@ -35,14 +35,14 @@ def rows(tmp_path_factory):
 
 def test_the_fit_on_simulated_traces_holds_the_subsets_shares(rows):
     """The shares this subset reaches (2026-11-27; the full corpus's are in docs/comparison.md):
-    personality 17 of 20, MSS 19, R 20, the delayed-ACK timer 9 of 9, goodput within 5 % 17; S:
+    personality 18 of 20, MSS 20, R 20, the delayed-ACK timer 9 of 9, goodput within 5 % 17; S:
     every value the fit claims within 10 % (3), and where it claims only an interval or a floor
     (17), the true S in it and the fitted run with the true S within 5 % of the refitted one (16)."""
     assert not [r for r in rows if r.get("error")], [r for r in rows if r.get("error")]
     s = summarize(rows)
     share = {k: v["share"] for k, v in s.items() if isinstance(v, dict)}
-    assert share["personality_ok"] >= 0.85, s["personality_ok"]
-    assert share["mss_ok"] >= 0.95, s["mss_ok"]
+    assert share["personality_ok"] >= 0.9, s["personality_ok"]
+    assert share["mss_ok"] == 1.0, s["mss_ok"]
     assert share["rcvbuf_ok"] == 1.0, s["rcvbuf_ok"]
     assert share["delack_ok"] >= 0.9, s["delack_ok"]
     assert share["goodput_ok"] >= 0.85, s["goodput_ok"]
@@ -59,6 +59,10 @@ def test_the_mechanisms_behind_the_shares(rows):
     by = {r["trace"].removesuffix(".pcap"): r for r in rows}
     assert by["bulk-sunos41-ethernet10-w8192"]["personality"] == "sunos41", by["bulk-sunos41-ethernet10-w8192"]
     assert by["bulk-linux20-fddi-w3000"]["personality"] == "linux20", by["bulk-linux20-fddi-w3000"]
+    # A window of 4 KB held every flight: SunOS is tried with a buffer the window limits, not only
+    # its 4 KB default, and keeps its 9204-byte MSS (Tru64 would round it to 8192).
+    window_held = by["moldeklev-S49152-R4096"]
+    assert window_held["personality"] == "sunos41" and window_held["mss_ok"], window_held
     reader = by["slowreader-linux20-4mbit-rcv8192"]
     assert reader["goodput_ok"], reader["goodput_ratio"]
 
