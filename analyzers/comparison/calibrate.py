@@ -249,8 +249,8 @@ def run_goodput(res: Any, cols: dict[str, Any] | None = None) -> float:
     return sender_goodput(res, cols)
 
 
-# Where no flight showed S, each stack is also tried with this many times the peer's window.
-UNSEEN_SNDBUF_WINDOWS = 4
+# Each old stack is also tried with this many times the peer's window as its send buffer.
+UNSEEN_SNDBUF_WINDOWS = 2
 # Stacks a trace cannot tell apart by their SYN options (none of RFC 1323/2018): the calibration
 # tries each; their rules (copy sizes, window updates, delayed ACKs) show in the run they produce.
 PRE_1323 = ("sunos41", "bsd44", "tru64", "linux20")
@@ -270,10 +270,11 @@ def _stacks(fit: Fit) -> list[dict[str, Any]]:
     # The first estimate first: among runs that fit equally well it stays.
     out = [{"personality": p, "receiver_personality": p} for p in (first, *(x for x in stacks if x != first))]
     r = fit.value("rcvbuf")
-    if fit.value("sndbuf") is None and r:
-        # No flight showed the send buffer (the peer's window held every one): each stack would run
-        # with its own default, which may be smaller than the window (SunOS's 4 KB) and decide the
-        # run by itself. Each stack is also tried with a buffer the window, not S, limits.
+    if r:
+        # The flight shows S only as a floor (a window held it, or none showed it at all: each stack
+        # would run with its own default, SunOS's 4 KB smaller than the window): a stack run with
+        # a buffer below the true one loses to another stack that makes up for it. Each stack is
+        # also tried with a buffer the window, not S, limits.
         out = [x for c in out for x in (c, {**c, "sndbuf": UNSEEN_SNDBUF_WINDOWS * int(r)})]
     return out
 
