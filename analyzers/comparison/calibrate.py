@@ -24,8 +24,9 @@ from .fit import Fit, Fitted
 COMMON_WRITES = (4096, 8192, 16384, 65536)
 # A candidate replaces the first estimate only when its distance is smaller by more than this.
 KEEP_FIRST_MARGIN = 0.05
-# Above this distance after the groups, they are gone through a second time.
+# Above this distance after the groups, they are gone through again, up to PASSES times in all.
 SECOND_PASS_SCORE = 0.1
+PASSES = 3
 MAX_CANDIDATES = 64
 
 
@@ -658,8 +659,8 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
     passes = 0
     ports: list[tuple[float, int, dict[str, Any]]] = []
     nics: list[tuple[float, int, dict[str, Any]]] = []
-    for step, make in enumerate(groups * 2):
-        if step == len(groups):
+    for step, make in enumerate(groups * PASSES):
+        if step and step % len(groups) == 0:
             # One group after the other can settle early on a choice made under a wrong stack (all
             # framings equally far from a trace a wrong stack deadlocks): far off, once more, each
             # group now starting from what is chosen.
@@ -696,7 +697,7 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
         return with_sndbuf_range(fit, conn, rows, full_target)
     over = (f" over the first {cut.value('bytes')} bytes (the trace's and each run's)" if prefix is not None
             else "")
-    runs_how = f"{tried} runs" + (", two passes" if passes == 2 else "")
+    runs_how = f"{tried} runs" + (f", {('two', 'three')[passes - 2]} passes" if passes > 1 else "")
     port_how = (", then an ATM switch port in place of the replayed losses" if fit.value("_atm_path") else
                 ", then a NIC's jumbo receive slots or a smaller-MTU hop in place of the replayed losses"
                 if fit.value("_jumbo_path")
