@@ -155,5 +155,9 @@ def test_a_peer_pause_is_no_window_cause() -> None:
     assert sporadic_peer_delay(*_paused_ctx(advance_segments=40, late_share=0.05, every_second=0.7))
     assert not sporadic_peer_delay(*_paused_ctx(advance_segments=2, late_share=0.05, every_second=0.7))
     assert not sporadic_peer_delay(*_paused_ctx(advance_segments=40, late_share=0.05, every_second=0.1))
+    # A delayed-ACK timer's length does not excuse an ACK of 40 segments from a peer that ACKs every
+    # second one (a timer holds one segment's ACK); an ACK of two held that long may be the timer's.
+    assert sporadic_peer_delay(*_paused_ctx(advance_segments=40, late_share=0.05, every_second=0.7, delay_ms=45))
+    assert not sporadic_peer_delay(*_paused_ctx(advance_segments=2, late_share=0.05, every_second=0.7, delay_ms=45))
     # A delay shorter than half the stall did not make it.
     assert not sporadic_peer_delay(*_paused_ctx(advance_segments=2, late_share=0.0, every_second=0.7, delay_ms=5))

@@ -98,11 +98,14 @@ def sporadic_peer_delay(ctx: StallContext, ack: PeerAck) -> bool:
     """The peer's holding `ack` made most of the stall, no timer explains it, and its other ACKs
     almost never came so late: a pause of the peer's host or of the path, not its TCP's behaviour."""
     d = peer_delay(ctx, ack)
-    if d is None or d < SPORADIC_SHARE_OF_STALL * ctx.duration_ns or timer_driven(ctx, ack):
+    if d is None or d < SPORADIC_SHARE_OF_STALL * ctx.duration_ns:
         return False
-    late, measured = acks_as_late(ctx, d)
-    if measured >= SPORADIC_MIN_ACKS and late <= SPORADIC_SHARE * measured:
-        return True
+    # No delayed-ACK timer holds the ACK of many segments from a receiver that ACKs every second one.
     every_second = (ctx.profile.get("peer_delayed_ack") or {}).get("every_second_segment") or 0
     m = mss(ctx)
-    return bool(m) and every_second >= EVERY_SECOND_MIN and ack.ack - before(ctx, ack)[0] >= PAUSED_MIN_SEGMENTS * m
+    if m and every_second >= EVERY_SECOND_MIN and ack.ack - before(ctx, ack)[0] >= PAUSED_MIN_SEGMENTS * m:
+        return True
+    if timer_driven(ctx, ack):
+        return False
+    late, measured = acks_as_late(ctx, d)
+    return measured >= SPORADIC_MIN_ACKS and late <= SPORADIC_SHARE * measured

@@ -78,12 +78,12 @@ def rule(ctx: StallContext) -> Verdict | None:
     buffer_full = buffer_full or bool(plateau) and outstanding >= ceiling - m and not growing
     evidence["send_buffer_estimate"] = plateau or None
     detail = None if buffer_full else "congestion_window"
+    if sporadic_peer_delay(ctx, rel):
+        return None  # neither the buffer nor the window: the peer or the path paused (undetermined)
     if timer:
         return Verdict(Cause.WINDOW_UPDATE_DEADLOCK.value, detail, 0.75, evidence,
                        (Alternative(Cause.SEND_BUFFER_LIMITED.value if buffer_full else Cause.RECEIVER_WINDOW_LIMITED.value,
                                     detail, 0.25, "the ACK that released it was the peer's delayed-ACK timer's"),))
-    if sporadic_peer_delay(ctx, rel):
-        return None  # neither the buffer nor the window: the peer or the path paused (undetermined)
     if buffer_full:
         return Verdict(Cause.SEND_BUFFER_LIMITED.value, None, 0.75, evidence)
     typical = ctx.timing.typical_rtt_ns or ctx.timing.path_rtt_ns or 0
