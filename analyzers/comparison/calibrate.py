@@ -251,7 +251,7 @@ def run_goodput(res: Any, cols: dict[str, Any] | None = None) -> float:
 
 
 # Each old stack is also tried with this many times the peer's window as its send buffer.
-UNSEEN_SNDBUF_WINDOWS = 2
+STACK_SNDBUF_WINDOWS = 2
 # Stacks a trace cannot tell apart by their SYN options (none of RFC 1323/2018): the calibration
 # tries each; their rules (copy sizes, window updates, delayed ACKs) show in the run they produce.
 PRE_1323 = ("sunos41", "bsd44", "tru64", "linux20")
@@ -276,7 +276,7 @@ def _stacks(fit: Fit) -> list[dict[str, Any]]:
         # would run with its own default, SunOS's 4 KB smaller than the window): a stack run with
         # a buffer below the true one loses to another stack that makes up for it. Each stack is
         # also tried with a buffer the window, not S, limits.
-        out = [x for c in out for x in (c, {**c, "sndbuf": UNSEEN_SNDBUF_WINDOWS * int(r)})]
+        out = [x for c in out for x in (c, {**c, "sndbuf": STACK_SNDBUF_WINDOWS * int(r)})]
     return out
 
 
