@@ -27,6 +27,8 @@ KEEP_FIRST_MARGIN = 0.05
 # Above this distance after the groups, they are gone through again, up to PASSES times in all.
 SECOND_PASS_SCORE = 0.1
 PASSES = 3
+# Closer than this, a pass that changed something is not followed by another.
+CONVERGED_SCORE = 0.02
 MAX_CANDIDATES = 64
 
 
@@ -664,8 +666,12 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
             # One group after the other can settle early on a choice made under a wrong stack (all
             # framings equally far from a trace a wrong stack deadlocks): far off, once more, each
             # group now starting from what is chosen.
-            if best_score <= SECOND_PASS_SCORE:
+            # And where a later group changed what an earlier one was chosen under (the stack,
+            # the buffer after the link), until a pass changes nothing or the run is close.
+            if best_score <= CONVERGED_SCORE or (best_score <= SECOND_PASS_SCORE and chosen == pass_start):
                 break
+        if step % len(groups) == 0:
+            pass_start = dict(chosen)
         passes = 1 + step // len(groups)
         group = make() if step < len(groups) else [{}, *make()]
         # A candidate's None takes the value back out (a reader chosen in the first pass, say).
