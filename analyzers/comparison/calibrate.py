@@ -283,16 +283,29 @@ def _stacks(fit: Fit) -> list[dict[str, Any]]:
 
 
 def _run_score(fit: Fit, changes: dict[str, Any], target: Target) -> float | None:
+    res = _bulk_run(fit, changes)
+    if res is None:
+        return None
+    stalls, lost = _sender_stalls(res)
+    return _score(sender_goodput(res), stalls, lost, target, res.retransmits,
+                  run_acks(res) if target.acks is not None else None)
+
+
+def _bulk_run(fit: Fit, changes: dict[str, Any]):
+    """The fitted bulk run with `changes`, or None where the configuration is refused."""
     try:
-        res = run_bulk(fit.bulk_config(**changes), impairments=fit.impairments(changes))
+        return run_bulk(fit.bulk_config(**changes), impairments=fit.impairments(changes))
     except ValueError:
         return None
+
+
+def _sender_stalls(res) -> tuple[int, dict[str, int]]:
+    """The data sender's stalls in a run (idle left out): how many, and the time lost per cause."""
     mine = [s for s in res.stalls if s.direction.startswith(SENDER_ADDR + ":") and s.cause.value != IDLE]
     lost: dict[str, int] = {}
     for s in mine:
         lost[s.cause.value] = lost.get(s.cause.value, 0) + s.duration_ns
-    return _score(sender_goodput(res), len(mine), lost, target, res.retransmits,
-                  run_acks(res) if target.acks is not None else None)
+    return len(mine), lost
 
 
 def run_acks(res: Any) -> int | None:
@@ -761,17 +774,13 @@ SNDBUF_CLAIM = 0.10
 
 def _scored(fit: Fit, changes: dict[str, Any], target: Target) -> tuple[float, int | None] | None:
     """A run's distance from the trace and the send buffer its stack settled on (None: no run)."""
-    try:
-        res = run_bulk(fit.bulk_config(**changes), impairments=fit.impairments(changes))
-    except ValueError:
+    res = _bulk_run(fit, changes)
+    if res is None:
         return None
-    mine = [s for s in res.stalls if s.direction.startswith(SENDER_ADDR + ":") and s.cause.value != IDLE]
-    lost: dict[str, int] = {}
-    for s in mine:
-        lost[s.cause.value] = lost.get(s.cause.value, 0) + s.duration_ns
+    stalls, lost = _sender_stalls(res)
     settled = (res.ground_truth.summary or {}).get("sndbuf")
     retrans = res.retransmits if target.retransmissions is not None else None
-    return _score(sender_goodput(res), len(mine), lost, target, retrans), settled
+    return _score(sender_goodput(res), stalls, lost, target, retrans), settled
 
 
 def sndbuf_range(fit: Fit, conn: ConnectionAnalysis, rows: Any, target: Target) -> Fitted | None:
