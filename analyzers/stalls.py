@@ -339,7 +339,17 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
     resends: list[Resend] = []
     peer_bytes = 0
     last_peer_data = None
-    for i in range(i0 + 1, i1 + (0 if cand["ended_by_new_data"] else 1)):
+    # Away from the sender, a peer ACK the tap saw less than the reaction lag before the stall began
+    # reached the sender during it (the state at the start is the sender's: without that ACK).
+    early: list[int] = []
+    if timing.vantage != "sender" and timing.lag_ns:
+        j = i0 - 1
+        while j >= 0 and rows["ts_ns"][j] > rows["ts_ns"][i0] - timing.lag_ns:
+            if rows["dir"][j] != d and rows["flag_ack"][j]:
+                early.append(j)
+            j -= 1
+        early.reverse()
+    for i in early + list(range(i0 + 1, i1 + (0 if cand["ended_by_new_data"] else 1))):
         if rows["dir"][i] != d:
             if rows["payload_len"][i] > 0:
                 peer_bytes += rows["payload_len"][i]

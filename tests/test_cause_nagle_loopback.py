@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import pcap_edit as pe
 
 from stallscope.analyzers.analyze import analyze_file
@@ -54,3 +56,18 @@ def test_a_zero_window_is_read_with_the_scale_unknown(tmp_path: Path) -> None:
         assert all(350_000_000 <= s.duration_ns <= 500_000_000 for s in stalls)
         assert all(s.evidence["window_before_release"] == 0 for s in stalls)
     assert all(s.evidence["window_after_release"] is None for s in without)
+
+
+@pytest.mark.parametrize("name", ["nagle_128k_window_split.pcap", "nagle_128k_window_split.receiver.pcap"])
+def test_a_response_split_by_the_peer_window_is_held_by_nagle_at_either_tap(name: str) -> None:
+    """Real Linux, 128 KB responses over a 9000-byte MTU, Nagle on (the nagle_128k_buffer scenario
+    captured again, its first 120 packets): the client's 84 KB window cut a response into a full
+    flight ending in 3436 bytes; the window reopened, yet the 1352-byte rest waited behind that short
+    segment (Linux's Minshall test) for the client's 41 ms delayed ACK. Both taps name that Nagle
+    hold: at the receiver, the ACK that reopened the window, seen there just before the stall began,
+    reached the sender during it (the receiver-side reading of the whole capture said
+    receiver_window_limited before, and of this part counted 8396 bytes outstanding)."""
+    stalls = [s for s in analyze_file(DATA / name).stalls if s.cause != "application_idle"]
+    assert [(s.cause, s.detail) for s in stalls] == [("nagle_delayed_ack", "buffer_tearing")]
+    # Held behind the one short segment left unacknowledged once the reopening ACK arrived.
+    assert stalls[0].evidence["held_segment_len"] == 1352 and stalls[0].evidence["outstanding_bytes"] == 3436
