@@ -79,3 +79,25 @@ def test_every_fitted_s_says_what_the_trace_told_of_it(rows):
         else:
             assert src.startswith(("undetermined", "an interval")), r
             assert high is None or low <= high, r
+
+
+def test_a_peer_that_writes_the_messages_is_the_runs_sender(tmp_path):
+    """A peer writing 1000-byte messages, each answered with 8192 bytes: the analyzer takes the
+    answering side as the data sender, which does not speak first. Its requests are not the 16-byte
+    ones of a naglemark trial (replayed as one, the run took two delayed-ACK waits per exchange:
+    0.50 of the goodput); the run is the bulk run with replies seen from the other side, its sender
+    the peer, its goodput and stalls read on the answering side."""
+    from stallscope.analyzers.comparison.calibrate import data_side
+
+    name = "reqresp-bsd44-ethernet10-w1000-r8192"
+    spec = next(s for s in plan() if s.name == name)
+    run_trace(spec, tmp_path)
+    row = validate_trace(str(tmp_path / f"{name}.pcap"))
+    assert row["kind"] == "bulk" and row["personality_ok"], row
+    assert row["goodput_ok"] and row["matches"], row["goodput_ratio"]
+
+    class Cfg:  # a run's configuration: the side that sent more is the data sender
+        bytes, write, reply, writes = 262144, 1000, 8192, None
+    assert data_side(Cfg) == 1
+    Cfg.reply = 64
+    assert data_side(Cfg) == 0

@@ -205,6 +205,23 @@ def _hosted(cand: dict[str, Any], cost: str) -> dict[str, Any]:
     return out
 
 
+def data_side(cfg: Any) -> int:
+    """Which host of a bulk run the analyzer takes as the data sender: the one that sent more (0 the
+    run's sender, 1 its receiver). A receiver that answers each message with more bytes than the
+    message (fit._fit_answers: the peer wrote the messages) is the data sender."""
+    reply, write = getattr(cfg, "reply", 0) or 0, getattr(cfg, "write", 0) or 0
+    if not reply or getattr(cfg, "writes", None) is not None or not write:
+        return 0
+    messages = -(-int(cfg.bytes) // int(write))
+    return 1 if messages * reply > cfg.bytes else 0
+
+
+def data_addr(cfg: Any) -> str:
+    from stallscope.simulate.run_bulk import RECEIVER_ADDR
+
+    return RECEIVER_ADDR if data_side(cfg) else SENDER_ADDR
+
+
 def sender_goodput(res: Any, cols: dict[str, Any] | None = None) -> float:
     """A run's goodput as the analyzer measures it at the sender's tap: new payload bytes x 8 over
     the time from the first to the last data packet, Mbit/s (the simulator's own figure runs from
@@ -221,7 +238,7 @@ def sender_goodput(res: Any, cols: dict[str, Any] | None = None) -> float:
         if not recs:
             return 0.0
         t, src, seq, plen = (np.asarray(x, dtype=np.int64) for x in zip(*recs))
-    mask = (src == 0) & (plen > 0)
+    mask = (src == data_side(getattr(res, "config", None))) & (plen > 0)
     if mask.sum() < 2:
         return 0.0
     ts, ends, starts = t[mask], seq[mask] + plen[mask], seq[mask]
@@ -247,7 +264,9 @@ def run_goodput(res: Any, cols: dict[str, Any] | None = None) -> float:
     delay = cfg.delay_ns if cfg.delay_ns is not None else (preset.delay_ns if preset else 0)
     rate = cfg.rate_bps or (preset.rate_bps if preset else 0)
     trip = delay + (65_536 * 8e9 / rate if rate else math.inf)
-    if res.completed and res.duration_ns and trip <= OWN_GOODPUT_ERROR * res.duration_ns:
+    # The simulator's own figure is its sender's: where the receiver's answers are the data, read them.
+    if (res.completed and res.duration_ns and trip <= OWN_GOODPUT_ERROR * res.duration_ns
+            and not data_side(cfg)):
         return float(res.goodput_mbit_s)
     return sender_goodput(res, cols)
 
@@ -301,7 +320,8 @@ def _bulk_run(fit: Fit, changes: dict[str, Any]):
 
 def _sender_stalls(res) -> tuple[int, dict[str, int]]:
     """The data sender's stalls in a run (idle left out): how many, and the time lost per cause."""
-    mine = [s for s in res.stalls if s.direction.startswith(SENDER_ADDR + ":") and s.cause.value != IDLE]
+    addr = data_addr(getattr(res, "config", None))
+    mine = [s for s in res.stalls if s.direction.startswith(addr + ":") and s.cause.value != IDLE]
     lost: dict[str, int] = {}
     for s in mine:
         lost[s.cause.value] = lost.get(s.cause.value, 0) + s.duration_ns
@@ -317,7 +337,7 @@ def run_acks(res: Any) -> int | None:
         return None
     cols = trace.columns()
     src, ack = np.asarray(cols["src"]), np.asarray(cols["ack"], dtype=np.int64)
-    mine = ack[src == 1]
+    mine = ack[src == 1 - data_side(getattr(res, "config", None))]
     return int((np.diff(mine) > 0).sum()) if mine.size > 1 else 0
 
 

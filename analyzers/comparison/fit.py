@@ -66,7 +66,7 @@ class Fit:
     def bulk_config(self, **changes: Any) -> BulkConfig:
         """The BulkConfig of a bulk fit, with `changes` applied (a what-if)."""
         names = ("personality", "receiver_personality", "mtu", "mss", "sndbuf", "rcvbuf", "write", "read", "bytes",
-                 "nagle", "rate_bps", "delay_ns", "sack", "seed", "link", "reply", "cost", "read_rate_bps", "think_ns",
+                 "nagle", "receiver_nagle", "rate_bps", "delay_ns", "sack", "seed", "link", "reply", "cost", "read_rate_bps", "think_ns",
                  "route_mtu", "mtu_probing", "host_mtu")
         kw = {n: self.value(n) for n in names if self.value(n) is not None}
         changes = {k: v for k, v in changes.items() if k not in PATH_CHANGES}
@@ -137,6 +137,7 @@ def fit_connection(conn: ConnectionAnalysis, rows: pl.DataFrame | None, *, seed:
     peer_data = p.get("peer_data_packets") or 0
     kind = "request_response" if peer_data > max(3, REQUEST_RESPONSE_SHARE * (p.get("data_packets") or 0)) else "bulk"
     messages = kind == "request_response" and rows is not None and _sender_speaks_first(rows, d.dir)
+    answers = kind == "request_response" and rows is not None and not messages and _peer_writes_messages(rows, d.dir)
     values: dict[str, Fitted] = {"seed": Fitted(seed, "fixed: the simulator is deterministic per seed")}
     warnings: list[str] = []
     _fit_stack(d, conn, values, rows)
@@ -164,6 +165,12 @@ def fit_connection(conn: ConnectionAnalysis, rows: pl.DataFrame | None, *, seed:
         _fit_bulk(d, values)
         _fit_messages(d, rows, values)
         _sndbuf_floor(d, values)
+    elif answers:
+        # The peer writes messages larger than a request and the sender answers each with more
+        # bytes (Salamon's benchmark seen from the answering side): the same bulk run, its sender
+        # the peer, its receiver the side that answers.
+        kind = "bulk"
+        _fit_answers(conn, d, rows, values)
     else:
         _fit_request_response(d, rows, values, warnings)
     return Fit(conn.stream, d.dir, kind, values, warnings)
@@ -377,6 +384,54 @@ def _fit_messages(d: DirectionAnalysis, rows: pl.DataFrame, values: dict[str, Fi
                                  f"peer's answers ({len(lengths)} messages)")
     if replies:
         values["reply"] = Fitted(int(statistics.median(replies)), f"median answer of the peer ({len(replies)} answers)")
+
+
+# naglemark's client asks with a request of this many bytes (native/src/sim/naglemark.rs
+# REQUEST_BYTES); a peer whose requests are more than this many times larger writes messages of
+# its own that the trial cannot carry.
+TRIAL_REQUEST_BYTES = 16
+MESSAGE_FACTOR = 4
+
+
+def _peer_writes_messages(rows: pl.DataFrame, dir_: int) -> bool:
+    requests, _ = responses(rows, 1 - dir_)
+    return bool(requests) and statistics.median(requests) > MESSAGE_FACTOR * TRIAL_REQUEST_BYTES
+
+
+def _fit_answers(conn: ConnectionAnalysis, d: DirectionAnalysis, rows: pl.DataFrame,
+                 values: dict[str, Fitted]) -> None:
+    """A bulk run with replies whose sender is the peer (it writes the messages) and whose
+    receiver is the trace's data sender (it answers each): the stacks and Nagle settings swapped,
+    the peer's messages as the writes, the sender's answers as the reply."""
+    other = _other(conn, d)
+    requests, _ = responses(rows, 1 - d.dir)
+    answers, _ = responses(rows, d.dir)
+    mine = values["personality"]
+    theirs = values.get("receiver_personality", mine)
+    values["personality"] = Fitted(theirs.value, f"the peer writes the messages, so the run's sender is its stack: "
+                                   f"{theirs.source}")
+    values["receiver_personality"] = Fitted(mine.value, f"the side that answers, the trace's data sender: "
+                                            f"{mine.source}")
+    nagle = values.pop("nagle", None)
+    if nagle is not None and nagle.value is not None:
+        values["receiver_nagle"] = Fitted(nagle.value, f"the answering side's: {nagle.source}")
+    if other is not None and other.profile.get("nagle") == "off":
+        values["nagle"] = Fitted("OFF", "the peer sent short segments while a short one was unacknowledged "
+                                 "(its profile.nagle off)")
+    sent = (other.profile.get("bytes") if other is not None else None) or sum(requests)
+    values["bytes"] = Fitted(int(sent), "the new bytes the peer sent: its messages (its profile.bytes)")
+    values["write"] = Fitted(int(statistics.median(requests)), f"the peer's median message: its bytes between the "
+                             f"sender's answers ({len(requests)} messages)")
+    values["reply"] = Fitted(int(statistics.median(answers)), f"the sender's median answer ({len(answers)} answers)")
+    pers = theirs.value
+    default = DEFAULT_SNDBUF.get(pers)
+    if default:
+        values["sndbuf"] = Fitted(default, f"the peer's messages ({values['write'].value} bytes) each fit under the "
+                                  f"window, so no flight of its shows S: {pers}'s default send buffer ({default})")
+    r = other.profile.get("peer_receive_window_max") if other is not None else None
+    if r:
+        values["rcvbuf"] = Fitted(int(r), "the largest window the answering side advertised (Moldeklev's R)")
+    values["read"] = Fitted(int(r) if r else 65536, "the receive buffer (the reader takes what is there)")
 
 
 def _other(conn: ConnectionAnalysis, d: DirectionAnalysis) -> DirectionAnalysis | None:

@@ -244,17 +244,18 @@ def quick_run(fit: Fit, changes: dict[str, Any]) -> QuickRun:
 
 
 def _quick_run(fit: Fit, changes: dict[str, Any]) -> QuickRun:
-    from stallscope.simulate.run_bulk import SENDER_ADDR, run_bulk
+    from stallscope.simulate.run_bulk import run_bulk
 
-    from .calibrate import run_goodput
+    from .calibrate import data_addr, run_goodput
 
     try:
         res = run_bulk(fit.bulk_config(**changes), impairments=fit.impairments(changes))
     except (ValueError, KeyError, RuntimeError) as e:
         return QuickRun(None, {}, f"{type(e).__name__}: {e}")
     lost: dict[str, int] = {}
+    addr = data_addr(res.config)
     for s in res.stalls:
-        if s.direction.startswith(SENDER_ADDR + ":") and s.cause.value != IDLE:
+        if s.direction.startswith(addr + ":") and s.cause.value != IDLE:
             lost[s.cause.value] = lost.get(s.cause.value, 0) + s.duration_ns
     return QuickRun(run_goodput(res) * 1e6, lost)
 
