@@ -84,7 +84,7 @@ def _target(conn: ConnectionAnalysis, dir_: int, goodput: float, duration_ns: in
     return Target(goodput, len(stalls), lost, duration_ns)
 
 
-def _candidates(fit: Fit, read_step: int | None) -> list[dict[str, int]]:
+def _candidates(fit: Fit, read_step: int | None, chosen: dict[str, Any] | None = None) -> list[dict[str, int]]:
     s = fit.value("sndbuf")
     r = fit.value("rcvbuf")
     write = fit.value("write")
@@ -95,7 +95,10 @@ def _candidates(fit: Fit, read_step: int | None) -> list[dict[str, int]]:
     reads = sorted({x for x in (read_step, fit.value("read"), 4096, 8192, r) if x})
     # The measured flight is a floor of S (a window or Nagle may have kept it lower): S, its power of
     # two and twice it.
-    sndbufs = list(dict.fromkeys(x for x in (s, _pow2(s) if s else None, 2 * s if s else None) if x)) or [None]
+    # And the buffer the stack group chose (a stack tried with one the window limits): the write and
+    # read are tried under it too, not only under the flight's.
+    held = (chosen or {}).get("sndbuf")
+    sndbufs = list(dict.fromkeys(x for x in (s, _pow2(s) if s else None, 2 * s if s else None, held) if x)) or [None]
     first = {"write": write, "read": fit.value("read"), "sndbuf": s}
     out = [first] + [c for c in ({"write": w, "read": rd, "sndbuf": sb} for w, rd, sb in product(writes, reads, sndbufs))
                      if c != first]
@@ -690,7 +693,7 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
     # An ATM switch port before the framing and host: a slow host chosen to make up for timeouts
     # not yet modelled would stay; the port sets its own (AAL5) link, the host is then tried with it.
     groups = (lambda: _pace(fit, chosen, read_step), lambda: _path_mechanisms(fit, rows), lambda: _writes(fit),
-              lambda: _framed(fit, rows, chosen), lambda: _stacks(fit), lambda: _candidates(fit, read_step))
+              lambda: _framed(fit, rows, chosen), lambda: _stacks(fit), lambda: _candidates(fit, read_step, chosen))
     passes = 0
     ports: list[tuple[float, int, dict[str, Any]]] = []
     nics: list[tuple[float, int, dict[str, Any]]] = []
