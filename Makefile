@@ -3,7 +3,7 @@
 PYTEST ?= pytest
 STAMP := .setup.stamp
 
-.PHONY: setup native demo test test-slow test-fast bench fixtures fuzz clean
+.PHONY: rescore setup native demo test test-slow test-fast bench fixtures fuzz clean
 
 $(STAMP): pyproject.toml scripts/install-deps.sh $(shell find native/src -name '*.rs' 2>/dev/null) native/Cargo.toml
 	bash scripts/install-deps.sh
@@ -65,6 +65,15 @@ fixtures: setup
 		echo "fixture $${run%%:*}"; \
 		stallscope capture scenario $${run%%:*} --out fixtures --seconds $${run##*:} --format json >/dev/null || exit 1; \
 	done
+
+# Every capture scenario run again, at its own duration, into a new directory, and the analyzer
+# scored on those captures against their truth: captures it has never seen (root; a few minutes).
+rescore: setup
+	@d=$$(mktemp -d /tmp/stallscope-rescore-XXXXXX); echo "captures in $$d"; \
+	for s in $$(stallscope capture list -f json | python3 -c 'import json, sys; print(" ".join(r["name"] for r in json.load(sys.stdin)["rows"]))'); do \
+		stallscope capture scenario $$s --out $$d -q --format json >/dev/null || exit 1; \
+	done; \
+	stallscope score --corpus $$d -j 2
 
 # Coverage-guided fuzzing of the capture readers (needs nightly and cargo-fuzz); FUZZ_SECONDS to taste.
 FUZZ_SECONDS ?= 300

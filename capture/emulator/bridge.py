@@ -99,21 +99,21 @@ class Bridge:
             self.tx_errors += 1
 
     def run(self, should_stop) -> None:
+        _tight_timer_slack()
         assert self.ports is not None, "open() first"
-        poller = select.poll()
-        fds = {}
-        for i, p in enumerate(self.ports):
-            poller.register(p.fileno(), select.POLLIN)
-            fds[p.fileno()] = i
+        fds = {p.fileno(): i for i, p in enumerate(self.ports)}
         heap = self._heap
         while not should_stop():
             now = time.monotonic_ns()
-            timeout_ms = 50
-            if heap:
-                # poll() cannot sleep less than 1 ms: with a frame due sooner, poll without waiting
-                # (spin), so frames that arrive meanwhile are read, and stamped, when they arrive.
-                timeout_ms = max(0, (heap[0][0] - now) // 1_000_000)
-            for fd, _ in poller.poll(timeout_ms):
+            # select() waits with microsecond resolution and wakes when a frame arrives, so a frame
+            # is read, and stamped, when it arrives, even while another is due within a millisecond
+            # (poll() waits whole milliseconds; sleeping instead left arrivals unread and stamped
+            # late, half the frames right behind another ~1 ms late: docs/comparison.md).
+            # The last SPIN_NS before a frame is due are spun (select without waiting): a wakeup
+            # from select() comes some tens of microseconds late (timer slack, scheduling).
+            timeout = 0.05 if not heap else max(0.0, min(0.05, (heap[0][0] - now - SPIN_NS) / 1e9))
+            readable, _, _ = select.select(list(fds), [], [], timeout)
+            for fd in readable:
                 direction = fds[fd]
                 port = self.ports[direction]
                 for _ in range(DRAIN_BATCH):
@@ -128,12 +128,24 @@ class Bridge:
             while heap and heap[0][0] <= now:
                 _, _, out, frame = heapq.heappop(heap)
                 self._send(self.ports[out], frame)
-            # No sleep for a sub-millisecond wait: a frame arriving during it would wait unread and
-            # be stamped late (then delayed by the link model from that late stamp): half the frames
-            # right behind another came ~1 ms late that way (docs/comparison.md, request/response).
 
     def stats(self) -> dict:
         fwd, rev = (m.stats() for m in self.models)
         return {"forward": fwd, "reverse": rev, "tx_errors": self.tx_errors, "icmp_sent": self.icmp_sent,
                 "socket_drops": self.socket_drops(),
                 "undelivered_at_stop": len(self._heap)}
+
+
+# How long before a frame is due the loop stops sleeping and spins.
+SPIN_NS = 200_000
+
+
+def _tight_timer_slack() -> None:
+    """Ask the kernel to wake this thread within a microsecond of its timeouts (PR_SET_TIMERSLACK;
+    the default 50 us would make every delay that much longer). Best effort: Linux only."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(29, 1000, 0, 0, 0)  # PR_SET_TIMERSLACK, 1 us
+    except (OSError, AttributeError):
+        pass
