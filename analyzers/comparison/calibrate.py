@@ -90,8 +90,11 @@ def _candidates(fit: Fit, read_step: int | None, chosen: dict[str, Any] | None =
     write = fit.value("write")
     # Replayed losses name segments by their first byte: other write sizes would cut them elsewhere.
     replay = bool((fit.value("impairments") or {}).get("drop_segments"))
-    # A writer that pauses writes what it wrote between two pauses: its write is measured.
-    writes = [write] if replay or fit.value("think_ns") else sorted({w for w in (write, *COMMON_WRITES, s) if w})
+    # A writer that pauses writes what it wrote between two pauses: its write is measured. So is a
+    # peer's message where the answers are the data (data_side): another write would change how many
+    # answers, and so the data's bytes, the run carries.
+    measured = replay or fit.value("think_ns") or (fit.value("reply") and data_side(fit.bulk_config()))
+    writes = [write] if measured else sorted({w for w in (write, *COMMON_WRITES, s) if w})
     reads = sorted({x for x in (read_step, fit.value("read"), 4096, 8192, r) if x})
     # The measured flight is a floor of S (a window or Nagle may have kept it lower): S, its power of
     # two and twice it.
