@@ -107,3 +107,19 @@ def test_a_peer_that_writes_the_messages_is_the_runs_sender(tmp_path):
     assert data_side(Cfg) == 1
     Cfg.reply = 64
     assert data_side(Cfg) == 0
+
+
+def test_only_uniform_messages_larger_than_a_request_leave_the_trial(monkeypatch):
+    """The bulk run with replies has one message and one answer size; naglemark's client asks with
+    16 bytes. Requests of a trial's size, or answers of varied lengths (a server answering what it is
+    asked for), stay a request/response trial, which replays each response's length."""
+    from stallscope.analyzers.comparison import fit
+
+    def with_exchange(requests, answers):
+        monkeypatch.setattr(fit, "responses", lambda rows, d: (answers, []) if d == 0 else (requests, []))
+        return fit._peer_writes_messages(None, 0)
+
+    assert with_exchange([1000] * 20, [8192] * 20)
+    assert not with_exchange([16] * 20, [8192] * 20)
+    assert not with_exchange([300] * 20, [1000 * (i + 1) for i in range(20)])
+    assert not with_exchange([300 + i for i in range(20)], [8192] * 20)

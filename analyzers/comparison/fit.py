@@ -393,9 +393,18 @@ TRIAL_REQUEST_BYTES = 16
 MESSAGE_FACTOR = 4
 
 
+# The bulk run with replies has one message size and one answer size: this share of each at its median.
+UNIFORM_SHARE = 0.9
+
+
 def _peer_writes_messages(rows: pl.DataFrame, dir_: int) -> bool:
+    """The peer's requests are messages of one size the trial cannot carry, each answered with one
+    size (a server answering varied lengths, an HTTP one say, stays a trial: it replays them)."""
     requests, _ = responses(rows, 1 - dir_)
-    return bool(requests) and statistics.median(requests) > MESSAGE_FACTOR * TRIAL_REQUEST_BYTES
+    answers, _ = responses(rows, dir_)
+    if not requests or not answers or statistics.median(requests) <= MESSAGE_FACTOR * TRIAL_REQUEST_BYTES:
+        return False
+    return all(sum(1 for x in xs if x == statistics.median(xs)) >= UNIFORM_SHARE * len(xs) for xs in (requests, answers))
 
 
 def _fit_answers(conn: ConnectionAnalysis, d: DirectionAnalysis, rows: pl.DataFrame,
