@@ -123,3 +123,16 @@ def test_only_uniform_messages_larger_than_a_request_leave_the_trial(monkeypatch
     assert not with_exchange([16] * 20, [8192] * 20)
     assert not with_exchange([300] * 20, [1000 * (i + 1) for i in range(20)])
     assert not with_exchange([300 + i for i in range(20)], [8192] * 20)
+
+
+def test_a_flight_that_filled_the_window_is_a_floor_of_s(tmp_path):
+    """Moldeklev's S = R = 8 KB: SunOS's 4096-byte segments, two in flight fill the window, one
+    while it had room (the plateau, 4096). A buffer holds every unacknowledged byte, so S is at
+    least the largest flight: fitted from the plateau (SunOS's default, 4 KB), the link and host
+    made up for the buffer (a 36 Mbit/s link on a free host, 1.27)."""
+    name = "moldeklev-S8192-R8192"
+    spec = next(s for s in plan() if s.name == name)
+    run_trace(spec, tmp_path)
+    row = validate_trace(str(tmp_path / f"{name}.pcap"))
+    assert row["sndbuf"] == 8192 and row["sndbuf_ok"], row
+    assert row["goodput_ok"], row["goodput_ratio"]

@@ -787,10 +787,24 @@ def _sndbuf_floor(d: DirectionAnalysis, values: dict[str, Fitted]) -> None:
     s, pers = values.get("sndbuf"), values["personality"].value if "personality" in values else None
     default = DEFAULT_SNDBUF.get(pers)
     plateau = d.profile.get("send_buffer_estimate")
-    if s is None or not default or default <= s.value or not plateau:
+    if s is None or not default or not plateau:
         return
     r = d.profile.get("peer_receive_window_max")
-    write, mss = values["write"].value if "write" in values else None, values.get("_segment")
+    flight = d.profile.get("max_in_flight") or 0
+    mss = values.get("_segment")
+    if r and flight >= r and flight > plateau:
+        # The flight filled the peer's window at its peak: a buffer holds every unacknowledged byte,
+        # so the largest flight is a floor of S, above the plateau below the window (less a FIN's
+        # sequence number, which takes no buffer room).
+        held, how = sndbuf_request(flight - 1, pers, mss.value if mss else None)
+        if held > s.value and held >= default:
+            values["sndbuf"] = Fitted(held, f"the largest flight ({flight}) filled the peer's window ({r}): a "
+                                      f"buffer holds every unacknowledged byte, so S is at least the flight{how}; "
+                                      f"{s.value} from the plateau alone ({s.source})")
+            return
+    if default <= s.value:
+        return
+    write = values["write"].value if "write" in values else None
     paced = (values.get("think_ns") is not None or values.get("reply") is not None) and write
     # An ACK-clocked flight dips below the window between ACKs: within a segment of it, or within
     # WINDOW_SLACK of it for a stack its SYN options name (its default is then its own; among the
