@@ -35,7 +35,7 @@ def rows(tmp_path_factory):
 
 def test_the_fit_on_simulated_traces_holds_the_subsets_shares(rows):
     """The shares this subset reaches (2026-11-27; the full corpus's are in docs/comparison.md):
-    personality 19 of 20, MSS 20, R 20, the delayed-ACK timer 9 of 9, goodput within 5 % 17; S:
+    personality 19 of 20, MSS 20, R 20, the delayed-ACK timer 9 of 9, goodput within 5 % 18; S:
     every value the fit claims within 10 % (3), and where it claims only an interval or a floor
     (17), the true S in it and the fitted run with the true S within 5 % of the refitted one (17)."""
     assert not [r for r in rows if r.get("error")], [r for r in rows if r.get("error")]
@@ -45,7 +45,7 @@ def test_the_fit_on_simulated_traces_holds_the_subsets_shares(rows):
     assert share["mss_ok"] == 1.0, s["mss_ok"]
     assert share["rcvbuf_ok"] == 1.0, s["rcvbuf_ok"]
     assert share["delack_ok"] == 1.0, s["delack_ok"]
-    assert share["goodput_ok"] >= 0.85, s["goodput_ok"]
+    assert share["goodput_ok"] >= 0.9, s["goodput_ok"]
     # S: a claimed value is within 10 % every time; claims and intervals both occur here.
     assert s["sndbuf_value_ok"]["checked"] >= 2 and share["sndbuf_value_ok"] == 1.0, s["sndbuf_value_ok"]
     assert s["sndbuf_interval_ok"]["checked"] >= 10 and share["sndbuf_interval_ok"] >= 0.94, s["sndbuf_interval_ok"]
@@ -69,6 +69,10 @@ def test_the_mechanisms_behind_the_shares(rows):
     # tried under that buffer too (under the flight's 4 KB alone, 4 KB reads stayed: 1.066).
     s_over_r = by["moldeklev-S40960-R16384"]
     assert s_over_r["goodput_ok"], s_over_r["goodput_ratio"]
+    # A 16 KB write the 32 KB buffer holds returns at once: the writer pauses 30 ms from one write
+    # to the next, where the wire is quiet 10 ms of it (tried as the pause, or with the drain: 1.17).
+    pauser = by["idle-linux20-think30ms"]
+    assert pauser["goodput_ok"], pauser["goodput_ratio"]
 
 
 def test_every_fitted_s_says_what_the_trace_told_of_it(rows):

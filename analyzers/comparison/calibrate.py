@@ -480,6 +480,12 @@ def _pace(fit: Fit, chosen: dict[str, Any], read_step: int | None = None) -> lis
         # A write returns once its last byte is in the buffer: the wire drains the write (or the
         # buffer, when the write was larger) during the pause before going quiet.
         thinks.append(think + int(min(write, s) * 8e9 / rate))
+    cycle = fit.value("_write_cycle")
+    if think and cycle and s and write and write <= s and cycle > think:
+        # A write the buffer holds whole returns at once: the writer pauses the whole cycle from one
+        # write to the next, its tail's wait for an ACK (a Nagle hold) included.
+        thinks.append(cycle)
+    thinks = list(dict.fromkeys(thinks))
     read_rate = fit.value("_read_rate")
     # A slow reader's pace depends on its read size (each read is a copy the window waits for): the
     # right edge's common step, the fitted read and two small ones.

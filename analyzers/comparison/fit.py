@@ -326,6 +326,14 @@ def _fit_pace(conn: ConnectionAnalysis, d: DirectionAnalysis, rows: pl.DataFrame
             if steps:
                 values["write"] = Fitted(int(statistics.median(steps)), f"the median bytes sent between two idle "
                                          f"periods ({len(steps)}): one write each")
+            ends = sorted(s.end_ns for s, _ in idle)
+            cycles = [b - a for a, b in zip(ends, ends[1:]) if b > a]
+            if cycles:
+                # From one write's first segment to the next's: a write the buffer holds whole
+                # returns at once, so this is its pause (the wire's quiet is what the pause left
+                # after the write drained and its tail waited; calibrate._pace).
+                values["_write_cycle"] = Fitted(int(statistics.median(cycles)), f"the median time from one write's "
+                                                f"first segment to the next's ({len(cycles)})")
     window_stalls = any(s.dir == d.dir and s.cause in WINDOW_CAUSES for s in conn.stalls)
     acks = (rows.filter((pl.col("dir") == 1 - d.dir) & pl.col("ack_rel").is_not_null()
                         & pl.col("win_scaled").is_not_null() & pl.col("wscale_known")).sort("ts_ns"))
