@@ -214,7 +214,7 @@ def _complete_profile(conn: ConnectionAnalysis, c: dict[str, Any], d: int, part:
     prof, peer_prof = profiles[(s, d)], profiles.get((s, 1 - d), {})
     delays = peer_acks.ack_delays(part, s, 1 - d, timings.get((s, d)))
     prof["peer_delayed_ack"] = peer_acks.delayed_ack_profile(delays, peer_acks.every_second_share(part, 1 - d))
-    prof["_peer_delays_sorted"] = delays.sort().to_numpy()  # how rare a given delay is among its ACKs
+    prof["_peer_delays"] = delays  # how rare a given delay is among its ACKs (causes.common.acks_as_late)
     own_delays = peer_acks.ack_delays(part, s, d, timings.get((s, 1 - d)))
     prof["own_delayed_ack"] = peer_acks.delayed_ack_profile(own_delays, peer_acks.every_second_share(part, d))
     prof["window_known"] = window_known
@@ -352,8 +352,8 @@ def _why_undetermined(ctx: StallContext) -> str:
                 "released it (a write, a persist probe, a timer not seen)")
     rel = release(ctx)
     if rel is not None and sporadic_peer_delay(ctx, rel):
-        late, measured = acks_as_late(ctx, peer_delay(ctx, rel) or 0)
-        return (f"released by an ACK the peer sent {(peer_delay(ctx, rel) or 0) / 1e6:.1f} ms late, a delay only "
-                f"{late} of its {measured} ACKs show and no delayed-ACK timer explains: the peer's host or the "
-                "path paused")
+        held = peer_delay(ctx, rel) or 0
+        late, measured = acks_as_late(ctx, held)
+        return (f"released by an ACK the peer sent {held / 1e6:.1f} ms late, a delay only {late} of its {measured} "
+                "ACKs show and no delayed-ACK timer explains: the peer's host or the path paused")
     return "released by an ACK, but neither a window limit nor a held short segment is visible"

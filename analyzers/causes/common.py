@@ -85,11 +85,16 @@ EVERY_SECOND_MIN = 0.5
 
 
 def acks_as_late(ctx: StallContext, delay_ns: int) -> tuple[int, int]:
-    """(how many of the peer's ACKs were held at least `delay_ns`, how many were measured)."""
+    """(how many of the peer's ACKs were held at least `delay_ns`, how many were measured). The
+    delays are sorted on the first stall that asks, not for every direction of every connection."""
     import numpy as np
 
     delays = ctx.profile.get("_peer_delays_sorted")
-    if delays is None or len(delays) == 0:
+    if delays is None:
+        measured = ctx.profile.get("_peer_delays")
+        delays = np.sort(measured.to_numpy()) if measured is not None else np.empty(0)
+        ctx.profile["_peer_delays_sorted"] = delays
+    if len(delays) == 0:
         return 0, 0
     return int(len(delays) - np.searchsorted(delays, delay_ns, side="left")), len(delays)
 
