@@ -26,6 +26,8 @@ PACKET_STATISTICS = 6
 # Line-rate bursts of jumbo frames must not overflow the socket: that would be a loss nobody asked for.
 SOCKET_BUFFER = 64 * 1024 * 1024
 DRAIN_BATCH = 64
+# How long before a frame is due the loop stops sleeping and spins.
+SPIN_NS = 200_000
 
 
 def open_port(ifname: str) -> socket.socket:
@@ -102,6 +104,7 @@ class Bridge:
         _tight_timer_slack()
         assert self.ports is not None, "open() first"
         fds = {p.fileno(): i for i, p in enumerate(self.ports)}
+        watched = list(fds)
         heap = self._heap
         while not should_stop():
             now = time.monotonic_ns()
@@ -112,7 +115,7 @@ class Bridge:
             # The last SPIN_NS before a frame is due are spun (select without waiting): a wakeup
             # from select() comes some tens of microseconds late (timer slack, scheduling).
             timeout = 0.05 if not heap else max(0.0, min(0.05, (heap[0][0] - now - SPIN_NS) / 1e9))
-            readable, _, _ = select.select(list(fds), [], [], timeout)
+            readable, _, _ = select.select(watched, [], [], timeout)
             for fd in readable:
                 direction = fds[fd]
                 port = self.ports[direction]
@@ -134,10 +137,6 @@ class Bridge:
         return {"forward": fwd, "reverse": rev, "tx_errors": self.tx_errors, "icmp_sent": self.icmp_sent,
                 "socket_drops": self.socket_drops(),
                 "undelivered_at_stop": len(self._heap)}
-
-
-# How long before a frame is due the loop stops sleeping and spins.
-SPIN_NS = 200_000
 
 
 def _tight_timer_slack() -> None:
