@@ -311,7 +311,7 @@ def _run_score(fit: Fit, changes: dict[str, Any], target: Target) -> float | Non
     res = _bulk_run(fit, changes)
     if res is None:
         return None
-    stalls, lost = _sender_stalls(res)
+    stalls, lost = sender_stalls(res)
     return _score(sender_goodput(res), stalls, lost, target, res.retransmits,
                   run_acks(res) if target.acks is not None else None)
 
@@ -324,7 +324,7 @@ def _bulk_run(fit: Fit, changes: dict[str, Any]):
         return None
 
 
-def _sender_stalls(res) -> tuple[int, dict[str, int]]:
+def sender_stalls(res) -> tuple[int, dict[str, int]]:
     """The data sender's stalls in a run (idle left out): how many, and the time lost per cause."""
     addr = data_addr(getattr(res, "config", None))
     mine = [s for s in res.stalls if s.direction.startswith(addr + ":") and s.cause.value != IDLE]
@@ -412,9 +412,6 @@ def _atm_ports(fit: Fit, rows: Any) -> list[dict[str, Any]]:
     return out
 
 
-# The group of refine's groups that tries a path mechanism (_path_mechanisms).
-PATH_GROUP = 1
-STACK_GROUP = 4
 # The ports a what-if on the switch runs on: up to ENSEMBLE_SIZE within ENSEMBLE_MARGIN of the
 # closest one's distance (the median of their predictions is the prediction).
 ENSEMBLE_MARGIN = 0.25
@@ -701,8 +698,10 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
     # model does, and a host chosen to make up for a pause not yet replayed would stay.
     # An ATM switch port before the framing and host: a slow host chosen to make up for timeouts
     # not yet modelled would stay; the port sets its own (AAL5) link, the host is then tried with it.
-    groups = (lambda: _pace(fit, chosen, read_step), lambda: _path_mechanisms(fit, rows), lambda: _writes(fit),
-              lambda: _framed(fit, rows, chosen), lambda: _stacks(fit), lambda: _candidates(fit, read_step, chosen))
+    named = (("pace", lambda: _pace(fit, chosen, read_step)), ("path", lambda: _path_mechanisms(fit, rows)),
+             ("writes", lambda: _writes(fit)), ("framing", lambda: _framed(fit, rows, chosen)),
+             ("stack", lambda: _stacks(fit)), ("buffers", lambda: _candidates(fit, read_step, chosen)))
+    names, groups = tuple(n for n, _ in named), tuple(g for _, g in named)
     passes = 0
     ports: list[tuple[float, int, dict[str, Any]]] = []
     nics: list[tuple[float, int, dict[str, Any]]] = []
@@ -723,7 +722,7 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
         runs = [{k: v for k, v in {**chosen, **cand}.items() if v is not None} for cand in group]
         # Stacks are told apart by their receivers' ACKs too (Target.acks).
         held = (replace(target, acks=trace_acks(rows, fit.dir, cut.value("bytes") if prefix is not None else None))
-                if step % len(groups) == STACK_GROUP and len(runs) > 1 else target)
+                if names[step % len(groups)] == "stack" and len(runs) > 1 else target)
         scores = [_run_score(cut, changes, held) for changes in runs]
         tried += len(runs)
         scored = [(round(score, 6), i, changes) for i, (score, changes) in enumerate(zip(scores, runs))
@@ -732,11 +731,11 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
             # Each group lists the first estimate first; it stays unless another run is clearly
             # closer (several stacks or buffers can give one goodput: the measured value decides).
             scored.sort(key=lambda x: (x[0], x[1]))
-            if step % len(groups) == PATH_GROUP:
+            if names[step % len(groups)] == "path":
                 ports = [x for x in scored if x[2].get("atm_switch")]
                 nics = [x for x in scored if x[2].get("jumbo_nic")]
             first = next((x for x in scored if x[1] == 0), None)
-            if step % len(groups) == STACK_GROUP:
+            if names[step % len(groups)] == "stack":
                 # Stacks about as close as the closest: the one the trace's own evidence named
                 # first (with its buffer where S did not show) stays.
                 first = min((x for x in scored if x[0] - scored[0][0] <= KEEP_FIRST_MARGIN), key=lambda x: x[1])
@@ -809,7 +808,7 @@ def _scored(fit: Fit, changes: dict[str, Any], target: Target) -> tuple[float, i
     res = _bulk_run(fit, changes)
     if res is None:
         return None
-    stalls, lost = _sender_stalls(res)
+    stalls, lost = sender_stalls(res)
     settled = (res.ground_truth.summary or {}).get("sndbuf")
     retrans = res.retransmits if target.retransmissions is not None else None
     return _score(sender_goodput(res), stalls, lost, target, retrans), settled

@@ -11,7 +11,6 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from .compare import IDLE
 from .fit import Fit
 
 
@@ -99,14 +98,18 @@ def _atm_policy(policy: str) -> Callable[[Fit], dict[str, Any] | None]:
         port = fit.value("atm_switch")
         if fit.kind != "bulk" or not port or port.get("policy") == policy:
             return None
-        out: dict[str, Any] = {"atm_switch": {**port, "policy": policy}}
-        ensemble = fit.value("_ensemble")
-        if ensemble and all("atm_switch" in alt for alt in ensemble):
-            # The ports that fit the trace about as well (calibrate.ENSEMBLE_MARGIN), each with the
-            # policy: the prediction is their median (quick_run).
-            out["ensemble"] = [{**alt, "atm_switch": {**alt["atm_switch"], "policy": policy}} for alt in ensemble]
-        return out
+        return _with_ensemble(fit, "atm_switch", lambda p: {**p, "policy": policy})
     return change
+
+
+def _with_ensemble(fit: Fit, name: str, change: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
+    """The fitted path mechanism `name` changed, and so each of the mechanisms that fit the trace
+    about as well (calibrate.ENSEMBLE_MARGIN): the prediction is their runs' median (quick_run)."""
+    out: dict[str, Any] = {name: change(fit.value(name))}
+    ensemble = fit.value("_ensemble")
+    if ensemble and all(name in alt for alt in ensemble):
+        out["ensemble"] = [{**alt, name: change(alt[name])} for alt in ensemble]
+    return out
 
 
 def _more_slots(fit: Fit) -> dict[str, Any] | None:
@@ -120,11 +123,7 @@ def _more_slots(fit: Fit) -> dict[str, Any] | None:
         segment, window = fit.value("_segment") or 1, fit.value("rcvbuf") or 0
         return {**n, "slots": max(4 * int(n["slots"]), -(-int(window) // int(segment)) + 1)}
 
-    out: dict[str, Any] = {"jumbo_nic": more(nic)}
-    ensemble = fit.value("_ensemble")
-    if ensemble and all("jumbo_nic" in alt for alt in ensemble):
-        out["ensemble"] = [{**alt, "jumbo_nic": more(alt["jumbo_nic"])} for alt in ensemble]
-    return out
+    return _with_ensemble(fit, "jumbo_nic", more)
 
 
 def _pmtu_icmp(fit: Fit) -> dict[str, Any] | None:
@@ -246,17 +245,13 @@ def quick_run(fit: Fit, changes: dict[str, Any]) -> QuickRun:
 def _quick_run(fit: Fit, changes: dict[str, Any]) -> QuickRun:
     from stallscope.simulate.run_bulk import run_bulk
 
-    from .calibrate import data_addr, run_goodput
+    from .calibrate import sender_stalls, run_goodput
 
     try:
         res = run_bulk(fit.bulk_config(**changes), impairments=fit.impairments(changes))
     except (ValueError, KeyError, RuntimeError) as e:
         return QuickRun(None, {}, f"{type(e).__name__}: {e}")
-    lost: dict[str, int] = {}
-    addr = data_addr(res.config)
-    for s in res.stalls:
-        if s.direction.startswith(addr + ":") and s.cause.value != IDLE:
-            lost[s.cause.value] = lost.get(s.cause.value, 0) + s.duration_ns
+    _, lost = sender_stalls(res)
     return QuickRun(run_goodput(res) * 1e6, lost)
 
 
