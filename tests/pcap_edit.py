@@ -142,10 +142,10 @@ def set_u16(data: bytes, off: int, value: int) -> bytes:
     return data[:off] + struct.pack("!H", value) + data[off + 2:]
 
 
-def sack_offsets(r: Record, t: Tcp) -> list[int]:
-    """Byte offsets of every SACK edge (32-bit) in the frame's TCP options."""
+def _options(r: Record, t: Tcp):
+    """(kind, byte offset of the option's data, its data length) of each TCP option in the frame."""
     d = r.data
-    i, end, out = t.tcp_off + 20, min(t.tcp_off + t.tcp_hdr_len, len(d)), []
+    i, end = t.tcp_off + 20, min(t.tcp_off + t.tcp_hdr_len, len(d))
     while i < end:
         kind = d[i]
         if kind == 0:
@@ -158,10 +158,13 @@ def sack_offsets(r: Record, t: Tcp) -> list[int]:
         length = d[i + 1]
         if length < 2:
             break
-        if kind == 5:
-            out += list(range(i + 2, i + length, 4))
+        yield kind, i + 2, length - 2
         i += length
-    return out
+
+
+def sack_offsets(r: Record, t: Tcp) -> list[int]:
+    """Byte offsets of every SACK edge (32-bit) in the frame's TCP options."""
+    return [o for kind, start, n in _options(r, t) if kind == 5 for o in range(start, start + n, 4)]
 
 
 # --- the bad inputs, each built from a good capture ---------------------------------------------
@@ -310,16 +313,9 @@ def superframes(cap: Capture, group: int = 8, max_gap_ns: int = 100_000) -> tupl
 
 def timestamps_of(r: Record, t: Tcp) -> tuple[int, int] | None:
     """(TSval, TSecr) of the frame's RFC 7323 timestamp option, or None."""
-    d, i, end = r.data, t.tcp_off + 20, min(t.tcp_off + t.tcp_hdr_len, len(r.data))
-    while i < end and d[i] != 0:
-        if d[i] == 1:
-            i += 1
-            continue
-        if d[i] == 8 and i + 10 <= end:
-            return struct.unpack("!II", d[i + 2:i + 10])
-        if i + 1 >= end or d[i + 1] < 2:
-            return None
-        i += d[i + 1]
+    for kind, start, n in _options(r, t):
+        if kind == 8 and n == 8 and start + 8 <= len(r.data):
+            return struct.unpack("!II", r.data[start:start + 8])
     return None
 
 
