@@ -176,9 +176,10 @@ pub fn new_state(variant: NagleVariant, mclbytes: i64, sml_idle_writes_only: boo
     }
 }
 
-/// Linux TCP_RTO_MIN and TCP_RTO_MAX (include/net/tcp.h), in ns: the Linux personality's.
-pub const LINUX_RTO_MIN_NS: i64 = crate::sim::tcp::personality::LINUX.rto_min_ns;
-pub const LINUX_RTO_MAX_NS: i64 = crate::sim::tcp::personality::LINUX.rto_max_ns;
+/// Linux TCP_RTO_MIN and TCP_RTO_MAX (include/net/tcp.h), in ns. The Linux personality holds the
+/// same values; it cannot be read here (personality uses this module: no import cycle).
+pub const LINUX_RTO_MIN_NS: i64 = 200_000_000;
+pub const LINUX_RTO_MAX_NS: i64 = 120_000_000_000;
 
 /// TCP_CORK's "200 ms ceiling" as Linux implements it: no cork timer, but the zero-window probe
 /// timer (ICSK_TIME_PROBE0) that __tcp_push_pending_frames arms through tcp_check_probe_timer
