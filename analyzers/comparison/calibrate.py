@@ -115,11 +115,22 @@ def _writes(fit: Fit) -> list[dict[str, Any]]:
     for stalls the trace never had (a Tru64 sender of 4 KB writes has none; with 64 KB writes the
     same run stalls 13 times). The first estimate first."""
     write = fit.value("write")
-    source = fit.values["write"].source if "write" in fit.values else ""
-    replay = bool((fit.value("impairments") or {}).get("drop_segments"))
-    if replay or fit.value("think_ns") or fit.value("reply") or "64 KB writes" not in source:
+    if not write_unseen(fit) or "64 KB writes" not in fit.values["write"].source:
         return [{}]
     return [{}, *({"write": w} for w in COMMON_WRITES if w != write)]
+
+
+def write_unseen(fit: Fit) -> bool:
+    """Whether the segments left the write size unseen: all full (the writes ran together), or
+    estimated from the PSH flags, which a BSD stack sets where its send buffer ran empty, not where
+    a write ended (tcp_output: the segment reaches the end of the buffered data), so a writer
+    blocked on a full buffer shows them where the wire caught up with its copies. A replay, a
+    writer's pause or the messages of an exchange measure it."""
+    source = fit.values["write"].source if "write" in fit.values else ""
+    replay = bool((fit.value("impairments") or {}).get("drop_segments"))
+    if replay or fit.value("think_ns") or fit.value("reply"):
+        return False
+    return "64 KB writes" in source or "PSH-marked" in source
 
 
 def _pow2(n: int) -> int:
@@ -195,6 +206,39 @@ def _framed(fit: Fit, rows: Any, chosen: dict[str, Any] | None = None) -> list[d
     # near 21 Mbit/s), and pace the ACKs the rate was measured from.
     first = fit.value("cost") or HOST_MODELS[0]
     return [_hosted(cand, cost) for cost in (first, *(c for c in HOST_MODELS if c != first)) for cand in links]
+
+
+def read_unseen(fit: Fit) -> bool:
+    """Whether the reads did not show: the fit's read is the receive buffer (the reader takes what
+    is there), and the window's edge showed no reader's pace (the pace group tries a slow reader's
+    reads with its pace)."""
+    source = fit.values["read"].source if "read" in fit.values else ""
+    return "reader takes what is there" in source and not fit.value("_read_rate")
+
+
+def _joint(fit: Fit, rows: Any, chosen: dict[str, Any], read_step: int | None, score: float) -> list[dict[str, Any]]:
+    """Where the groups, one after the other, end far off the trace (above SECOND_PASS_SCORE) and
+    the segments showed neither the write nor the read: each link and host with each write and
+    read together. A host's copies decide where the wire catches up with the writer and when a
+    read opens the window, so the host, the write and the read make a deadlock together, and
+    chosen one at a time each is chosen under the others' wrong first estimates (a Sun IPX host
+    reading the whole 52 KB buffer at once deadlocks a Moldeklev run its 8 KB reads leave clean;
+    a free host at 100 Mbit/s then wins, five times the trace's goodput)."""
+    if score <= SECOND_PASS_SCORE or (chosen or {}).get("atm_switch") or not read_unseen(fit):
+        return [{}]
+    writes = [None, *COMMON_WRITES] if write_unseen(fit) else [None]
+    reads = [None, *dict.fromkeys(x for x in (read_step, 4096, 8192, 16384) if x)]
+    out = [{}]
+    for link in _framed(fit, rows, chosen):
+        for w in writes:
+            for rd in reads:
+                cand = dict(link)
+                if w is not None:
+                    cand["write"] = w
+                if rd is not None:
+                    cand["read"] = rd
+                out.append(cand)
+    return out
 
 
 def _hosted(cand: dict[str, Any], cost: str) -> dict[str, Any]:
@@ -700,9 +744,11 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
     # not yet modelled would stay; the port sets its own (AAL5) link, the host is then tried with it.
     named = (("pace", lambda: _pace(fit, chosen, read_step)), ("path", lambda: _path_mechanisms(fit, rows)),
              ("writes", lambda: _writes(fit)), ("framing", lambda: _framed(fit, rows, chosen)),
-             ("stack", lambda: _stacks(fit)), ("buffers", lambda: _candidates(fit, read_step, chosen)))
+             ("stack", lambda: _stacks(fit)), ("buffers", lambda: _candidates(fit, read_step, chosen)),
+             ("joint", lambda: _joint(fit, rows, chosen, read_step, best_score)))
     names, groups = tuple(n for n, _ in named), tuple(g for _, g in named)
     passes = 0
+    joint_ran = False
     ports: list[tuple[float, int, dict[str, Any]]] = []
     nics: list[tuple[float, int, dict[str, Any]]] = []
     for step, make in enumerate(groups * PASSES):
@@ -723,6 +769,8 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
         # Stacks are told apart by their receivers' ACKs too (Target.acks).
         held = (replace(target, acks=trace_acks(rows, fit.dir, cut.value("bytes") if prefix is not None else None))
                 if names[step % len(groups)] == "stack" and len(runs) > 1 else target)
+        if names[step % len(groups)] == "joint" and len(runs) > 2:
+            joint_ran = True
         scores = [_run_score(cut, changes, held) for changes in runs]
         tried += len(runs)
         scored = [(round(score, 6), i, changes) for i, (score, changes) in enumerate(zip(scores, runs))
@@ -753,7 +801,9 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
                 if fit.value("_jumbo_path")
                 else "")
     why = (f"chosen by simulation ({runs_how}: the applications' pace{port_how}, then the link's framing and host, "
-           f"then the stack among those with the same SYN options, then write x read x send buffer): the run "
+           f"then the stack among those with the same SYN options, then write x read x send buffer"
+           + (", then, far off with the reads unseen, link x host x write x read together" if joint_ran else "")
+           + "): the run "
            f"closest to the trace's goodput, stall count and time lost per cause"
            + (" and its retransmissions" if target.retransmissions is not None else "")
            + f"{over} (distance {best_score:.3f})")

@@ -75,6 +75,10 @@ def validate_trace(pcap: str) -> dict[str, Any]:
         "delack_ok": _within(fit.value("receiver_delack_ns"), DELACK_NS.get(true_recv), TOLERANCE) if timer else None,
         "delack_measured_ok": _within(timer, DELACK_NS.get(true_recv), TOLERANCE),
         **_sndbuf_claim(fit, summary.get("sndbuf"), cmp.goodput_model_bps),
+        # What the calibration chose beside them (for reading a miss).
+        **{f"fit_{k}": fit.value(k) for k in ("link", "cost", "rate_bps", "write", "read", "nagle", "variant",
+                                               "receiver_nagle", "think_ns", "read_rate_bps")},
+        "write_source": (fit.values.get("write") or Fitted(None, "")).source[:200],
         "goodput_trace_bps": cmp.goodput_trace_bps, "goodput_model_bps": cmp.goodput_model_bps,
         "goodput_ratio": cmp.goodput_ratio,
         "goodput_ok": None if cmp.goodput_ratio is None else abs(cmp.goodput_ratio - 1) <= GOODPUT_TOLERANCE,
