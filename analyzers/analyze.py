@@ -138,6 +138,7 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
                                  else f"no TCP stream {stream} in the capture"))
         return result
     result.endpoints = packets.group_by(["stream", "dir"]).agg(pl.col(c).first() for c in ENDPOINT_COLUMNS)
+    id_counters = inference.id_counters(packets, result.endpoints)
     packets, file_notes, conn_notes = artifacts.clean(packets.drop(ENDPOINT_COLUMNS, strict=False))
     result.notes.extend(file_notes)
     state = sender_state(packets)
@@ -147,6 +148,10 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
     # Nagle's evidence is read as the tap saw it (at the sender that is exact, elsewhere it can only
     # err towards "on"); flights are read as the sender knew them.
     profiles = inference.direction_profiles(state)
+    for key, kind in id_counters.items():
+        if key in profiles:
+            prof = profiles[key]
+            prof["_ip_ids_count"] = kind == "own" and prof["_ip_ids_count_own"]
     raw_state = state
     state = vantage.sender_view(state, timings)
     result.core_state = state

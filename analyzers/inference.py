@@ -31,10 +31,15 @@ MSS_EVIDENCE_SEGMENTS = 20
 WRITE_SIZED_SHARE = 0.5
 
 
-# Share of a direction's consecutive packets whose IPv4 id is the one before plus one, above which
-# its ids count per connection (a host-wide counter also counts other flows' packets; random ids
-# never do).
+# A direction's IPv4 ids count per connection when most consecutive packets step by one and nearly
+# all step forward by a little (random ids step anywhere, a DF sender's zero ids not at all). Fewer
+# steps of one can be packets lost before the tap (a shaping queue on the sender drops half of a
+# slow start) or a host-wide counter's other flows: the lower share is trusted only where the
+# host's other captured connections show counters of their own (shared_id_counters).
 IP_ID_COUNTING_SHARE = 0.8
+IP_ID_COUNTING_SHARE_OWN = 0.25
+IP_ID_FORWARD_SHARE = 0.95
+IP_ID_FORWARD_MAX = 256
 # RFC 1122 4.2.2.6: with no MSS option a host may send 536-byte segments, so every MSS is at least
 # this unless a SYN said otherwise.
 DEFAULT_MSS = 536
@@ -133,6 +138,7 @@ def direction_profiles(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, A
         timestamps=pl.col("opt_ts_val").is_not_null().any(),
         ip_ids_vary=pl.col("ip_id").n_unique() > 1,
         ip_id_step_one=((pl.col("ip_id").cast(pl.Int32).diff() % 65536) == 1).mean(),
+        ip_id_forward=((pl.col("ip_id").cast(pl.Int32).diff() + 65536) % 65536).is_between(1, IP_ID_FORWARD_MAX).mean(),
         ttl_max=pl.lit(None, pl.Int64),
         max_window=pl.col("win_scaled").max(),
         psh_segments=(pl.col("flag_psh") & (pl.col("payload_len") > 0)).sum(),
@@ -170,6 +176,42 @@ _FLIGHT = {
         pl.col("new_data") & (pl.col("usable_window") >= _MAX_SEGMENT)).max(),
     "flight_max": pl.col("in_flight").filter(pl.col("new_data")).max(),
 }
+
+
+# Where consecutive packets of one address switch connection: an id this far ahead or less is one
+# counter numbering both; a host whose switches land near that often shares one, a host whose
+# switches almost never do keeps a counter per connection (each starts at a random value).
+SHARED_COUNTER_STEP = 8
+SHARED_COUNTER_SHARE = 0.5
+OWN_COUNTER_SHARE = 0.1
+SHARED_COUNTER_MIN_SWITCHES = 4
+ID_COUNTER_SAMPLE = 200_000
+
+
+def id_counters(packets: pl.DataFrame, endpoints: pl.DataFrame) -> dict[tuple[int, int], str]:
+    """Per (stream, dir) of a source address with more than one captured connection: "shared"
+    when the host numbers all its packets with one counter (a skipped id is then another flow's
+    packet, not one lost before the tap), "own" when each connection has its own, as Linux's do."""
+    addrs = endpoints.group_by("src_addr").agg(pl.len().alias("n")).filter(pl.col("n") > 1)["src_addr"]
+    if addrs.len() == 0:
+        return {}
+    # The capture's first packets are enough to tell (and a full pass costs ~0.1 s per 2 M packets).
+    m = packets.select("src_addr", "stream", "ip_id").filter(
+        pl.col("src_addr").is_in(addrs.implode()) & pl.col("ip_id").is_not_null()).head(ID_COUNTER_SAMPLE)
+    switches = m.with_columns(
+        prev_stream=pl.col("stream").shift(1).over("src_addr"),
+        step=((pl.col("ip_id").cast(pl.Int32) - pl.col("ip_id").shift(1).over("src_addr").cast(pl.Int32) + 65536)
+              % 65536),
+    ).filter(pl.col("prev_stream").is_not_null() & (pl.col("stream") != pl.col("prev_stream")))
+    verdicts = switches.group_by("src_addr").agg(
+        n=pl.len(), near=pl.col("step").is_between(1, SHARED_COUNTER_STEP).mean()).filter(
+        pl.col("n") >= SHARED_COUNTER_MIN_SWITCHES).with_columns(
+        kind=pl.when(pl.col("near") >= SHARED_COUNTER_SHARE).then(pl.lit("shared"))
+        .when(pl.col("near") <= OWN_COUNTER_SHARE).then(pl.lit("own")).otherwise(None)).drop_nulls("kind")
+    if verdicts.height == 0:
+        return {}
+    rows = endpoints.join(verdicts.select("src_addr", "kind"), on="src_addr").select("stream", "dir", "kind").iter_rows()
+    return {(int(st), int(d)): k for st, d, k in rows}
 
 
 def flight_fields(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, Any]]:
@@ -225,7 +267,11 @@ def _profile(r: dict[str, Any], peer: dict[str, Any]) -> dict[str, Any]:
         "_peer_dupacks_visible": bool(peer.get("ip_ids_vary")) or not peer.get("timestamps", False),
         # The direction's IPv4 ids count up by one per packet (a per-connection counter, Linux's for
         # DF packets), so a skipped id is a packet sent and not seen here. (Private.)
-        "_ip_ids_count": (r["ip_id_step_one"] or 0) >= IP_ID_COUNTING_SHARE,
+        "_ip_ids_count": ((r["ip_id_step_one"] or 0) >= IP_ID_COUNTING_SHARE
+                          and (r["ip_id_forward"] or 0) >= IP_ID_FORWARD_SHARE),
+        # The same with the lower share, for a host whose counters are its connections' own. (Private.)
+        "_ip_ids_count_own": ((r["ip_id_step_one"] or 0) >= IP_ID_COUNTING_SHARE_OWN
+                              and (r["ip_id_forward"] or 0) >= IP_ID_FORWARD_SHARE),
     }
     return p
 
