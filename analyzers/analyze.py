@@ -151,7 +151,11 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
     for key, kind in id_counters.items():
         if key in profiles:
             prof = profiles[key]
-            prof["_ip_ids_count"] = kind == "own" and prof["_ip_ids_count_own"]
+            prof["_ip_ids_count"] = kind == "own" and prof["_ip_ids_count_own"] and not prof["_no_pure_acks"]
+    if any(n.kind == "data_only" for n in file_notes):
+        # A filter kept only packets with payload: every id skip may be a packet it dropped.
+        for prof in profiles.values():
+            prof["_ip_ids_count"] = False
     raw_state = state
     state = vantage.sender_view(state, timings)
     result.core_state = state

@@ -21,6 +21,9 @@ from stallscope.analyzers.findings import Note
 from stallscope.analyzers.sender_state import by_stream_time, sender_state
 from stallscope.packets.decoder import frame_from_columns
 
+# Packets above which a capture with no TCP packet free of payload is read as filtered to data.
+DATA_ONLY_MIN_PACKETS = 20
+
 # Two copies of one frame: same direction, sequence, ACK, IP id, TCP timestamp, length, flags,
 # window and SACK blocks this close in time (native/src/analysis/duplicates.rs).
 DUPLICATE_WINDOW_NS = 1_000_000
@@ -75,6 +78,10 @@ def clean(packets: pl.DataFrame) -> tuple[pl.DataFrame, list[Note], dict[int, li
         file_notes.append(Note("payload_truncated", f"{cut.height} packets had their payload cut by the snaplen; "
                                "lengths come from the IP header, so the analysis is unaffected", cut.height,
                                _examples(cut)))
+    if cleaned.height >= DATA_ONLY_MIN_PACKETS and not (cleaned["payload_len"] == 0).any():
+        file_notes.append(Note("data_only", f"none of the {cleaned.height} TCP packets is without payload (no SYN, "
+                               "FIN or pure ACK): the capture was filtered to data; ACK timing cannot be read, and "
+                               "IPv4 ids skipped for the dropped ACKs are not read as losses", cleaned.height))
     for s, note in _window_scale_notes(cleaned).items():
         conn_notes.setdefault(s, []).append(note)
     for s, notes in _wrap_notes(cleaned).items():

@@ -40,6 +40,8 @@ IP_ID_COUNTING_SHARE = 0.8
 IP_ID_COUNTING_SHARE_OWN = 0.25
 IP_ID_FORWARD_SHARE = 0.95
 IP_ID_FORWARD_MAX = 256
+# Data segments from the peer after which a direction with no pure ACK at all is read as filtered.
+ACKS_EXPECTED_AFTER = 2
 # RFC 1122 4.2.2.6: with no MSS option a host may send 536-byte segments, so every MSS is at least
 # this unless a SYN said otherwise.
 DEFAULT_MSS = 536
@@ -138,6 +140,8 @@ def direction_profiles(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, A
         timestamps=pl.col("opt_ts_val").is_not_null().any(),
         ip_ids_vary=pl.col("ip_id").n_unique() > 1,
         ip_id_step_one=((pl.col("ip_id").cast(pl.Int32).diff() % 65536) == 1).mean(),
+        pure_acks=((pl.col("payload_len") == 0) & ~pl.col("flag_syn") & ~pl.col("flag_fin")
+                   & ~pl.col("flag_rst")).sum(),
         ip_id_forward=((pl.col("ip_id").cast(pl.Int32).diff() + 65536) % 65536).is_between(1, IP_ID_FORWARD_MAX).mean(),
         ttl_max=pl.lit(None, pl.Int64),
         max_window=pl.col("win_scaled").max(),
@@ -268,10 +272,14 @@ def _profile(r: dict[str, Any], peer: dict[str, Any]) -> dict[str, Any]:
         # The direction's IPv4 ids count up by one per packet (a per-connection counter, Linux's for
         # DF packets), so a skipped id is a packet sent and not seen here. (Private.)
         "_ip_ids_count": ((r["ip_id_step_one"] or 0) >= IP_ID_COUNTING_SHARE
-                          and (r["ip_id_forward"] or 0) >= IP_ID_FORWARD_SHARE),
+                          and (r["ip_id_forward"] or 0) >= IP_ID_FORWARD_SHARE
+                          and not (r["pure_acks"] == 0 and (peer.get("data_packets") or 0) >= ACKS_EXPECTED_AFTER)),
         # The same with the lower share, for a host whose counters are its connections' own. (Private.)
         "_ip_ids_count_own": ((r["ip_id_step_one"] or 0) >= IP_ID_COUNTING_SHARE_OWN
                               and (r["ip_id_forward"] or 0) >= IP_ID_FORWARD_SHARE),
+        # Not one pure ACK for the peer's data segments: a capture filter kept only packets with
+        # payload (or every ACK rode on data). Its ids then skip for the ACKs the filter dropped.
+        "_no_pure_acks": r["pure_acks"] == 0 and (peer.get("data_packets") or 0) >= ACKS_EXPECTED_AFTER,
     }
     return p
 
