@@ -167,7 +167,8 @@ def _window_scale_notes(packets: pl.DataFrame) -> dict[int, Note]:
     """Connections whose windows are raw field values because the SYNs that carry the scale were not
     both seen: the window rules stay silent there rather than read a scaled window as tiny, but for
     a zero window, which is zero at every scale."""
-    unknown = packets.filter(~pl.col("flag_syn") & ~pl.col("wscale_known"))
+    # (A reset's window means nothing: a refused SYN's RST does not make the connection's windows unknown.)
+    unknown = packets.filter(~pl.col("flag_syn") & ~pl.col("flag_rst") & ~pl.col("wscale_known"))
     out = {}
     for s, g in unknown.group_by("stream", maintain_order=True):
         out[int(s[0])] = Note(
@@ -187,7 +188,10 @@ def _wrap_notes(packets: pl.DataFrame) -> dict[int, list[Note]]:
     # wraps when its ISN plus its highest sequence end passes 2^32 (rows are read only then).
     isn = (pl.col(SEQ_RAW).cast(pl.Int64) - pl.col("seq_rel")) % _WRAP
     end = pl.col("seq_rel") + pl.col("payload_len").cast(pl.Int64)
-    cols = packets.select("stream", "dir", "ts_ns", "frame", SEQ_RAW, "seq_rel", "payload_len")
+    # A reset answering a SYN carries sequence number 0 (RFC 9293 3.10.7.1), read as one past an
+    # ISN of 2^32 - 1: not a wrap.
+    cols = packets.filter(~pl.col("flag_rst")).select("stream", "dir", "ts_ns", "frame", SEQ_RAW, "seq_rel",
+                                                      "payload_len")
     tops = cols.group_by(["stream", "dir"]).agg(isn.first().alias("_isn"), end.max().alias("_top")).filter(
         pl.col("_isn") + pl.col("_top") >= _WRAP)
     if tops.height == 0:

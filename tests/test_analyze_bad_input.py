@@ -400,3 +400,33 @@ def test_no_artifact_gives_any_fixture_a_cause_it_does_not_have(capture_name: st
     f = analyze(ARTIFACTS[artifact](pe.read(path)), tmp_path / capture_name)
     extra = causes(f) - causes(base) - HARMLESS
     assert not extra, f"{capture_name} with {artifact}: {sorted(extra)}"
+
+
+# --- a refused connection ----------------------------------------------------------------------------
+
+
+def test_a_refused_connection_gets_no_wrap_nor_window_note(tmp_path: Path) -> None:
+    """A SYN answered by a reset (real Linux with no listener: RST/ACK, sequence number 0, window 0).
+    The reset's 0 is one past an ISN of 2^32 - 1 by the relative numbering, and its window has no
+    scale to know: neither is worth a note on a connection that never opened."""
+    import dpkt
+
+    def frame(src: str, dst: str, sport: int, dport: int, seq: int, ack: int, flags: int, opts: bytes = b"") -> bytes:
+        tcp = dpkt.tcp.TCP(sport=sport, dport=dport, seq=seq, ack=ack, flags=flags, win=0 if flags & dpkt.tcp.TH_RST
+                           else 64240, opts=opts)
+        tcp.off = (20 + len(opts)) // 4
+        ip = dpkt.ip.IP(src=bytes(map(int, src.split("."))), dst=bytes(map(int, dst.split("."))), p=6, data=tcp,
+                        ttl=64, id=1)
+        ip.len = 20 + len(bytes(tcp))
+        return bytes(dpkt.ethernet.Ethernet(src=b"\x02" * 6, dst=b"\x04" * 6, data=ip))
+
+    path = tmp_path / "refused.pcap"
+    with path.open("wb") as f:
+        w = dpkt.pcap.Writer(f)
+        w.writepkt(frame("10.7.2.1", "10.7.1.1", 45084, 5401, 0x8F1E0A11, 0, dpkt.tcp.TH_SYN,
+                         b"\x02\x04\x05\xb4\x01\x03\x03\x0a"), ts=1.0)
+        w.writepkt(frame("10.7.1.1", "10.7.2.1", 5401, 45084, 0, 0x8F1E0A12, dpkt.tcp.TH_RST | dpkt.tcp.TH_ACK), ts=1.0001)
+    f_ = analyze_one(path)
+    assert len(f_.connections) == 1
+    assert [n.kind for n in f_.connections[0].notes] == []
+    assert not f_.connections[0].stalls
