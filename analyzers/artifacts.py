@@ -196,12 +196,17 @@ def _wrap_notes(packets: pl.DataFrame) -> dict[int, list[Note]]:
         pl.col("_isn") + pl.col("_top") >= _WRAP)
     if tops.height == 0:
         return {}
-    wrapped = cols.filter((isn + end) >= _WRAP).sort(["stream", "ts_ns", "frame"])
+    # Per wrapping direction: how many packets are past the wrap, and the first few in time order
+    # (a bounded pick per group: sorting every wrapped row cost a quarter second on 2 M packets).
+    wrapped = cols.filter((isn + end) >= _WRAP).group_by(["stream", "dir"]).agg(
+        pl.len().alias("n"), pl.struct("ts_ns", "frame").bottom_k_by(["ts_ns", "frame"], 5).alias("first"),
+        pl.col("ts_ns").min().alias("t0")).sort(["stream", "t0", "dir"])
     out: dict[int, list[Note]] = {}
-    for (s, d), g in wrapped.group_by(["stream", "dir"], maintain_order=True):
+    for s, d, n, first, _ in wrapped.iter_rows():
+        first = [r["frame"] for r in sorted(first, key=lambda r: (r["ts_ns"], r["frame"]))]
         out.setdefault(int(s), []).append(Note(
             "sequence_wrap", f"direction {int(d)}'s sequence numbers wrap past 2^32 on the wire (from frame "
-            f"{int(g['frame'][0])}); the analysis uses unwrapped relative numbers", g.height, _examples(g)))
+            f"{int(first[0])}); the analysis uses unwrapped relative numbers", int(n), tuple(int(f) for f in first)))
     return out
 
 
