@@ -35,7 +35,7 @@ def rows(tmp_path_factory):
 
 def test_the_fit_on_simulated_traces_holds_the_subsets_shares(rows):
     """The shares this subset reaches (2026-11-27; the full corpus's are in docs/comparison.md):
-    personality 19 of 20, MSS 20, R 20, the delayed-ACK timer 9 of 9, goodput within 5 % 18; S:
+    personality 19 of 20, MSS 20, R 20, the delayed-ACK timer 9 of 9, goodput within 5 % 20; S:
     every value the fit claims within 10 % (3), and where it claims only an interval or a floor
     (17), the true S in it and the fitted run with the true S within 5 % of the refitted one (17)."""
     assert not [r for r in rows if r.get("error")], [r for r in rows if r.get("error")]
@@ -45,7 +45,7 @@ def test_the_fit_on_simulated_traces_holds_the_subsets_shares(rows):
     assert share["mss_ok"] == 1.0, s["mss_ok"]
     assert share["rcvbuf_ok"] == 1.0, s["rcvbuf_ok"]
     assert share["delack_ok"] == 1.0, s["delack_ok"]
-    assert share["goodput_ok"] >= 0.9, s["goodput_ok"]
+    assert share["goodput_ok"] >= 0.95, s["goodput_ok"]
     # S: a claimed value is within 10 % every time; claims and intervals both occur here.
     assert s["sndbuf_value_ok"]["checked"] >= 2 and share["sndbuf_value_ok"] == 1.0, s["sndbuf_value_ok"]
     assert s["sndbuf_interval_ok"]["checked"] >= 10 and share["sndbuf_interval_ok"] >= 0.94, s["sndbuf_interval_ok"]
@@ -73,6 +73,22 @@ def test_the_mechanisms_behind_the_shares(rows):
     # to the next, where the wire is quiet 10 ms of it (tried as the pause, or with the drain: 1.17).
     pauser = by["idle-linux20-think30ms"]
     assert pauser["goodput_ok"], pauser["goodput_ratio"]
+
+
+def test_the_peers_tick_phase_is_fitted_as_the_seed(rows):
+    """A BSD receiver acknowledges held data on a free-running 200 ms clock whose phase the
+    simulator draws from the seed: a short Nagle trace's one window-update deadlock lasts until
+    that tick. The fit reads the tick from the ACK that ended the stall and takes the seed whose
+    receiver tick falls there (the simulator's draws are Python's MT19937: fit._receiver_phases)."""
+    from stallscope.analyzers.comparison.fit import _receiver_phases
+
+    phases = _receiver_phases()
+    by = {r["trace"].removesuffix(".pcap"): r for r in rows}
+    for name in ("nagle-tru64-fddi-OFF", "nagle-bsd44-fddi-MINSHALL"):
+        r = by[name]
+        fitted, true = phases[r["fit_seed"] - 1], phases[r["true_seed"] - 1]
+        assert abs(fitted - true) < 200_000, (name, fitted, true)
+        assert r["goodput_ok"], (name, r["goodput_ratio"])
 
 
 def test_every_fitted_s_says_what_the_trace_told_of_it(rows):

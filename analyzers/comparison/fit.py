@@ -14,6 +14,7 @@ timer, MSS rounding, the write pattern), since a personality is a bundle of such
 
 from __future__ import annotations
 
+import functools
 import statistics
 from dataclasses import dataclass, field
 from collections.abc import Callable
@@ -158,6 +159,7 @@ def fit_connection(conn: ConnectionAnalysis, rows: pl.DataFrame | None, *, seed:
                     values["_jumbo_path"] = Fitted(why, why)
         _fit_pace(conn, d, rows, values)
         _sndbuf_floor(d, values)
+        _fit_tick_phase(d, conn, rows, values)
     elif messages:
         # The sender writes a message and the peer answers each (Salamon's benchmark): a bulk run
         # whose writes are the messages and whose receiver replies.
@@ -165,6 +167,7 @@ def fit_connection(conn: ConnectionAnalysis, rows: pl.DataFrame | None, *, seed:
         _fit_bulk(d, values)
         _fit_messages(d, rows, values)
         _sndbuf_floor(d, values)
+        _fit_tick_phase(d, conn, rows, values)
     elif answers:
         # The peer writes messages larger than a request and the sender answers each with more
         # bytes (Salamon's benchmark seen from the answering side): the same bulk run, its sender
@@ -174,6 +177,90 @@ def fit_connection(conn: ConnectionAnalysis, rows: pl.DataFrame | None, *, seed:
     else:
         _fit_request_response(d, rows, values, warnings)
     return Fit(conn.stream, d.dir, kind, values, warnings)
+
+
+# The BSD receivers acknowledge held data on a free-running 200 ms clock (tcp_fasttimo), whose
+# phase the simulator draws from the run's seed, with each host's ISS (native/src/sim/world.rs
+# Draws: MT19937 seeded as Python's random.Random, native/src/sim/rng.rs): sender's phase, sender's
+# ISS, receiver's phase, each phase below a second, on a grid from the connection's start (t = 0).
+TICK_STACKS = ("sunos41", "bsd44", "tru64")
+BSD_DELACK_TICK_NS = 200_000_000
+DRAW_PHASE_RANGE = 1_000_000_000
+# A stall the peer's ACK ended, held at least this long after the newest segment it covered (less
+# the round trip the tap adds): the analyzer's stall threshold, longer than a slow host's copies
+# (a Sun IPX receiver's ACKs wait 3-7 ms behind its reads) and than an ACK of two segments.
+HELD_ACK_NS = 10_000_000
+# Stalls the peer's ACK ends (not a timeout's resend).
+RELEASED_BY_ACK = ("window_update_deadlock", "nagle_delayed_ack", "receiver_window_limited", "sender_sws",
+                   "send_buffer_limited")
+# Seeds searched for the receiver's phase: their phases lie about 50 us apart.
+TICK_SEEDS = 4096
+
+
+@functools.lru_cache(maxsize=1)
+def _receiver_phases() -> tuple[int, ...]:
+    """The receiver's delayed-ACK tick phase (mod 200 ms) each seed 1..TICK_SEEDS draws."""
+    import random
+
+    out = []
+    for seed in range(1, TICK_SEEDS + 1):
+        rng = random.Random(seed)
+        rng.randrange(DRAW_PHASE_RANGE)
+        rng.randrange(1 << 32)
+        out.append(rng.randrange(DRAW_PHASE_RANGE) % BSD_DELACK_TICK_NS)
+    return tuple(out)
+
+
+def _fit_tick_phase(d: DirectionAnalysis, conn: ConnectionAnalysis, rows: pl.DataFrame | None,
+                    values: dict[str, Fitted]) -> None:
+    """The peer's delayed-ACK clock's phase, where the receiver may run a BSD stack (a 200 ms tick)
+    and the sender stalled until an ACK the peer held (at least HELD_ACK_NS): that ACK left on the
+    tick (the first such stall's; or the phase the analyzer learned from several held ACKs),
+    counted from the connection's start; the fit takes the seed whose receiver tick falls there. A
+    short transfer's one window-update deadlock lasts until that tick: its length, and so the
+    goodput, is the phase (a Nagle trace of 256 KB over FDDI held 87 ms where seed 1's tick held
+    127). Not where the peer's delays lock to Linux 2.0's 10 ms jiffies."""
+    pers = values["personality"].value
+    recv = values["receiver_personality"].value if "receiver_personality" in values else pers
+    if rows is None or pers not in TICK_STACKS + ("linux20",) or recv not in TICK_STACKS + ("linux20",):
+        return
+    tick = d.profile.get("_peer_tick") or {}
+    if tick and tick.get("period_ns") != BSD_DELACK_TICK_NS:
+        return
+    vantage = (conn.vantage.get(str(d.dir)) or {}).get("vantage")
+    path = values["_path"].value if "_path" in values else {}
+    # At the sender's tap an ACK's delay holds the round trip; at a middle tap about half of it.
+    trip = int(path.get("rtt") or 0) * (1 if vantage == "sender" else 0 if vantage == "receiver" else 0.5)
+    syn = rows.filter(pl.col("flag_syn")).sort("ts_ns")
+    released = sorted((s for s in conn.stalls if s.dir == d.dir and s.cause in RELEASED_BY_ACK
+                       and isinstance(s.evidence, dict)
+                       and (s.evidence.get("releasing_ack_delay_ns") or 0) - trip >= HELD_ACK_NS),
+                      key=lambda s: s.end_ns)
+    if syn.is_empty() or not released:
+        return
+    t0 = int(syn["ts_ns"][0])
+    if tick.get("period_ns") == BSD_DELACK_TICK_NS:
+        at, how = int(tick["phase_ns"]), (f"the phase the analyzer learned from {tick.get('acks_on_phase')} of the "
+                                          f"peer's {tick.get('acks_held')} held ACKs")
+    else:
+        s = released[0]
+        at, how = int(s.end_ns), (f"the ACK that ended the first {s.cause} stall, held "
+                                  f"{s.evidence['releasing_ack_delay_ns'] / 1e6:.1f} ms after the newest segment it "
+                                  "covered")
+    # The release as the receiver sent it, from the sender's SYN as it left (the run's t = 0).
+    delay = int(values["delay_ns"].value) if "delay_ns" in values else 0
+    shift = -delay if vantage == "sender" else delay if vantage == "receiver" else 0
+    phase = (at - t0 + shift) % BSD_DELACK_TICK_NS
+    phases = _receiver_phases()
+
+    def off(x: int) -> int:
+        e = abs(x - phase)
+        return min(e, BSD_DELACK_TICK_NS - e)
+
+    best = min(range(len(phases)), key=lambda i: off(phases[i]))
+    values["seed"] = Fitted(best + 1, f"the seed whose receiver's 200 ms delayed-ACK tick falls {phase / 1e6:.2f} ms "
+                            f"after the connection's start (within {off(phases[best]) / 1e3:.0f} us), as the trace "
+                            f"showed it: {how} (the simulator draws each host's tick phase from the seed)")
 
 
 def _fit_route_mtu(conn: ConnectionAnalysis, d: DirectionAnalysis, values: dict[str, Fitted]) -> None:

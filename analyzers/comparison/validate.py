@@ -77,7 +77,8 @@ def validate_trace(pcap: str) -> dict[str, Any]:
         **_sndbuf_claim(fit, summary.get("sndbuf"), cmp.goodput_model_bps),
         # What the calibration chose beside them (for reading a miss).
         **{f"fit_{k}": fit.value(k) for k in ("link", "cost", "rate_bps", "write", "read", "nagle", "variant",
-                                               "receiver_nagle", "think_ns", "read_rate_bps")},
+                                               "receiver_nagle", "think_ns", "read_rate_bps", "seed")},
+        "true_seed": params.get("seed"),
         "write_source": (fit.values.get("write") or Fitted(None, "")).source[:200],
         "goodput_trace_bps": cmp.goodput_trace_bps, "goodput_model_bps": cmp.goodput_model_bps,
         "goodput_ratio": cmp.goodput_ratio,
