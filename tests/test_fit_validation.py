@@ -91,6 +91,20 @@ def test_the_peers_tick_phase_is_fitted_as_the_seed(rows):
         assert r["goodput_ok"], (name, r["goodput_ratio"])
 
 
+def test_the_nagle_rule_is_claimed_only_as_far_as_the_trace_tells_it(rows):
+    """Where the sender sent short segments, the fit says which of the simulator's Nagle variants
+    the trace leaves (nagle_range): the true one among them, and all of them where the write did
+    not show (under an assumed write a rule's runs tell nothing of the trace's)."""
+    from stallscope.analyzers.comparison.calibrate import NAGLE_VARIANTS
+
+    claims = [r for r in rows if r.get("nagle_variants") is not None]
+    assert len(claims) >= 10, len(claims)
+    missed = [r["trace"] for r in claims if not r["nagle_claim_ok"]]
+    assert len(missed) <= 1, missed
+    unseen = [r for r in claims if "PSH-marked" in r["write_source"] or "64 KB writes" in r["write_source"]]
+    assert unseen and all(set(r["nagle_variants"]) == set(NAGLE_VARIANTS) for r in unseen), unseen
+
+
 def test_every_fitted_s_says_what_the_trace_told_of_it(rows):
     """Each row's S carries its claim and its source: a value only where the buffers as close to
     the trace lie within 10 % of it; otherwise an interval or a floor no lower than the flight."""

@@ -75,10 +75,11 @@ def validate_trace(pcap: str) -> dict[str, Any]:
         "delack_ok": _within(fit.value("receiver_delack_ns"), DELACK_NS.get(true_recv), TOLERANCE) if timer else None,
         "delack_measured_ok": _within(timer, DELACK_NS.get(true_recv), TOLERANCE),
         **_sndbuf_claim(fit, summary.get("sndbuf"), cmp.goodput_model_bps),
+        **_nagle_claim(fit, params.get("nagle")),
         # What the calibration chose beside them (for reading a miss).
         **{f"fit_{k}": fit.value(k) for k in ("link", "cost", "rate_bps", "write", "read", "nagle", "variant",
                                                "receiver_nagle", "think_ns", "read_rate_bps", "seed")},
-        "true_seed": params.get("seed"),
+        "true_seed": params.get("seed"), "true_nagle": params.get("nagle"),
         "write_source": (fit.values.get("write") or Fitted(None, "")).source[:200],
         "goodput_trace_bps": cmp.goodput_trace_bps, "goodput_model_bps": cmp.goodput_model_bps,
         "goodput_ratio": cmp.goodput_ratio,
@@ -121,11 +122,25 @@ def _sndbuf_claim(fit: Any, true_s: int | None, model_bps: float | None) -> dict
     return out
 
 
+def _nagle_claim(fit: Any, true_nagle: str | None) -> dict[str, Any]:
+    """The fit's claim about the sender's Nagle rule checked: the true variant (the stack's own
+    when the run set none) among the variants the trace leaves (nagle_range)."""
+    rng = fit.value("nagle_range")
+    if not rng:
+        return {}
+    from .calibrate import own_nagle
+
+    true = true_nagle or own_nagle(fit.value("personality"))
+    return {"nagle_variants": rng["variants"], "nagle_claims_value": rng["claims_value"],
+            "nagle_distances": rng.get("distances"), "nagle_fitted": rng.get("fitted"), "nagle_true": true,
+            "nagle_claim_ok": true in rng["variants"]}
+
+
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"traces": len(rows), "errors": sum(1 for r in rows if r.get("error"))}
     for key in ("personality_ok", "mss_ok", "sndbuf_ok", "sndbuf_claims_value", "sndbuf_claim_ok",
                 "sndbuf_value_ok", "sndbuf_interval_ok", "rcvbuf_ok", "delack_ok", "delack_measured_ok", "goodput_ok",
-                "matches"):
+                "matches", "nagle_claims_value", "nagle_claim_ok"):
         vals = [r[key] for r in rows if r.get(key) is not None]
         out[key] = {"checked": len(vals), "within": sum(1 for v in vals if v),
                     "share": round(sum(1 for v in vals if v) / len(vals), 3) if vals else None}
