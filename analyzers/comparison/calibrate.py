@@ -947,17 +947,22 @@ SNDBUF_STEPS_UP = (1.1, 1.25, 1.5, 2, 3, 4, 8, 16, 64)
 SNDBUF_MARGIN = KEEP_FIRST_MARGIN
 # A fit claims S when the buffers consistent with the trace all lie within this share of it.
 SNDBUF_CLAIM = 0.10
+# A buffer whose run's goodput is within this share of the fitted run's is taken into an interval or
+# floor even where the run is further off by its stalls: S there did not change the goodput.
+SNDBUF_SAME_GOODPUT = 0.05
 
 
-def _scored(fit: Fit, changes: dict[str, Any], target: Target) -> tuple[float, int | None] | None:
-    """A run's distance from the trace and the send buffer its stack settled on (None: no run)."""
+def _scored(fit: Fit, changes: dict[str, Any], target: Target) -> tuple[float, int | None, float] | None:
+    """A run's distance from the trace, the send buffer its stack settled on and its goodput
+    (Mbit/s; None: no run)."""
     res = _bulk_run(fit, changes)
     if res is None:
         return None
     stalls, lost = sender_stalls(res)
     settled = (res.ground_truth.summary or {}).get("sndbuf")
     retrans = res.retransmits if target.retransmissions is not None else None
-    return _score(sender_goodput(res), stalls, lost, target, retrans), settled
+    goodput = sender_goodput(res)
+    return _score(goodput, stalls, lost, target, retrans), settled, goodput
 
 
 def sndbuf_range(fit: Fit, conn: ConnectionAnalysis, rows: Any, target: Target) -> Fitted | None:
@@ -992,7 +997,10 @@ def sndbuf_range(fit: Fit, conn: ConnectionAnalysis, rows: Any, target: Target) 
     # Every step is run, not only up to the first that is further off: a buffer's effect on Nagle
     # and window-update stalls is not monotonic (Moldeklev), so the claim is the hull of the buffers
     # as close as the fitted one.
-    close, far, runs, top = [settled0], [], 1, False
+    # A buffer whose run is further from the trace but carries the fitted run's goodput (within
+    # SNDBUF_SAME_GOODPUT: a stall more or less, or another stall's length) is not ruled out by it:
+    # an interval or floor takes it in (the claim is that S within it does not change the run).
+    close, far, same, runs, top, top_same = [settled0], [], [], 1, False, False
     for step in (*SNDBUF_STEPS_DOWN, *SNDBUF_STEPS_UP):
         asked = int(asked0 * step)
         if asked < 1024:
@@ -1004,14 +1012,26 @@ def sndbuf_range(fit: Fit, conn: ConnectionAnalysis, rows: Any, target: Target) 
             continue
         alike = got[0] <= base[0] + SNDBUF_MARGIN
         (close if alike else far).append(int(got[1]))
+        as_fast = bool(base[2]) and abs(got[2] / base[2] - 1) <= SNDBUF_SAME_GOODPUT
+        if not alike and as_fast:
+            same.append(int(got[1]))
         if step == SNDBUF_STEPS_UP[-1]:
-            top = alike
-    low, high = min(close), (None if top else max(close))
+            top, top_same = alike, alike or as_fast
+    claims = (not top and min(close) >= (1 - SNDBUF_CLAIM) * settled0
+              and max(close) <= (1 + SNDBUF_CLAIM) * settled0)
+    hull = close if claims else close + same
+    low, high = min(hull), (None if (top if claims else top_same) else max(hull))
+    tried_low = min(close + far)
+    if not claims and plateau and tried_low in hull and tried_low > plateau:
+        # The smallest buffer tried (a quarter of the request) is as close: no run ruled out one
+        # between it and the flight's plateau.
+        low = plateau
     below = max((x for x in far if x < low), default=None)
     above = min((x for x in far if high is not None and x > high), default=None)
-    claims = high is not None and low >= (1 - SNDBUF_CLAIM) * settled0 and high <= (1 + SNDBUF_CLAIM) * settled0
     tried = (f"{runs} runs of the fit with other send buffers, each held against the trace (the fitted one's "
-             f"distance {base[0]:.3f}; alike within {SNDBUF_MARGIN})")
+             f"distance {base[0]:.3f}; alike within {SNDBUF_MARGIN}"
+             + (f", or with the fitted run's goodput within {SNDBUF_SAME_GOODPUT:.0%}: {len(same)} more" if same and not claims
+                else "") + ")")
     if claims:
         how = (f"determined: {tried}; only buffers within {SNDBUF_CLAIM:.0%} of the fitted {settled0} are as close "
                f"(at {below if below else 'the flight plateau ' + str(plateau)} and {above} the runs are further off)")
