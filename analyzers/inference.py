@@ -18,9 +18,13 @@ import polars as pl
 # Profile fields that depend on the flight, and so on where the tap sits (vantage.sender_view).
 FLIGHT_FIELDS = ("send_buffer_estimate", "max_in_flight")
 # Nagle is called off only when enough short segments broke its rule (one can be a write that
-# raced an ACK at the tap).
+# raced an ACK at the tap). An interactive writer with Nagle off breaks it only when two writes
+# come within a round trip: an FTP server's "150" then "226" replies, 5 % of its short segments.
 NAGLE_OFF_MIN = 3
-NAGLE_OFF_SHARE = 0.1
+# The most frequent lengths of short segments sent behind unacknowledged short ones, kept where
+# NAGLE_OFF_MIN or more went so.
+NAGLE_FREE_LENGTHS = 64
+NAGLE_OFF_SHARE = 0.02
 
 
 # 4.4BSD and FreeBSD round an MSS above MCLBYTES down to a multiple of it (1 KB..8 KB clusters).
@@ -300,10 +304,12 @@ def nagle_evidence(state: pl.DataFrame, profiles: dict[tuple[int, int], dict[str
         _short_end=pl.when(pl.col("_short")).then(pl.col("seq_end")).forward_fill().shift(1).over(["stream", "dir"]),
         _prev_flight=(pl.col("snd_max").shift(1).over(["stream", "dir"]) - pl.col("snd_una")).clip(lower_bound=0),
     )
+    behind_short = pl.col("_short") & (pl.col("_short_end") > pl.col("snd_una"))
     agg = st.group_by(["stream", "dir"]).agg(
         short_new=pl.col("_short").sum(),
-        short_behind_short=(pl.col("_short") & (pl.col("_short_end") > pl.col("snd_una"))).sum(),
+        short_behind_short=behind_short.sum(),
         short_behind_any=(pl.col("_short") & (pl.col("_prev_flight") > 0)).sum(),
+        behind_short_lens=pl.col("payload_len").filter(behind_short).value_counts(sort=True).head(NAGLE_FREE_LENGTHS),
     )
     sizes = (
         st.filter(pl.col("_short")).group_by(["stream", "dir", "payload_len"]).len()
@@ -315,6 +321,10 @@ def nagle_evidence(state: pl.DataFrame, profiles: dict[tuple[int, int], dict[str
         if p is not None:
             p["nagle"], p["nagle_evidence"] = _nagle(r)
             p["short_segments"] = r["short_new"]
+            # Lengths of short segments that went out behind an unacknowledged short one: Nagle
+            # did not hold a segment of these (private; causes/nagle.py).
+            p["_nagle_free_lengths"] = {v["payload_len"] for v in r["behind_short_lens"] or []
+                                        if v["count"] >= NAGLE_OFF_MIN}
             p["common_short_segments"] = list(r["common_short"] or [])
 
 
@@ -324,10 +334,12 @@ def _nagle(r: dict[str, Any]) -> tuple[str, str]:
     if r["short_behind_short"] >= max(NAGLE_OFF_MIN, NAGLE_OFF_SHARE * r["short_new"]):
         return "off", (f"{r['short_behind_short']} segments shorter than the MSS were sent while an earlier "
                        "short segment was unacknowledged (both the classic and Minshall rules forbid it)")
-    variant = "minshall or classic" if not r["short_behind_any"] else "minshall"
-    return "on", (f"no short segment was sent while another short one was unacknowledged "
-                  f"({r['short_new']} short segments; {r['short_behind_any']} went out behind full ones: "
-                  f"{variant})")
+    behind_full = r["short_behind_any"] - r["short_behind_short"]
+    variant = "minshall or classic" if not behind_full else "minshall"
+    broke = (f"{r['short_behind_short']} of them behind an unacknowledged short one, too few to call it off"
+             if r["short_behind_short"] else "none behind an unacknowledged short one")
+    return "on", (f"short segments waited for the ACK of an earlier short one ({r['short_new']} short segments, "
+                  f"{broke}; {behind_full} went out behind full ones: {variant})")
 
 
 def stack_guess(own: dict[str, Any], peer_acks: dict[str, Any]) -> dict[str, Any]:

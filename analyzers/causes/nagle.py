@@ -20,7 +20,7 @@ from stallscope.analyzers.causes.common import before, mss, peer_delay, release,
 from stallscope.analyzers.findings import Alternative, Verdict
 from stallscope.analyzers.peer_acks import BSD_TICK_NS
 from stallscope.analyzers.stalls import StallContext
-from stallscope.vocabulary import Cause
+from stallscope.vocabulary import UNDETERMINED, Cause
 
 SUNOS_COPY = 4096  # SunOS 4.1 sosend calls the protocol every 4 KB (docs/tcp-rules.md#socket-copy-loop)
 # The receiver's window-update threshold of Moldeklev (1): SunOS sends an update when the window
@@ -58,6 +58,17 @@ def rule(ctx: StallContext) -> Verdict | None:
         "released_all": rel.ack >= ctx.snd_max_before_end,
     }
     conf = 0.9 if timer else 0.55
+    if ctx.profile.get("nagle") == "off" and ctx.held_len in ctx.profile.get("_nagle_free_lengths", ()):
+        # This sender let segments of this very length go behind unacknowledged short ones: its
+        # rule (Nagle off, or a variant) did not hold such a segment, so the ACK that came before it
+        # did not release it either; the writer was late (an FTP server's "226" written when its
+        # data connection closed, at the same delayed-ACK tick of the client).
+        return Verdict(UNDETERMINED, None, 0.0, {
+            **evidence, "reason": (f"a {ctx.held_len}-byte segment followed an ACK, but this sender sent segments of "
+                                   "that length behind unacknowledged short ones (Nagle off or a variant that "
+                                   "lets them go): nothing held it, the write came late")},
+            (Alternative(Cause.NAGLE_DELAYED_ACK.value, None, 0.2, "if a Nagle variant held this one"),
+             Alternative(Cause.APPLICATION_IDLE.value, None, 0.3, "the application wrote it then")))
     if ctx.profile.get("nagle") == "off":
         no_room = ctx.usable_at_start is not None and ctx.usable_at_start < ctx.held_len
         opened = _window_opened_earlier(ctx, rel) if no_room else None
