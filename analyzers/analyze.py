@@ -20,7 +20,7 @@ from stallscope.analyzers.causes import path as path_rules
 from stallscope.analyzers.findings import (UNDETERMINED, Alternative, ConnectionAnalysis, ConnectionFinding,
                                            DirectionAnalysis, Note, StallFinding, Verdict)
 from stallscope.analyzers.sender_state import PACKET_INPUT, STATE_COLUMNS, by_stream_time, sender_state
-from stallscope.analyzers.causes.common import (acks_as_late, peer_delay, release, sporadic_peer_delay, timer_driven,
+from stallscope.analyzers.causes.common import (acks_as_late, mss, peer_delay, release, sporadic_peer_delay, timer_driven,
                                                 tolerance)
 from stallscope.analyzers.stalls import RTT_MULTIPLE, StallContext, build_context, candidates
 from stallscope.packets.decoder import DecodeSummary, read_packets
@@ -32,6 +32,8 @@ SCHEMA = "stallscope.analysis/1"
 HOLD_CAUSES = frozenset({"nagle_delayed_ack", "nodelay_tail_held", "application_idle"})
 # Path findings in the order they explain a lost large segment.
 PATH_PRIORITY = ("pmtu_blackhole", "mss_mismatch", "jumbo_slot_exhaustion")
+# Outstanding bytes beyond this many times the peer's largest window mean the capture missed packets.
+BEYOND_WINDOW_FACTOR = 1.5
 # Columns the per-connection rules read (path, send buffer, peer ACKs, timeline, stall context).
 _PART_COLUMNS = ["stream", "dir", "frame", "ts_ns", "payload_len", "flag_psh", "flag_syn", "flag_ack", "ip_id", "ip_len",
                  "new_data", "retrans_kind", "retransmission", "seq_end", "seq_rel", "snd_una", "snd_max", "in_flight",
@@ -311,7 +313,42 @@ def _network_paced(ctx: StallContext) -> bool:
     return rel is not None and rel.payload == 0 and not timer_driven(ctx, rel)
 
 
+def _capture_gap(ctx: StallContext) -> str | None:
+    """Why the capture cannot show what held the sender in this stall, if it cannot: an ACK in it
+    covers data the capture never showed, or more is outstanding than any window allowed."""
+    # (Against what had been sent when the silence began: the segment that ends it starts past a gap.)
+    sent = ctx.una_at_start + ctx.in_flight_at_start
+    unseen = next((a for a in ctx.acks if a.ack > sent + 1), None)
+    if unseen is not None and not ctx.resends:
+        return (f"ACK frame {unseen.frame} covers {unseen.ack - sent} bytes the capture never showed: the "
+                "capture missed packets here, so what held the sender cannot be read")
+    beyond = _beyond_any_window(ctx)
+    if beyond is not None:
+        return (f"{beyond} bytes were outstanding, half again more than any window the peer advertised "
+                f"({ctx.profile.get('peer_receive_window_max')}): the capture missed packets here, so what "
+                "held the sender cannot be read")
+    return None
+
+
+def _beyond_any_window(ctx: StallContext) -> int | None:
+    """The bytes outstanding in the stall, where they exceed every window the peer ever
+    advertised (scales known) by half of it: no sender gets there (a SACK recovery at a Linux sender
+    goes two segments past it), so the capture missed the data's ACKs or the data between (a
+    sampled or cut capture); None otherwise."""
+    peer_max = ctx.profile.get("peer_receive_window_max")
+    if not ctx.profile.get("window_known") or not peer_max:
+        return None
+    out = max(ctx.in_flight_at_start, ctx.snd_max_before_end - ctx.una_at_start)
+    return out if out > BEYOND_WINDOW_FACTOR * peer_max + mss(ctx) else None
+
+
 def _classify(ctx: StallContext, direction: str) -> StallFinding | None:
+    reason = _capture_gap(ctx)
+    if reason is not None:
+        # Window, loss and Nagle rules all read the flight: with the capture's own gap in it, none applies.
+        return StallFinding(ctx.stream, ctx.dir, direction, ctx.start_ns, ctx.end_ns, ctx.start_frame, ctx.end_frame,
+                            max(0, ctx.duration_ns - (ctx.timing.path_rtt_ns or 0)), UNDETERMINED, None, 0.0,
+                            {"reason": reason, **_basic(ctx)})
     verdicts: list[Verdict] = []
     for _name, rule in RULES:
         v = rule(ctx)

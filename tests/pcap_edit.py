@@ -339,6 +339,16 @@ def sender_pause(cap: Capture, at_frac: float = 0.5, pause_ns: int = 15_000_000,
     return cap.replace_records(out), k + 1
 
 
+def capture_gap(cap: Capture, at_frac: float = 1 / 3, share: float = 0.2) -> Capture:
+    """The capture missed a block of the data sender's packets (a fifth of its data segments, from a
+    third of the way in): a tcpdump overrun, whose ACKs the peer still sent and the tap kept."""
+    key = data_dir_key(cap)
+    data = [i for i, r in enumerate(cap.records) if (t := tcp_of(r)) is not None and t.key == key and t.payload_len]
+    start = int(len(data) * at_frac)
+    gone = set(data[start:start + int(len(data) * share)])
+    return cap.replace_records([r for i, r in enumerate(cap.records) if i not in gone])
+
+
 def cut_mid_record(cap: Capture, frac: float = 0.6) -> tuple[bytes, int]:
     """The file's bytes cut 10 bytes into the data of the record at `frac` of the file, and how many
     whole records remain before it."""

@@ -376,6 +376,7 @@ ARTIFACTS = {
     "isn_wrap": lambda c: pe.isn_wrap(c)[0],
     "clock_step": pe.clock_step,
     "snaplen": pe.snaplen_cut,
+    "capture_gap": pe.capture_gap,
 }
 # The receiver-side captures double the time (about 45 s each half on 2 cores): slow.
 ALL_CAPTURES = [pytest.param(p.name, marks=[pytest.mark.slow] if ".receiver." in p.name else [])
@@ -400,6 +401,18 @@ def test_no_artifact_gives_any_fixture_a_cause_it_does_not_have(capture_name: st
     f = analyze(ARTIFACTS[artifact](pe.read(path)), tmp_path / capture_name)
     extra = causes(f) - causes(base) - HARMLESS
     assert not extra, f"{capture_name} with {artifact}: {sorted(extra)}"
+
+
+@pytest.mark.parametrize("name", ["slow_reader", "nagle_4k_jumbo"])
+def test_a_block_the_capture_missed_is_no_loss_and_says_so(name: str, tmp_path: Path) -> None:
+    """A fifth of the sender's data segments missing from the capture, their ACKs kept: the silence
+    the tap shows is undetermined, for the capture's gap (never a loss: before, both read one
+    burst_loss_timeout there)."""
+    f = analyze(pe.capture_gap(capture(name)), tmp_path / "gap.pcap")
+    assert "acked_unseen" in notes(f)
+    gap = [s for c in f.connections for s in c.stalls if "capture missed packets here" in s.evidence.get("reason", "")]
+    assert len(gap) == 1 and gap[0].cause == "undetermined"
+    assert not causes(f) & {"burst_loss_timeout", "single_loss_timeout"}
 
 
 # --- a refused connection ----------------------------------------------------------------------------
