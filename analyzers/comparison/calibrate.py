@@ -168,6 +168,10 @@ FRAMINGS = ("custom", "atm140", "ethernet10", "fddi")
 NOMINAL_LINKS = ("ethernet10", "fastethernet", "fddi", "atm140", "gige")
 # A standard link is tried at its own rate down to this share of the rate measured at the percentile.
 NOMINAL_BELOW_MEASURED = 0.75
+# The rate over a round trip is tried as a link where no framing's pair-based rate is within this share of it.
+SUSTAINED_APART = 0.25
+# ...and only where the flight's plateau held at least this many round trips of the path at that rate.
+SUSTAINED_FLIGHTS = 2
 # The simulator's host cost models (simulate.host_cost.COST_MODELS): none, and a 1990s workstation.
 HOST_MODELS = ("free", "sun_ipx")
 
@@ -213,6 +217,27 @@ def _framed(fit: Fit, rows: Any, chosen: dict[str, Any] | None = None) -> list[d
                                              path.get("from") == "handshake", fit.value("mtu"))
         links.append(cand)
     measured = max((c.get("rate_bps") or 0 for c in links), default=0)
+    # And the rate the path carried the data at over a round trip (fit.sustained_rates), where the
+    # pairs are far from it: at a Linux sender's tap each ACK covers a GSO burst and the ACKs bunch,
+    # so the pairs' percentile says 4.2 Gbit/s and the window-limited variant 14 Mbit/s of a path
+    # that moved 49 Mbit/s (clean_bulk), and no candidate ran at the path's rate.
+    # At the sender's tap only: after the bottleneck consecutive data packets show its spacing
+    # directly. And only where the flight held several round trips' worth of the path at that rate
+    # (the link was busy): under a window that held the flight, the same rate is the window's, not
+    # a link's (tried on the middle-tap corpus, a custom link at the window's rate took Moldeklev's
+    # R = 8 KB traces from SunOS to Linux 2.0).
+    if path.get("rtt") and path.get("flight") and path.get("vantage") not in ("receiver", "middle"):
+        from .fit import sustained_rates
+
+        sustained = sustained_rates(rows, fit.dir, path.get("vantage"), int(path["rtt"]),
+                                    [LINK_PRESETS[link].wire_bytes for link in FRAMINGS])
+        for link, (rate, _) in zip(FRAMINGS, sustained):
+            if not rate or path["flight"] * 8e9 < SUSTAINED_FLIGHTS * rate * path["rtt"] or any(
+                    abs(rate - (c.get("rate_bps") or 0)) <= SUSTAINED_APART * rate for c in links if c["link"] == link):
+                continue
+            links.append({"link": link, "rate_bps": rate,
+                          "delay_ns": one_way_delay(rows, path["rtt"], rate, LINK_PRESETS[link].wire_bytes,
+                                                    path.get("from") == "handshake", fit.value("mtu"))})
     mtu = fit.value("mtu") or 0
     for link in NOMINAL_LINKS:
         preset = LINK_PRESETS[link]
@@ -530,6 +555,17 @@ def _atm_ports(fit: Fit, rows: Any) -> list[dict[str, Any]]:
     mtu = fit.value("mtu") or 9180
     measured = [r for q in ATM_RATE_PERCENTILES
                 for r, _ in bottleneck_rates(rows, fit.dir, path.get("vantage"), [(aal5_wire_bytes, 0)], q) if r]
+    # And the cell rate the ACKs moved the data at over a round trip (fit.sustained_rates): at a
+    # Linux sender's tap the pairs bunch (atm_epd's median pair 142.5 Mbit/s, 90th percentile 238,
+    # where the emulator's cells left at 135), and a port fitted faster than the path's fills
+    # slower from its access link, so the run's flight waits in the queue before the port instead
+    # (44 ms round trips where the trace's were 4-6 ms) and each timeout lasts that much longer.
+    if path.get("rtt") and path.get("vantage") not in ("receiver", "middle"):
+        from .fit import sustained_rates
+
+        (sustained, _), = sustained_rates(rows, fit.dir, path.get("vantage"), int(path["rtt"]), [aal5_wire_bytes])
+        if sustained:
+            measured.append(sustained)
     outs: list[int] = []
     for r in (*measured, *ATM_CELL_RATES):
         if all(abs(r - o) > SAME_RATE * o for o in outs):

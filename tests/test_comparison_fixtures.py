@@ -1,0 +1,53 @@
+"""The comparison on the real captures in fixtures/ (issue 13: on every capture the refitted run's
+goodput within 25 % of the trace's and the same causes, or the deviation named in
+docs/comparison.md). Each figure here is a measured ratio on that capture (real Linux 6.x through
+the user-space link emulator, sender's tap), not a truth the simulator knows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stallscope.analyzers.analyze import analyze_one
+from stallscope.analyzers.comparison import compare_file
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def _reference(name: str):
+    return compare_file(analyze_one(FIXTURES / f"{name}.pcap"), what_if="", jobs=1)[0]
+
+
+@pytest.mark.parametrize("name", ["clean_bulk", "pmtu_icmp"])
+def test_the_path_rate_at_a_linux_senders_tap_is_among_the_candidates(name):
+    """At a Linux sender's tap each ACK covers a GSO burst and the ACKs bunch: on clean_bulk (a
+    clean 50 Mbit/s path, 49.1 Mbit/s moved) the ACK pairs' 90th percentile is 4.2 Gbit/s and its
+    window-limited variant 14 Mbit/s, and the model ran at 0.32 of the trace's goodput; pmtu_icmp
+    (ICMP-driven PMTU discovery, then bulk) ran at 1.82. The rate the ACKs moved the data at over a
+    round trip is now a candidate: measured 1.04 and 1.07, both matching."""
+    import json
+
+    ref = _reference(name)
+    # The emulator's rate, from the capture's own record (its JSON), as a check of the fitted link.
+    emulated = json.loads((FIXTURES / f"{name}.json").read_text())["parameters"]["link"]["forward"]["rate_bps"]
+    assert 0.8 <= ref.fit.value("rate_bps") / emulated <= 1.25, ref.fit.values["rate_bps"]
+    assert abs(ref.comparison.goodput_ratio - 1) <= 0.25, ref.comparison.to_json()
+    assert ref.comparison.matches, ref.comparison.verdict
+
+
+def test_the_atm_port_is_fitted_at_the_cell_rate_the_acks_moved_the_data_at():
+    """atm_ppd (a 600-cell port with PPD, cells out at 135 Mbit/s from a 155.52 Mbit/s access
+    link): the ACK pairs at the sender's tap bunch (median 129, 90th percentile 386 Mbit/s of AAL5
+    cells), and the port was fitted at the standard 140 Mbit/s, 1.31 times the trace's goodput
+    (`poor_fit`). The cell rate over a round trip (122 Mbit/s) is now an output rate tried: the
+    port fitted there carries 0.93 of the trace's goodput and the same time lost to timeouts
+    (within 10 % of the duration), measured."""
+    import json
+
+    ref = _reference("atm_ppd")
+    port = ref.fit.value("atm_switch")
+    emulated = json.loads((FIXTURES / "atm_ppd.json").read_text())["parameters"]["link"]["forward"]["rate_bps"]
+    assert port is not None and 0.85 <= port["out_rate_bps"] / emulated <= 1.15, port
+    assert abs(ref.comparison.goodput_ratio - 1) <= 0.25, ref.comparison.to_json()
+    assert ref.comparison.matches, ref.comparison.verdict
