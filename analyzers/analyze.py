@@ -336,7 +336,9 @@ def _beyond_any_window(ctx: StallContext) -> int | None:
     goes two segments past it), so the capture missed the data's ACKs or the data between (a
     sampled or cut capture); None otherwise."""
     peer_max = ctx.profile.get("peer_receive_window_max")
-    if not ctx.profile.get("window_known") or not peer_max:
+    # Away from the sender the flight is the sender's view rebuilt from the tap's times, which can
+    # run a window ahead on a long path (a client's tap, 70 ms from a server bursting at 10 Mbit/s).
+    if not ctx.profile.get("window_known") or not peer_max or ctx.timing.vantage != "sender":
         return None
     out = max(ctx.in_flight_at_start, ctx.snd_max_before_end - ctx.una_at_start)
     return out if out > BEYOND_WINDOW_FACTOR * peer_max + mss(ctx) else None
