@@ -51,3 +51,19 @@ def test_the_atm_port_is_fitted_at_the_cell_rate_the_acks_moved_the_data_at():
     assert port is not None and 0.85 <= port["out_rate_bps"] / emulated <= 1.15, port
     assert abs(ref.comparison.goodput_ratio - 1) <= 0.25, ref.comparison.to_json()
     assert ref.comparison.matches, ref.comparison.verdict
+
+
+def test_lost_acks_are_replayed_as_lost_acks():
+    """ack_loss (the emulator lost 32 of the peer's ACKs in bursts; the data all arrived; the
+    analyzer names two ack_loss_timeout stalls from the peer's DSACKs): the fit replayed the
+    timeout resends as data losses, and the model, repairing one lost segment, ran at 1.42 times
+    the trace's goodput with one 0.23 s timeout. It now drops the peer's ACKs of the data
+    outstanding in those stalls (drop_acks) and no data: 1.10, two timeouts (0.92 s against the
+    trace's 1.10 s), measured. The model's stalls are named single_loss_timeout: the simulator's
+    receiver sends no DSACK, which is how the analyzer tells lost ACKs at the sender's tap."""
+    ref = _reference("ack_loss")
+    replay = ref.fit.value("impairments") or {}
+    assert replay.get("drop_acks"), ref.fit.values["impairments"]
+    assert abs(ref.comparison.goodput_ratio - 1) <= 0.25, ref.comparison.to_json()
+    lost = ref.comparison.time_lost_model
+    assert sum(v for k, v in lost.items() if "timeout" in k) >= 0.75 * ref.comparison.time_lost_trace["ack_loss_timeout"]

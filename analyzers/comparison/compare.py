@@ -184,10 +184,15 @@ def compare(trace: ConnectionAnalysis, trows: pl.DataFrame | None, model: Connec
     elif cmp.slow_messages and len(cmp.slow_messages) > SLOW_SHARE * cmp.messages_compared:
         cmp.verdict = (f"deviates: {len(cmp.slow_messages)} of {cmp.messages_compared} messages held longer in the trace "
                        "than in the reference (the tail of each waited): the suspected defect; " + "; ".join(reasons))
-    elif only_trace and lt.get(only_trace[0].cause, 0) > lm.get(only_trace[0].cause, 0):
-        causes = sorted({m.cause for m in only_trace})
+    elif only_trace and any(lt.get(m.cause, 0) - lm.get(m.cause, 0) > CAUSE_TIME_TOLERANCE * duration
+                            for m in only_trace):
+        # Stalls the model has too, at other bytes and as long in all, are no defect of the trace's
+        # stack: only a cause the trace loses more time to than the tolerance names one.
+        causes = sorted({m.cause for m in only_trace if lt.get(m.cause, 0) - lm.get(m.cause, 0)
+                         > CAUSE_TIME_TOLERANCE * duration})
+        only_trace = [m for m in only_trace if m.cause in causes]
         cmp.verdict = (f"deviates: {len(only_trace)} stall(s) only in the trace ({', '.join(causes)}), which the "
-                       "reference stack does not have: the suspected defect")
+                       "reference stack does not have: the suspected defect; " + "; ".join(reasons))
     else:
         cmp.verdict = "deviates: " + "; ".join(reasons)
     return cmp
