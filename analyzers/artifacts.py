@@ -110,11 +110,12 @@ def _duplicates(keyed: pl.DataFrame) -> pl.Series:
     dup = frame_from_columns([_native.analysis_duplicates(arrays, DUPLICATE_WINDOW_NS)]).to_series()
     if not dup.any():
         return dup
-    # A pure ACK with neither an IPv4 id nor a TCP timestamp to tell it apart is the same frame as
-    # the duplicate ACK TCP sends for each segment that arrives out of order. Two merged capture
-    # points copy every frame, data too, so such an ACK is taken for a copy only in a connection
-    # where frames that carry an identity (data, an id, a timestamp) were copied as well.
-    weak = (pl.col("payload_len") == 0) & (pl.col("ip_id").fill_null(0) == 0) & pl.col("opt_ts_val").is_null()
+    # A pure ACK without an IPv4 id to tell it apart is the same frame as the duplicate ACK TCP
+    # sends for each segment that arrives out of order (its TCP timestamp too, within one clock
+    # tick: IPv6 without SACK repeats its duplicate ACKs byte for byte). Two merged capture points
+    # copy every frame, data too, so such an ACK is taken for a copy only in a connection where
+    # frames that carry an identity (data, an id) were copied as well.
+    weak = (pl.col("payload_len") == 0) & (pl.col("ip_id").fill_null(0) == 0)
     rows = dup.arg_true()
     marks = keyed.select("stream", "payload_len", "ip_id", "opt_ts_val")[rows].select("stream", weak=weak)
     copied = marks.filter(~pl.col("weak"))["stream"].unique().implode()
