@@ -14,7 +14,7 @@ from stallscope.analyzers.causes.common import (before, mss, peer_delay, release
 from stallscope.analyzers.peer_acks import DELAYED_MIN_NS
 from stallscope.analyzers.findings import Alternative, Verdict
 from stallscope.analyzers.stalls import RTT_MULTIPLE, StallContext
-from stallscope.vocabulary import Cause
+from stallscope.vocabulary import UNDETERMINED, Cause
 
 
 def rule(ctx: StallContext) -> Verdict | None:
@@ -30,13 +30,25 @@ def rule(ctx: StallContext) -> Verdict | None:
     if not ctx.profile.get("window_known", True):
         return _zero_window_unscaled(ctx, rel, ack_before, win_before)
     outstanding = max(0, ctx.snd_max_before_end - ack_before)
-    if lost_flight(ctx, outstanding, m) and not ctx.lost_after[0]:
+    if lost_flight(ctx, outstanding, m):
         # Most of a flight of several segments was lost and fast retransmission resent it after
         # the stall: the receiver had one segment to acknowledge (its timer did) instead of the
         # flight, so the loss, not a window, stopped the ACK clock; the repair that followed is
         # loss recovery, not a stall with a cause (as the simulator's ground truth counts it).
-        # (Where a timeout repaired it, the stall keeps the simulator's name for the wait.)
-        return None
+        if not ctx.lost_after[0]:
+            return None
+        # Where a timeout finished the repair, the simulator names the wait for the delayed ACK by
+        # the window that stopped the sender (the congestion window); the capture's truth names the
+        # loss. Both readings hold: neither is claimed.
+        return Verdict(UNDETERMINED, None, 0.0, {
+            "reason": (f"{ctx.repaired_after} of the {outstanding // m} segments outstanding were lost and resent after "
+                       f"it (a timeout at frame {ctx.lost_after[1]}): the receiver's delayed ACK of what arrived ended "
+                       "the wait; a loss, or the congestion window waiting for that ACK"),
+            "releasing_ack_frame": rel.frame, "releasing_ack_delay_ns": peer_delay(ctx, rel),
+            "outstanding_bytes": outstanding, "timeout_frame": ctx.lost_after[1]},
+            (Alternative(Cause.BURST_LOSS_TIMEOUT.value, None, 0.4, "the flight was lost"),
+             Alternative(Cause.WINDOW_UPDATE_DEADLOCK.value, "congestion_window", 0.3,
+                         "the congestion window waited for the delayed ACK")))
     usable = ack_before + win_before - ctx.snd_max_before_end
     need = max(1, ctx.held_len)
     timer = timer_driven(ctx, rel)
