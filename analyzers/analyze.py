@@ -8,7 +8,7 @@ findings -> stalls and their causes -> typed findings.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from stallscope.analyzers.findings import (UNDETERMINED, Alternative, Connection
 from stallscope.analyzers.sender_state import PACKET_INPUT, STATE_COLUMNS, by_stream_time, sender_state
 from stallscope.analyzers.causes.common import (acks_as_late, mss, peer_delay, release, sporadic_peer_delay, timer_driven,
                                                 tolerance)
-from stallscope.analyzers.stalls import RTT_MULTIPLE, StallContext, build_context, candidates
+from stallscope.analyzers.stalls import CLOCK_MULTIPLE, RTT_MULTIPLE, StallContext, build_context, candidates
 from stallscope.packets.decoder import DecodeSummary, read_packets
 from stallscope.packets.errors import CaptureDamaged, CaptureRejected
 
@@ -32,6 +32,9 @@ SCHEMA = "stallscope.analysis/1"
 HOLD_CAUSES = frozenset({"nagle_delayed_ack", "nodelay_tail_held", "application_idle"})
 # Path findings in the order they explain a lost large segment.
 PATH_PRIORITY = ("pmtu_blackhole", "mss_mismatch", "jumbo_slot_exhaustion")
+# A capture clock this coarse or coarser raises the stall threshold (a millisecond clock leaves it
+# at its 10 ms floor).
+COARSE_CLOCK_NS = 10_000_000
 # Outstanding bytes beyond this many times the peer's largest window mean the capture missed packets.
 BEYOND_WINDOW_FACTOR = 1.5
 # Columns the per-connection rules read (path, send buffer, peer ACKs, timeline, stall context).
@@ -147,6 +150,12 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
     for s_, notes in artifacts.unseen_notes(state).items():
         conn_notes.setdefault(s_, []).extend(notes)
     timings = vantage.timings(state)
+    clock = vantage.clock_step_ns(state["ts_ns"])
+    if clock >= COARSE_CLOCK_NS:
+        timings = {k: replace(t, clock_ns=clock) for k, t in timings.items()}
+        result.notes.append(Note("timestamps_coarse", f"every timestamp is a multiple of {clock / 1e6:g} ms (the "
+                                 f"capture's clock): a silence shorter than {CLOCK_MULTIPLE * clock / 1e6:g} ms is not "
+                                 f"read as a stall, and every time is off by up to {clock / 1e6:g} ms"))
     # Nagle's evidence is read as the tap saw it (at the sender that is exact, elsewhere it can only
     # err towards "on"); flights are read as the sender knew them.
     profiles = inference.direction_profiles(state)

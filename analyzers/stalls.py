@@ -42,9 +42,14 @@ RTT_MULTIPLE = 2
 BURST_GAP_NS = 1_000_000
 
 
+# A silence must last this many of a coarse capture clock's steps: each time is off by up to one.
+CLOCK_MULTIPLE = 3
+
+
 def threshold_ns(timing: Timing | None) -> int:
     rtt = None if timing is None else timing.path_rtt_ns
-    return max(MIN_THRESHOLD_NS, RTT_MULTIPLE * (rtt or 0))
+    clock = 0 if timing is None else timing.clock_ns
+    return max(MIN_THRESHOLD_NS, RTT_MULTIPLE * (rtt or 0), CLOCK_MULTIPLE * clock)
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,9 @@ class Timing:
     # Fastest time at the tap from data to an ACK covering two or more segments (which no receiver
     # delays): the data-to-ACK time of this path with its serialization, and no ACK timer in it.
     prompt_ack_ns: int | None = None
+    # The capture clock's step where its timestamps are coarse (every one a multiple of 1 ms or
+    # more: an old kernel's 10 ms jiffy, a tool that writes milliseconds); 0 where they are fine.
+    clock_ns: int = 0
 
     def rest_of_rtt(self) -> int:
         """What an ACK's time at the tap holds besides the receiver's own delay."""
@@ -45,6 +48,23 @@ class Timing:
     def to_json(self) -> dict:
         return {"vantage": self.vantage, "path_rtt_ns": self.path_rtt_ns, "typical_rtt_ns": self.typical_rtt_ns,
                 "reaction_lag_ns": self.lag_ns, "from": self.source}
+
+
+# Steps tried, largest first, for a capture clock that ticks coarsely; the share of timestamps that
+# must fall on the step.
+CLOCK_STEPS_NS = (100_000_000, 10_000_000, 1_000_000)
+CLOCK_STEP_SHARE = 0.99
+
+
+def clock_step_ns(ts_ns: pl.Series) -> int:
+    """The capture clock's step: the largest of CLOCK_STEPS_NS that (nearly) every timestamp is a
+    multiple of, or 0 (finer than a millisecond)."""
+    if ts_ns.len() < 2:
+        return 0
+    for step in CLOCK_STEPS_NS:
+        if ((ts_ns % step) == 0).mean() >= CLOCK_STEP_SHARE:
+            return step
+    return 0
 
 
 def _classify(lag: int, rtt: int | None) -> str:

@@ -339,6 +339,12 @@ def sender_pause(cap: Capture, at_frac: float = 0.5, pause_ns: int = 15_000_000,
     return cap.replace_records(out), k + 1
 
 
+def coarse_clock(cap: Capture, step_ns: int = 10_000_000) -> Capture:
+    """Every timestamp cut down to a multiple of `step_ns` (a capture clock that ticks every 10 ms:
+    an old kernel's jiffy)."""
+    return cap.replace_records([cap.at(r, cap.ts(r) // step_ns * step_ns) for r in cap.records])
+
+
 def capture_gap(cap: Capture, at_frac: float = 1 / 3, share: float = 0.2) -> Capture:
     """The capture missed a block of the data sender's packets (a fifth of its data segments, from a
     third of the way in): a tcpdump overrun, whose ACKs the peer still sent and the tap kept."""

@@ -377,6 +377,7 @@ ARTIFACTS = {
     "clock_step": pe.clock_step,
     "snaplen": pe.snaplen_cut,
     "capture_gap": pe.capture_gap,
+    "coarse_clock": pe.coarse_clock,
 }
 # The receiver-side captures double the time (about 45 s each half on 2 cores): slow.
 ALL_CAPTURES = [pytest.param(p.name, marks=[pytest.mark.slow] if ".receiver." in p.name else [])
@@ -385,7 +386,15 @@ ALL_CAPTURES = [pytest.param(p.name, marks=[pytest.mark.slow] if ".receiver." in
 # PMTU discovery lowered pmtu_icmp's MSS to 1448, six merged segments (8688 bytes) pass for one
 # pre-ICMP 9000-MTU segment, so a real 1448-byte segment then looks short: nagle_delayed_ack.
 KNOWN = {("pmtu_icmp.pcap", "superframes"): "TSO super-frames of the lowered MSS read as full-size segments "
-                                            "after PMTU discovery: a false nagle_delayed_ack"}
+                                            "after PMTU discovery: a false nagle_delayed_ack",
+         # A 10 ms capture clock on a 1 ms path (the stall threshold rises to 30 ms, timestamps_coarse):
+         ("ack_loss.pcap", "coarse_clock"): "the second timeout's resend and the ACKs around it share ticks: "
+                                            "its lost ACKs read as a burst loss",
+         ("clean_bulk.receiver.pcap", "coarse_clock"): "the send-buffer finding's silences, read on a 10 ms "
+                                                       "clock, look like a sender waiting on its buffer",
+         ("pmtu_blackhole_probing.receiver.pcap", "coarse_clock"): "the black hole's path finding needs the "
+                                                                   "probes' timing: the first silence is named "
+                                                                   "by its unseen ids alone, a burst loss"}
 
 
 @pytest.mark.parametrize("artifact", sorted(ARTIFACTS))
@@ -413,6 +422,27 @@ def test_a_block_the_capture_missed_is_no_loss_and_says_so(name: str, tmp_path: 
     gap = [s for c in f.connections for s in c.stalls if "capture missed packets here" in s.evidence.get("reason", "")]
     assert len(gap) == 1 and gap[0].cause == "undetermined"
     assert not causes(f) & {"burst_loss_timeout", "single_loss_timeout"}
+
+
+# --- a coarse capture clock ---------------------------------------------------------------------------
+
+
+def test_a_10_ms_capture_clock_raises_the_threshold_and_keeps_the_verdicts(tmp_path: Path) -> None:
+    """Timestamps cut to 10 ms on a 1 ms path: every tick between two packets was a silence of 10 ms,
+    and the file read as 44 Nagle holds, 181 idle periods and window limits. The clock's step is
+    noted and a silence must last three steps; the 23 delayed responses remain, with no other cause."""
+    f = analyze(pe.coarse_clock(capture("nagle_4k_jumbo")), tmp_path / "coarse.pcap")
+    assert "timestamps_coarse" in notes(f)
+    assert cause_counts(f)[(1, "nagle_delayed_ack", "buffer_tearing")] + cause_counts(f)[(0, "nagle_delayed_ack", "buffer_tearing")] \
+        == sum(1 for c in original("nagle_4k_jumbo").connections for s in c.stalls if s.cause == "nagle_delayed_ack")
+    assert causes(f) <= causes(original("nagle_4k_jumbo"))
+    assert all(s.duration_ns >= 30_000_000 for c in f.connections for s in c.stalls)
+
+
+def test_a_fine_clock_is_not_noted(tmp_path: Path) -> None:
+    assert "timestamps_coarse" not in notes(original("nagle_4k_jumbo"))
+    f = analyze(pe.coarse_clock(capture("nagle_4k_jumbo"), 1_000_000), tmp_path / "ms.pcap")
+    assert "timestamps_coarse" not in notes(f)
 
 
 # --- a refused connection ----------------------------------------------------------------------------
