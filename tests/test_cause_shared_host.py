@@ -35,20 +35,28 @@ def test_a_flight_lost_below_the_tap_of_a_host_with_per_connection_ids_is_a_loss
         assert s.evidence["unseen_before_frame"] == s.end_frame
 
 
-def test_ids_from_one_host_wide_counter_claim_no_unseen_packet(tmp_path: Path) -> None:
-    """The same capture with the sender's ids rewritten as one counter over all its packets in
-    capture order (as a host-wide counter would number them with every packet seen): no skip is
-    left to read, and none of those silences may be put down to packets lost before the tap."""
+def _one_host_counter(path: Path, skip_every: int | None = None) -> Path:
+    """CAPTURE with the sender's ids rewritten as one counter over all its packets in capture order
+    (a host-wide counter), skipping every `skip_every`-th value (packets of the host's the tap did
+    not see) if given."""
     cap = pcap_edit.read(CAPTURE)
     records, next_id = [], 0x4000
     for r in cap.records:
         t = pcap_edit.tcp_of(r)
         if t is not None and t.src == SENDER:
+            if skip_every and next_id % skip_every == 0:
+                next_id += 1
             r = r.with_data(pcap_edit.set_u16(r.data, t.ip_off + 4, next_id))
             next_id += 1
         records.append(r)
-    edited = type(cap)(cap.endian, cap.nano, cap.snaplen, cap.linktype, records).write(tmp_path / "one_counter.pcap")
-    stalls = analyze_file(edited).stalls
+    return cap.replace_records(records).write(path)
+
+
+def test_ids_from_one_host_wide_counter_claim_no_unseen_packet(tmp_path: Path) -> None:
+    """The same capture with the sender's ids rewritten as one counter over all its packets in
+    capture order (as a host-wide counter would number them with every packet seen): no skip is
+    left to read, and none of those silences may be put down to packets lost before the tap."""
+    stalls = analyze_file(_one_host_counter(tmp_path / "one_counter.pcap")).stalls
     assert not any("ids_unseen" in s.evidence for s in stalls)
     assert {s.cause for s in _first_silences(stalls)} == {"application_idle"}
 
@@ -58,16 +66,5 @@ def test_a_host_wide_counter_skipping_for_its_other_flows_is_not_read_as_loss(tm
     missing from the capture (a second host-wide counter user the tap did not see): each flow's
     ids now skip, yet the host's switches between flows step by one or two, so the skips are
     not losses."""
-    cap = pcap_edit.read(CAPTURE)
-    records, next_id = [], 0x4000
-    for r in cap.records:
-        t = pcap_edit.tcp_of(r)
-        if t is not None and t.src == SENDER:
-            if next_id % 5 == 0:
-                next_id += 1
-            r = r.with_data(pcap_edit.set_u16(r.data, t.ip_off + 4, next_id))
-            next_id += 1
-        records.append(r)
-    edited = type(cap)(cap.endian, cap.nano, cap.snaplen, cap.linktype, records).write(tmp_path / "skipping.pcap")
-    stalls = analyze_file(edited).stalls
+    stalls = analyze_file(_one_host_counter(tmp_path / "skipping.pcap", skip_every=5)).stalls
     assert not any("ids_unseen" in s.evidence for s in stalls)
