@@ -339,6 +339,23 @@ def sender_pause(cap: Capture, at_frac: float = 0.5, pause_ns: int = 15_000_000,
     return cap.replace_records(out), k + 1
 
 
+def vxlan(cap: Capture, port: int = 4789) -> Capture:
+    """Every frame carried whole in VXLAN (RFC 7348) over IPv4/UDP, as an overlay's underlay
+    capture holds it (port 6081: the same bytes as Geneve version 0 with no options, protocol
+    type 0x6558); the records grow by the 50 bytes of the outer headers."""
+    out = []
+    for r in cap.records:
+        inner_len = r.orig_len
+        udp_len = 8 + 8 + inner_len
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + udp_len, 0, 0x4000, 64, 17, 0, bytes([192, 0, 2, 1]),
+                         bytes([192, 0, 2, 2]))
+        udp = struct.pack("!HHHH", 49152, port, udp_len, 0)
+        tunnel = bytes([0x08, 0, 0, 0, 0, 0, 0x2a, 0]) if port == 4789 else bytes([0, 0, 0x65, 0x58, 0, 0, 0x2a, 0])
+        eth = b"\x02" * 6 + b"\x04" * 6 + b"\x08\x00"
+        out.append(r.with_data(eth + ip + udp + tunnel + r.data, r.orig_len + 50))
+    return replace(cap, linktype=1, records=out)
+
+
 def coarse_clock(cap: Capture, step_ns: int = 10_000_000) -> Capture:
     """Every timestamp cut down to a multiple of `step_ns` (a capture clock that ticks every 10 ms:
     an old kernel's jiffy)."""

@@ -8,6 +8,7 @@ use crate::wire::link::{self, L3};
 use crate::wire::outcome::{Dissection, Outcome, Skip};
 use crate::wire::packet::{anomaly, TcpOptions, TcpPacket};
 use crate::wire::tcp;
+use crate::wire::tunnel;
 
 /// Dissect one record. Container-level anomalies (timestamps, caplen) are copied into the packet.
 pub fn dissect(rec: &Record<'_>) -> Dissection {
@@ -31,11 +32,17 @@ pub fn dissect_into(rec: &Record<'_>, p: &mut TcpPacket) -> Outcome {
 }
 
 fn dissect_inner(rec: &Record<'_>, p: &mut TcpPacket) -> Result<(), Skip> {
-    let l3 = link::strip(rec.linktype, rec.data)?;
-    // Bytes the IP datagram had on the wire, per the record's original length.
+    let mut l3 = link::strip(rec.linktype, rec.data)?;
+    let mut limit = link::max_ip_len(rec.linktype);
+    if let Some(opened) = tunnel::inner(l3) {
+        // VXLAN / Geneve: the tenant's packet, on its own (Ethernet-sized) link.
+        l3 = opened;
+        limit = link::max_ip_len(link::linktype::ETHERNET);
+    }
+    // Bytes the IP datagram had on the wire, per the record's original length (the inner bytes
+    // run to the record's end, so the same count holds inside a tunnel).
     let link_hdr = rec.data.len() - l3.payload().len();
     let wire_room = (rec.origlen.max(rec.caplen) as usize).saturating_sub(link_hdr);
-    let limit = link::max_ip_len(rec.linktype);
     let ip: IpHeader<'_> = match l3 {
         L3::V4(b) => ip::ipv4::parse(b, wire_room, limit)?,
         L3::V6(b) => ip::ipv6::parse(b, wire_room, limit)?,

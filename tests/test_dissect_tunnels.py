@@ -1,0 +1,51 @@
+"""Overlay tunnels (native/src/wire/tunnel.rs): a capture on a cloud host's underlay holds the
+tenants' TCP inside VXLAN or Geneve. Our own fixtures wrapped whole in each must give the same
+connections and the same stalls as the originals; tcpdump's public single-packet captures of
+GSO / BIG TCP frames in VXLAN and Geneve each give their one TCP packet."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pcap_edit as pe
+import pytest
+from shared_material import AVAILABLE
+
+from stallscope.analyzers.analyze import analyze_one
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def _stalls(f):
+    return sorted((s.dir, s.start_frame, s.end_frame, s.cause, s.detail) for c in f.connections for s in c.stalls)
+
+
+@pytest.mark.parametrize("port", [4789, 6081], ids=["vxlan", "geneve"])
+@pytest.mark.parametrize("name", ["nagle_4k_jumbo", "burst_loss"])
+def test_a_fixture_inside_a_tunnel_gives_the_same_analysis(name: str, port: int, tmp_path: Path) -> None:
+    original = analyze_one(FIXTURES / f"{name}.pcap")
+    wrapped = analyze_one(pe.vxlan(pe.read(FIXTURES / f"{name}.pcap"), port).write(tmp_path / "tunnel.pcap"))
+    assert wrapped.decode["tcp_packets"] == original.decode["tcp_packets"] > 0
+    assert [(c.initiator, c.responder) for c in wrapped.connections] == \
+        [(c.initiator, c.responder) for c in original.connections]
+    assert _stalls(wrapped) == _stalls(original)
+
+
+def test_other_udp_stays_not_tcp(tmp_path: Path) -> None:
+    """The same wrapping to port 4790 (VXLAN-GPE, not opened): nothing is TCP, each frame counted."""
+    cap = pe.read(FIXTURES / "nagle_4k_jumbo.pcap")
+    f = analyze_one(pe.vxlan(cap, 4790).write(tmp_path / "gpe.pcap"))
+    assert f.connections == []
+    assert f.decode["not_tcp"] == {"udp": len(cap.records)}
+
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.mark.parametrize("name", ["gso-ipv4-vxlan-ipv4.pcap", "gso-ipv6-geneve-ipv6.pcap"])
+def test_tcpdumps_tunnel_captures_give_their_tcp_packet(name: str) -> None:
+    """tcpdump's own test captures (tests/data, from the-tcpdump-group/tcpdump): one GSO frame in
+    VXLAN over IPv4 and one in Geneve over IPv6, which tshark too reads as TCP."""
+    f = analyze_one(DATA / name)
+    assert f.decode["tcp_packets"] == 1 and f.decode["not_tcp"] == {}
+    assert len(f.connections) == 1
