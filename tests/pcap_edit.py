@@ -350,7 +350,7 @@ def vxlan(cap: Capture, port: int = 4789) -> Capture:
         ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + udp_len, 0, 0x4000, 64, 17, 0, bytes([192, 0, 2, 1]),
                          bytes([192, 0, 2, 2]))
         udp = struct.pack("!HHHH", 49152, port, udp_len, 0)
-        tunnel = bytes([0x08, 0, 0, 0, 0, 0, 0x2a, 0]) if port == 4789 else bytes([0, 0, 0x65, 0x58, 0, 0, 0x2a, 0])
+        tunnel = bytes([0, 0, 0x65, 0x58, 0, 0, 0x2a, 0]) if port == 6081 else bytes([0x08, 0, 0, 0, 0, 0, 0x2a, 0])
         eth = b"\x02" * 6 + b"\x04" * 6 + b"\x08\x00"
         out.append(r.with_data(eth + ip + udp + tunnel + r.data, r.orig_len + 50))
     return replace(cap, linktype=1, records=out)

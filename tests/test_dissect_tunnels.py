@@ -20,7 +20,7 @@ def _stalls(f):
     return sorted((s.dir, s.start_frame, s.end_frame, s.cause, s.detail) for c in f.connections for s in c.stalls)
 
 
-@pytest.mark.parametrize("port", [4789, 6081], ids=["vxlan", "geneve"])
+@pytest.mark.parametrize("port", [4789, 8472, 6081], ids=["vxlan", "vxlan-linux", "geneve"])
 @pytest.mark.parametrize("name", ["nagle_4k_jumbo", "burst_loss"])
 def test_a_fixture_inside_a_tunnel_gives_the_same_analysis(name: str, port: int, tmp_path: Path) -> None:
     original = analyze_one(FIXTURES / f"{name}.pcap")

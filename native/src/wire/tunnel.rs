@@ -1,5 +1,5 @@
-//! Overlay tunnels over UDP that carry whole frames: VXLAN (RFC 7348, port 4789) and Geneve
-//! (RFC 8926, port 6081). A capture taken on a cloud host's underlay holds the tenants' TCP only
+//! Overlay tunnels over UDP that carry whole frames: VXLAN (RFC 7348, port 4789, and 8472, the
+//! Linux kernel's default that flannel uses) and Geneve (RFC 8926, port 6081). A capture taken on a cloud host's underlay holds the tenants' TCP only
 //! inside them; the inner packet is dissected as if captured on the inner link (addresses, ports
 //! and IP ids are the inner ones; the VNI is not kept). Only an unfragmented outer datagram is
 //! opened, IPv4 or IPv6 without extension headers; anything else stays "not TCP: udp".
@@ -9,6 +9,7 @@ use crate::wire::link::ethernet::{self, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
 use crate::wire::link::{be16, L3};
 
 pub const VXLAN_PORT: u16 = 4789;
+pub const VXLAN_LINUX_PORT: u16 = 8472;
 pub const GENEVE_PORT: u16 = 6081;
 const UDP_HEADER_LEN: usize = 8;
 const VXLAN_HEADER_LEN: usize = 8;
@@ -48,7 +49,7 @@ pub fn inner(outer: L3<'_>) -> Option<L3<'_>> {
     let port = be16(udp, 2)?;
     let payload = udp.get(UDP_HEADER_LEN..)?;
     match port {
-        VXLAN_PORT => {
+        VXLAN_PORT | VXLAN_LINUX_PORT => {
             if *payload.first()? & VXLAN_FLAG_I == 0 {
                 return None;
             }
