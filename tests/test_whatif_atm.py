@@ -12,6 +12,7 @@ import pytest
 
 from stallscope.analyzers.analyze import analyze_one
 from stallscope.analyzers.comparison import compare_file
+from stallscope.analyzers.comparison.fit import Fitted
 from stallscope.analyzers.comparison.whatif import plan
 from stallscope.simulate.links.presets import AtmSwitchSpec
 from stallscope.simulate.run_bulk import BulkConfig, run_bulk
@@ -96,3 +97,35 @@ def test_an_advertised_but_unused_mss_is_the_route_mtu_and_correct_mss_lifts_it(
     (correct,) = ref.what_ifs
     assert correct.changes == {"route_mtu": None} and correct.error is None
     assert run_reference(ref.fit, correct.changes).summary["maxseg"] == 8948
+
+
+def test_the_epd_what_if_runs_on_ports_of_two_pdus_with_linuxs_autotuned_send_buffer():
+    """atm_small_buffer's fitted S is only a floor (the flight its own losses allowed, 420 KB; the
+    EPD capture's flight reached 1.3 MB): the `epd` what-if runs with Linux's autotuning ceiling
+    (tcp_wmem[2], 4 MB: 2 MB asked for). Its ensemble keeps no alternative port that cannot hold a
+    PDU and another behind it: on the 192-cell one EPD's threshold is 0 and it refused every PDU
+    that found a cell queued (0.8 Mbit/s, 166 timeouts), and the median of two fell on it."""
+    from stallscope.analyzers.comparison.whatif import LINUX_WMEM_MAX
+    from stallscope.simulate.links.atm import aal5_cells
+
+    ref = compare_file(analyze_one(FIXTURES / "atm_small_buffer.pcap"), what_if="epd", jobs=1)[0]
+    assert ref.fit.value("sndbuf_range")["claims_value"] is False
+    pdu = aal5_cells(ref.fit.value("mtu"))
+    for alt in ref.fit.value("_ensemble") or []:
+        assert alt["atm_switch"]["buffer_cells"] >= 2 * pdu, alt
+    (epd,) = ref.what_ifs
+    assert epd.changes["sndbuf"] == LINUX_WMEM_MAX // 2 > ref.fit.value("sndbuf")
+    for alt in epd.changes.get("ensemble") or []:
+        assert alt["atm_switch"]["policy"] == "epd"
+
+
+def test_no_autotuned_send_buffer_where_the_stack_does_not_autotune_or_s_was_measured():
+    """The send buffer stays as fitted for a stack without autotuning (sunos41) and where the fit
+    claims S (the runs told other buffers apart)."""
+    from stallscope.analyzers.comparison.whatif import _autotuned_sndbuf
+
+    ref = compare_file(analyze_one(FIXTURES / "atm_small_buffer.pcap"), what_if="", jobs=1)[0]
+    assert _autotuned_sndbuf(ref.fit)
+    assert _autotuned_sndbuf(ref.fit.with_values({"personality": Fitted("sunos41", "test")})) == {}
+    claimed = {**ref.fit.value("sndbuf_range"), "claims_value": True}
+    assert _autotuned_sndbuf(ref.fit.with_values({"sndbuf_range": Fitted(claimed, "test")})) == {}

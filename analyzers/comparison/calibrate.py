@@ -9,6 +9,7 @@ candidate run is a few milliseconds; the candidates and the choice are reported 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from itertools import product
 from typing import Any
@@ -784,15 +785,16 @@ def _refine_request_response(fit: Fit, rows: Any) -> Fit:
     return replace(fit, values=values)
 
 
-def _ensemble(chosen: dict[str, Any], scored: list[tuple[float, int, dict[str, Any]]], name: str, varied: str
-              ) -> list[dict[str, Any]]:
+def _ensemble(chosen: dict[str, Any], scored: list[tuple[float, int, dict[str, Any]]], name: str, varied: str,
+              plausible: Callable[[dict[str, Any]], bool] = lambda m: True) -> list[dict[str, Any]]:
     """The path mechanisms (`name`: "atm_switch", "jumbo_nic") about as close to the trace as the
     chosen one: up to ENSEMBLE_SIZE within ENSEMBLE_MARGIN of the closest, the chosen first, each
     with its link. On a path this chaotic (a timeout comes or goes with a few cells or slots) a
     what-if's prediction is their median, not one run's. Two that differ only in `varied` (what a
-    what-if sets) are one."""
+    what-if sets) are one. An alternative `plausible` rejects is left out (the chosen one stays)."""
     if not scored:
         return []
+    scored = [x for x in scored if x[2].get(name) == chosen.get(name) or plausible(x[2][name])]
     keep = ("link", "rate_bps", "delay_ns", name)
     out: dict[tuple, dict[str, Any]] = {}
     best = scored[0][0]
@@ -803,6 +805,20 @@ def _ensemble(chosen: dict[str, Any], scored: list[tuple[float, int, dict[str, A
                 and len(out) < ENSEMBLE_SIZE:
             out[key] = {k: c[k] for k in keep if k in c}
     return list(out.values())
+
+
+def _holds_two_pdus(fit: Fit) -> Callable[[dict[str, Any]], bool]:
+    """Whether a port's buffer holds a whole PDU of the trace's largest datagram and the cells of
+    another behind it. The trace's flights of many full segments got through its port; a port of
+    one PDU passes them only where its cells leave about as fast as the access link brings them
+    (atm_small_buffer's 192-cell alternative, out at 153 Mbit/s from 155.52), so it fits the
+    trace's losses by its rate, not its buffer, and a policy what-if on it acts on a buffer with no
+    room for a second PDU: EPD's threshold (the buffer less one PDU) is 0 there, and it refuses
+    every PDU that finds a cell queued (atm_small_buffer's `epd`: 0.8 Mbit/s, 166 timeouts)."""
+    from stallscope.simulate.links.atm import aal5_cells
+
+    pdu = aal5_cells(fit.value("mtu") or 9180)
+    return lambda port: int(port.get("buffer_cells") or 0) >= 2 * pdu
 
 
 # A longer transfer is calibrated on its first this many bytes: each candidate run then costs
@@ -951,7 +967,7 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
                                       f"{port['policy']}, cells out at {port['out_rate_bps'] / 1e6:.2f} Mbit/s from a "
                                       f"{port['access_rate_bps'] / 1e6:.2f} Mbit/s access link, in place of the "
                                       f"trace's replayed losses ({fit.value('_atm_path')}); {why}")
-        alternatives = _ensemble(chosen, ports, "atm_switch", "policy")
+        alternatives = _ensemble(chosen, ports, "atm_switch", "policy", _holds_two_pdus(fit))
         if len(alternatives) > 1:
             values["_ensemble"] = Fitted(alternatives, f"the {len(alternatives)} ports within {ENSEMBLE_MARGIN} of "
                                          "the closest one's distance")

@@ -707,4 +707,50 @@ mod tests {
         assert!(matches!(fwd[0].model, LossModel::Segments(_)) && matches!(fwd[1].model, LossModel::Nth { .. }));
         assert!(matches!(rev[0].model, LossModel::Acks(_)));
     }
+
+    /// Two loss episodes, each a segment lost twice (sent, then fast-retransmitted) so that a
+    /// timeout resends it; the second is the first new segment after the first episode, so every
+    /// ACK between them covers a resent segment. Returns how long each episode's resend waited
+    /// for the retransmission timer (its second transmission to its third), and the timeouts.
+    fn two_timeout_episodes(receiver: Option<&str>) -> (Ns, Ns, u64) {
+        let mut cfg = run("linux", 300_000);
+        cfg.receiver_personality = receiver.map(Into::into);
+        cfg.sack = Some(false);
+        let s1 = data(&run_bulk(&cfg, 5).unwrap())[20].1;
+        cfg.impair.drop_segments = Some(vec![(s1, 1), (s1, 2)]);
+        let sent = data(&run_bulk(&cfg, 5).unwrap());
+        let i3 = sent.iter().enumerate().filter(|(_, d)| d.1 == s1).map(|(i, _)| i).nth(2).expect("s1 resent twice");
+        let old_max = sent[..i3].iter().map(|d| d.1).max().unwrap();
+        let n1 = sent[i3..].iter().find(|d| d.1 > old_max).expect("new data after the timeout").1;
+        cfg.impair.drop_segments = Some(vec![(s1, 1), (s1, 2), (n1, 1), (n1, 2)]);
+        let out = run_bulk(&cfg, 5).unwrap();
+        assert_eq!(out.received, 300_000);
+        let sent = data(&out);
+        let wait = |s: i64| {
+            let t: Vec<Ns> = sent.iter().filter(|d| d.1 == s).map(|d| d.0).collect();
+            assert_eq!(t.len(), 3, "segment {s} sent {} times", t.len());
+            t[2] - t[1]
+        };
+        (wait(s1), wait(n1), out.sender.timeouts)
+    }
+
+    #[test]
+    fn with_timestamps_the_echo_times_resent_data_and_resets_the_backoff() {
+        // Linux tcp_ack_update_rtt: the ACK of the resent segment is timed by its TSecr
+        // (tcp_rtt_tsopt_us), which resets icsk_backoff: the next episode's timeout is the base RTO.
+        let (first, second, timeouts) = two_timeout_episodes(None);
+        assert_eq!(timeouts, 2);
+        assert!((200 * NS_PER_MS..260 * NS_PER_MS).contains(&first), "first timeout after {first} ns");
+        assert!(second < first * 5 / 4, "second timeout after {second} ns, backed off from {first} ns");
+    }
+
+    #[test]
+    fn without_timestamps_karn_keeps_the_backoff_into_the_next_episode() {
+        // A Linux 2.0 peer offers no timestamps: every ACK between the episodes covers a resent
+        // segment, Karn's rule takes no sample, and the second episode waits for the doubled RTO.
+        let (first, second, timeouts) = two_timeout_episodes(Some("linux20"));
+        assert_eq!(timeouts, 2);
+        assert!((200 * NS_PER_MS..260 * NS_PER_MS).contains(&first), "first timeout after {first} ns");
+        assert!(second > first * 9 / 5, "second timeout after {second} ns, not backed off from {first} ns");
+    }
 }

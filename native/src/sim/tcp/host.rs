@@ -1291,6 +1291,16 @@ impl Host {
         self.rxtcur = self.rto_base();
     }
 
+    /// The RTT an ACK of new data gives by its timestamp echo, where the personality takes one
+    /// (Linux tcp_ack_update_rtt's RTTM rule: timestamps negotiated, the ACK carries a TSecr).
+    fn tsecr_rtt(&self, seg: &Segment, now: Ns) -> Option<i64> {
+        if !(self.p.tsecr_rtt && self.ts_ok) {
+            return None;
+        }
+        let (_, tsecr) = seg.timestamp?;
+        rules::tsopt_rtt_ns(self.tsval(now), tsecr, self.p.ts_tick_ns)
+    }
+
     fn rtt_sample(&mut self, now: Ns) {
         if self.lrtt.is_some() {
             // the SYN or SYN-ACK timed by time_syn
@@ -1584,10 +1594,19 @@ impl Host {
             any_resent |= at < 0;
             self.sent_uids.pop_front();
         }
-        if self.lrtt.is_some() && !any_resent {
-            if let Some(at) = first_sent {
-                self.linux_rtt_update((now - at).max(1));
-                cc_mod::on_rtt_sample(&mut self.cc, (now - at).max(1));
+        if self.lrtt.is_some() {
+            // tcp_ack_update_rtt: the send time's sample (seq_rtt_us), or where some of the data
+            // was resent (Karn), with timestamps, the echo's (tcp_rtt_tsopt_us):
+            // docs/tcp-rules.md#rtt-from-the-timestamp-echo. (An ACK of the FIN alone finds no
+            // send time here; Linux times the FIN's skb, so it is left without a sample as before.)
+            let sample = if any_resent {
+                self.tsecr_rtt(seg, now)
+            } else {
+                first_sent.map(|at| (now - at).max(1))
+            };
+            if let Some(rtt) = sample {
+                self.linux_rtt_update(rtt);
+                cc_mod::on_rtt_sample(&mut self.cc, rtt);
             }
         }
         if self.snd_nxt < self.snd_una {

@@ -101,6 +101,12 @@ pub struct Personality {
     pub sack: bool,
     /// The RFC 7323 timestamp clock's tick.
     pub ts_tick_ns: i64,
+    /// Linux tcp_ack_update_rtt (2.6 on): with timestamps negotiated, an ACK of new data that
+    /// Karn's rule leaves without a sample (some of it was retransmitted) is timed by its TSecr
+    /// (tcp_rtt_tsopt_us), and that sample resets the RTO back-off (icsk_backoff = 0).
+    /// False: Karn's rule alone, the back-off kept until a segment sent once is acknowledged
+    /// (docs/tcp-rules.md#rtt-from-the-timestamp-echo).
+    pub tsecr_rtt: bool,
     /// No short segment while a write() is part-way copied: not between its clusters (FreeBSD's
     /// PRUS_MORETOCOME) and not while the writer sleeps with bytes of it left (Mogul section 5.4's
     /// TF_MORE kept set across the sleep), so only a write's last segment can be short (Mogul
@@ -156,6 +162,7 @@ pub const SUNOS41: Personality = Personality {
     lowat_is_mss: false,
     sack: false,
     ts_tick_ns: 10 * NS_PER_MS, // FreeBSD `ticks` at hz = 100
+    tsecr_rtt: false,
     write_more_hold: false,
     minshall_idle_writes_only: false,
 };
@@ -255,6 +262,7 @@ pub const LINUX: Personality = Personality {
     lowat_is_mss: false,
     sack: true, // modern Linux: net.ipv4.tcp_sack = 1
     ts_tick_ns: NS_PER_MS, // TCP_TS_HZ = 1000
+    tsecr_rtt: true, // tcp_ack_update_rtt: seq_rtt_us < 0 -> tcp_rtt_tsopt_us
     write_more_hold: false,
     minshall_idle_writes_only: false,
     linux_rtt: true,
@@ -266,6 +274,7 @@ pub const LINUX20: Personality = Personality {
     name: "linux20",
     sack: false, // Linux 2.0 had no SACK (it came with 2.2)
     timestamps: false, // nor timestamps (2.1)
+    tsecr_rtt: false,  // Karn alone (2.0.x tcp_ack)
     linux_rtt: false,  // Jacobson's estimator on one timed segment
     linux_ca: false,
     cubic: false,      // Reno (CUBIC became the default in 2.6.19)

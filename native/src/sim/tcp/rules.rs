@@ -193,6 +193,21 @@ pub fn linux_rtt_estimator(st: &mut LinuxRtt, mut m: i64, snd_una: i64, snd_nxt:
     st.srtt8 = st.srtt8.max(1);
 }
 
+/// tsopt_rtt_ns: Linux tcp_rtt_tsopt_us, the round trip read from an ACK's timestamp echo: our
+/// clock now less the TSecr, in whole ticks of the timestamp clock, a zero delta counted as one
+/// tick; None for a TSecr of 0 (RFC 7323: not an echo) or a delta past INT_MAX / 1000 ticks (a
+/// bogus echo, tcp_rtt_tsopt_us's -1).
+pub fn tsopt_rtt_ns(tsval_now: u32, tsecr: u32, tick_ns: i64) -> Option<i64> {
+    if tsecr == 0 {
+        return None;
+    }
+    let delta = i64::from(tsval_now.wrapping_sub(tsecr));
+    if delta >= i64::from(i32::MAX) / 1000 {
+        return None;
+    }
+    Some(delta.max(1) * tick_ns)
+}
+
 /// linux_rto_ns (tcp_set_rto): srtt + rttvar, bounded by TCP_RTO_MAX.
 pub fn linux_rto_ns(p: &Personality, st: &LinuxRtt) -> i64 {
     ((st.srtt8 >> 3) + st.rttvar).min(p.rto_max_ns)
@@ -255,7 +270,7 @@ pub fn black_hole_suspected(first_rexmit_at: Option<i64>, now: i64) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::personality::{BSD44, FREEBSD4, LINUX, SUNOS41, TRU64};
+    use super::super::personality::{BSD44, FREEBSD4, LINUX, LINUX20, SUNOS41, TRU64};
     use super::*;
 
     const MSS: i64 = 9204;
@@ -433,5 +448,18 @@ mod tests {
         assert!(!black_hole_suspected(None, 10 * 1_000_000_000));
         assert!(!black_hole_suspected(Some(1_000_000_000), 3_999_999_999));
         assert!(black_hole_suspected(Some(1_000_000_000), 4_000_000_000));
+    }
+
+    #[test]
+    fn tsopt_rtt_is_the_echo_age_in_ticks() {
+        // tcp_rtt_tsopt_us: (now - TSecr) ticks of 1 ms, a zero delta counted as one tick.
+        assert_eq!(tsopt_rtt_ns(1005, 1000, 1_000_000), Some(5_000_000));
+        assert_eq!(tsopt_rtt_ns(1000, 1000, 1_000_000), Some(1_000_000));
+        assert_eq!(tsopt_rtt_ns(3, u32::MAX - 1, 1_000_000), Some(5_000_000)); // across the wrap
+        assert_eq!(tsopt_rtt_ns(1000, 0, 1_000_000), None); // no echo
+        assert_eq!(tsopt_rtt_ns(1000, 1001, 1_000_000), None); // an echo from the future
+        // Which stacks take it: Linux 2.6 on only; Karn alone for Linux 2.0 and the BSDs.
+        assert!(LINUX.tsecr_rtt && !LINUX20.tsecr_rtt);
+        assert!([SUNOS41, BSD44, FREEBSD4, TRU64].iter().all(|p| !p.tsecr_rtt));
     }
 }
