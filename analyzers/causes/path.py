@@ -151,7 +151,10 @@ def _pmtu_blackhole(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None)
         return None
     later = own.filter((pl.col("ts_ns") > r["ts"]) & (pl.col("payload_len") > 0))
     smaller = later.filter(pl.col("ip_len") < r["ip"])
-    passed = smaller.filter(pl.col("new_data")).height > 0 or smaller.height > 0
+    # What went through in smaller segments must be that segment's own data, resent smaller (a
+    # lowered MSS, RFC 4821's probing): lost ACKs also make one segment time out again and again,
+    # and any later short segment (a write's tail) would pass for the fallback.
+    passed = smaller.filter((pl.col("seq_rel") <= r["seq_rel"]) & (pl.col("seq_end") > r["seq_rel"])).height > 0
     never_acked = own["snd_una"].max() <= r["seq_rel"]
     if not (passed or never_acked):
         return None
