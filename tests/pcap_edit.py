@@ -356,6 +356,15 @@ def vxlan(cap: Capture, port: int = 4789) -> Capture:
     return replace(cap, linktype=1, records=out)
 
 
+def pktap(cap: Capture, linktype: int = 258) -> Capture:
+    """Every frame behind Apple's PKTAP header (108 bytes, little endian: its length, type 1 = a
+    packet, the frame's own DLT, "en0"), as macOS `tcpdump -i pktap` writes it."""
+    head = struct.pack("<III", 108, 1, cap.linktype) + b"en0".ljust(24, b"\0")
+    head = head.ljust(108, b"\0")
+    return replace(cap, linktype=linktype,
+                   records=[r.with_data(head + r.data, r.orig_len + 108) for r in cap.records])
+
+
 def coarse_clock(cap: Capture, step_ns: int = 10_000_000) -> Capture:
     """Every timestamp cut down to a multiple of `step_ns` (a capture clock that ticks every 10 ms:
     an old kernel's jiffy)."""

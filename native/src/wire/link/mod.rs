@@ -4,6 +4,7 @@
 pub mod atm;
 pub mod ethernet;
 pub mod null;
+pub mod pktap;
 pub mod raw;
 pub mod sll;
 pub mod sll2;
@@ -21,8 +22,11 @@ pub mod linktype {
     pub const LOOP: u32 = 108;
     pub const LINUX_SLL: u32 = 113;
     pub const SUNATM: u32 = 123;
+    /// What older macOS wrote for PKTAP.
+    pub const USER2: u32 = 149;
     pub const IPV4: u32 = 228;
     pub const IPV6: u32 = 229;
+    pub const PKTAP: u32 = 258;
     pub const LINUX_SLL2: u32 = 276;
 }
 
@@ -55,6 +59,7 @@ pub fn strip(linktype: u32, data: &[u8]) -> LinkResult<'_> {
         linktype::IPV6 => raw::strip_v6(data),
         linktype::ATM_RFC1483 => atm::strip_rfc1483(data),
         linktype::SUNATM => atm::strip_sunatm(data),
+        linktype::PKTAP | linktype::USER2 => pktap::strip(data),
         _ => Err(Skip::NotDecoded(NotDecoded::UnsupportedLinktype)),
     }
 }
