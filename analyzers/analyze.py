@@ -159,14 +159,7 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
     # Nagle's evidence is read as the tap saw it (at the sender that is exact, elsewhere it can only
     # err towards "on"); flights are read as the sender knew them.
     profiles = inference.direction_profiles(state)
-    for key, kind in id_counters.items():
-        if key in profiles:
-            prof = profiles[key]
-            prof["_ip_ids_count"] = kind == "own" and prof["_ip_ids_count_own"] and not prof["_no_pure_acks"]
-    if any(n.kind == "data_only" for n in file_notes):
-        # A filter kept only packets with payload: every id skip may be a packet it dropped.
-        for prof in profiles.values():
-            prof["_ip_ids_count"] = False
+    inference.settle_id_counting(profiles, id_counters, any(n.kind == "data_only" for n in file_notes))
     raw_state = state
     state = vantage.sender_view(state, timings)
     result.core_state = state
@@ -357,9 +350,7 @@ def _classify(ctx: StallContext, direction: str) -> StallFinding | None:
     reason = _capture_gap(ctx)
     if reason is not None:
         # Window, loss and Nagle rules all read the flight: with the capture's own gap in it, none applies.
-        return StallFinding(ctx.stream, ctx.dir, direction, ctx.start_ns, ctx.end_ns, ctx.start_frame, ctx.end_frame,
-                            max(0, ctx.duration_ns - (ctx.timing.path_rtt_ns or 0)), UNDETERMINED, None, 0.0,
-                            {"reason": reason, **_basic(ctx)})
+        return _undetermined(ctx, direction, reason)
     verdicts: list[Verdict] = []
     for _name, rule in RULES:
         v = rule(ctx)
@@ -382,18 +373,24 @@ def _classify(ctx: StallContext, direction: str) -> StallFinding | None:
         # slow ACK stream: loss repair or the network's pace, not a stall with a cause of its own
         # (the simulator's ground truth counts repairs the same way).
         return None
-    rtt = ctx.timing.path_rtt_ns or 0
-    lost = max(0, ctx.duration_ns - rtt)
     if not verdicts:
-        reason = _why_undetermined(ctx)
-        return StallFinding(ctx.stream, ctx.dir, direction, ctx.start_ns, ctx.end_ns, ctx.start_frame, ctx.end_frame,
-                            lost, UNDETERMINED, None, 0.0, {"reason": reason, **_basic(ctx)})
+        return _undetermined(ctx, direction, _why_undetermined(ctx))
     best = verdicts[0]
     alts = list(best.alternatives) + [Alternative(v.cause, v.detail, v.confidence * 0.5, "a later rule also fits")
                                       for v in verdicts[1:]]
     alts.sort(key=lambda a: -a.confidence)
-    return StallFinding(ctx.stream, ctx.dir, direction, ctx.start_ns, ctx.end_ns, ctx.start_frame, ctx.end_frame, lost,
-                        best.cause, best.detail, best.confidence, {**_basic(ctx), **best.evidence}, tuple(alts))
+    return StallFinding(ctx.stream, ctx.dir, direction, ctx.start_ns, ctx.end_ns, ctx.start_frame, ctx.end_frame,
+                        _time_lost(ctx), best.cause, best.detail, best.confidence, {**_basic(ctx), **best.evidence}, tuple(alts))
+
+
+def _time_lost(ctx: StallContext) -> int:
+    """The stall's length less the round trip a sender waits anyway."""
+    return max(0, ctx.duration_ns - (ctx.timing.path_rtt_ns or 0))
+
+
+def _undetermined(ctx: StallContext, direction: str, reason: str) -> StallFinding:
+    return StallFinding(ctx.stream, ctx.dir, direction, ctx.start_ns, ctx.end_ns, ctx.start_frame, ctx.end_frame,
+                        _time_lost(ctx), UNDETERMINED, None, 0.0, {"reason": reason, **_basic(ctx)})
 
 
 def _basic(ctx: StallContext) -> dict[str, Any]:

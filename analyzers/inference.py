@@ -21,10 +21,10 @@ FLIGHT_FIELDS = ("send_buffer_estimate", "max_in_flight")
 # raced an ACK at the tap). An interactive writer with Nagle off breaks it only when two writes
 # come within a round trip: an FTP server's "150" then "226" replies, 5 % of its short segments.
 NAGLE_OFF_MIN = 3
+NAGLE_OFF_SHARE = 0.02
 # The most frequent lengths of short segments sent behind unacknowledged short ones, kept where
 # NAGLE_OFF_MIN or more went so.
 NAGLE_FREE_LENGTHS = 64
-NAGLE_OFF_SHARE = 0.02
 
 
 # 4.4BSD and FreeBSD round an MSS above MCLBYTES down to a multiple of it (1 KB..8 KB clusters).
@@ -39,7 +39,7 @@ WRITE_SIZED_SHARE = 0.5
 # all step forward by a little (random ids step anywhere, a DF sender's zero ids not at all). Fewer
 # steps of one can be packets lost before the tap (a shaping queue on the sender drops half of a
 # slow start) or a host-wide counter's other flows: the lower share is trusted only where the
-# host's other captured connections show counters of their own (shared_id_counters).
+# host's other captured connections show counters of their own (id_counters).
 IP_ID_COUNTING_SHARE = 0.8
 IP_ID_COUNTING_SHARE_OWN = 0.25
 IP_ID_FORWARD_SHARE = 0.95
@@ -275,17 +275,33 @@ def _profile(r: dict[str, Any], peer: dict[str, Any]) -> dict[str, Any]:
         "_peer_dupacks_visible": bool(peer.get("ip_ids_vary")) or not peer.get("timestamps", False),
         # The direction's IPv4 ids count up by one per packet (a per-connection counter, Linux's for
         # DF packets), so a skipped id is a packet sent and not seen here. (Private.)
-        "_ip_ids_count": ((r["ip_id_step_one"] or 0) >= IP_ID_COUNTING_SHARE
-                          and (r["ip_id_forward"] or 0) >= IP_ID_FORWARD_SHARE
-                          and not (r["pure_acks"] == 0 and (peer.get("data_packets") or 0) >= ACKS_EXPECTED_AFTER)),
+        "_ip_ids_count": _ids_count(r, peer, IP_ID_COUNTING_SHARE),
         # The same with the lower share, for a host whose counters are its connections' own. (Private.)
-        "_ip_ids_count_own": ((r["ip_id_step_one"] or 0) >= IP_ID_COUNTING_SHARE_OWN
-                              and (r["ip_id_forward"] or 0) >= IP_ID_FORWARD_SHARE),
-        # Not one pure ACK for the peer's data segments: a capture filter kept only packets with
-        # payload (or every ACK rode on data). Its ids then skip for the ACKs the filter dropped.
-        "_no_pure_acks": r["pure_acks"] == 0 and (peer.get("data_packets") or 0) >= ACKS_EXPECTED_AFTER,
+        "_ip_ids_count_own": _ids_count(r, peer, IP_ID_COUNTING_SHARE_OWN),
     }
     return p
+
+
+def _ids_count(r: dict[str, Any], peer: dict[str, Any], step_one_share: float) -> bool:
+    """Whether the direction's IPv4 ids count one per packet, at `step_one_share` of steps of one.
+    Not where it sent not one pure ACK for the peer's data segments: a capture filter kept only
+    packets with payload (or every ACK rode on data), and its ids skip for the ACKs it dropped."""
+    no_pure_acks = r["pure_acks"] == 0 and (peer.get("data_packets") or 0) >= ACKS_EXPECTED_AFTER
+    return ((r["ip_id_step_one"] or 0) >= step_one_share and (r["ip_id_forward"] or 0) >= IP_ID_FORWARD_SHARE
+            and not no_pure_acks)
+
+
+def settle_id_counting(profiles: dict[tuple[int, int], dict[str, Any]], counters: dict[tuple[int, int], str],
+                       data_only: bool) -> None:
+    """Each profile's `_ip_ids_count` once the host's counters are known (`id_counters`): a host
+    with counters of its own trusts the lower share of steps of one, a host-wide counter none; in a
+    capture filtered to data (note data_only) every id skip may be a packet the filter dropped."""
+    for key, kind in counters.items():
+        if key in profiles:
+            profiles[key]["_ip_ids_count"] = kind == "own" and profiles[key]["_ip_ids_count_own"]
+    if data_only:
+        for prof in profiles.values():
+            prof["_ip_ids_count"] = False
 
 
 def nagle_evidence(state: pl.DataFrame, profiles: dict[tuple[int, int], dict[str, Any]]) -> None:

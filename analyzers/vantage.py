@@ -54,13 +54,16 @@ class Timing:
 # must fall on the step.
 CLOCK_STEPS_NS = (100_000_000, 10_000_000, 1_000_000)
 CLOCK_STEP_SHARE = 0.99
+CLOCK_SAMPLE = 100_000
 
 
 def clock_step_ns(ts_ns: pl.Series) -> int:
-    """The capture clock's step: the largest of CLOCK_STEPS_NS that (nearly) every timestamp is a
-    multiple of, or 0 (finer than a millisecond)."""
+    """The capture clock's step: the largest of CLOCK_STEPS_NS that (nearly) every timestamp of the
+    capture's first CLOCK_SAMPLE packets is a multiple of, or 0 (finer than a millisecond)."""
     if ts_ns.len() < 2:
         return 0
+    # The capture's first packets tell (every packet would cost a pass per step on the hot path).
+    ts_ns = ts_ns.head(CLOCK_SAMPLE)
     for step in CLOCK_STEPS_NS:
         if ((ts_ns % step) == 0).mean() >= CLOCK_STEP_SHARE:
             return step

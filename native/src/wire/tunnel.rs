@@ -4,7 +4,7 @@
 //! and IP ids are the inner ones; the VNI is not kept). Only an unfragmented outer datagram is
 //! opened, IPv4 or IPv6 without extension headers; anything else stays "not TCP: udp".
 
-use crate::wire::ip::PROTO_UDP;
+use crate::wire::ip::{ipv4, ipv6, PROTO_UDP};
 use crate::wire::link::ethernet::{self, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
 use crate::wire::link::{be16, L3};
 
@@ -18,9 +18,6 @@ const VXLAN_FLAG_I: u8 = 0x08;
 const GENEVE_BASE_LEN: usize = 8;
 /// Geneve's protocol type for an Ethernet frame (Transparent Ethernet Bridging).
 const ETHERTYPE_TEB: u16 = 0x6558;
-const IPV4_FLAG_MF: u16 = 0x2000;
-const IPV4_FRAG_OFFSET: u16 = 0x1fff;
-const IPV6_HEADER_LEN: usize = 40;
 
 /// The network layer inside `outer` when it is a VXLAN or Geneve datagram carrying IP; None
 /// otherwise (TCP itself, other UDP, anything malformed or cut short: the caller goes on with the
@@ -30,11 +27,11 @@ pub fn inner(outer: L3<'_>) -> Option<L3<'_>> {
         L3::V4(b) => {
             let first = *b.first()?;
             let ihl = usize::from(first & 0x0f) * 4;
-            if first >> 4 != 4 || ihl < 20 || *b.get(9)? != PROTO_UDP {
+            if first >> 4 != 4 || ihl < ipv4::MIN_HEADER_LEN || *b.get(9)? != PROTO_UDP {
                 return None;
             }
             let frag = be16(b, 6)?;
-            if frag & (IPV4_FLAG_MF | IPV4_FRAG_OFFSET) != 0 {
+            if frag & (ipv4::FLAG_MF | ipv4::FRAG_OFFSET_MASK) != 0 {
                 return None;
             }
             b.get(ihl..)?
@@ -43,7 +40,7 @@ pub fn inner(outer: L3<'_>) -> Option<L3<'_>> {
             if *b.first()? >> 4 != 6 || *b.get(6)? != PROTO_UDP {
                 return None;
             }
-            b.get(IPV6_HEADER_LEN..)?
+            b.get(ipv6::HEADER_LEN..)?
         }
     };
     let port = be16(udp, 2)?;
@@ -121,7 +118,7 @@ mod tests {
         let mut p = vec![VXLAN_FLAG_I, 0, 0, 0, 0, 0, 42, 0];
         p.extend(inner_frame());
         assert_eq!(inner(L3::V4(&udp4(53, &p, 0))), None);
-        assert_eq!(inner(L3::V4(&udp4(VXLAN_PORT, &p, IPV4_FLAG_MF))), None);
+        assert_eq!(inner(L3::V4(&udp4(VXLAN_PORT, &p, ipv4::FLAG_MF))), None);
         let mut no_i = p.clone();
         no_i[0] = 0;
         assert_eq!(inner(L3::V4(&udp4(VXLAN_PORT, &no_i, 0))), None);

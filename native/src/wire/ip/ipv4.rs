@@ -6,8 +6,8 @@ use crate::wire::outcome::{NotDecoded, Skip};
 use crate::wire::packet::anomaly;
 
 pub const MIN_HEADER_LEN: usize = 20;
-const FLAG_MF: u16 = 0x2000;
-const FRAG_OFFSET_MASK: u16 = 0x1fff;
+pub const FLAG_MF: u16 = 0x2000;
+pub const FRAG_OFFSET_MASK: u16 = 0x1fff;
 
 fn nd(r: NotDecoded) -> Skip {
     Skip::NotDecoded(r)
