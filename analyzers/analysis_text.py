@@ -63,6 +63,12 @@ def _evidence_line(s) -> str:
         parts.append(f"peer window {e['window_before_release']} B ({e['usable_window_before_release']} B usable) "
                      f"-> {'reopened (scale unknown)' if after is None else f'{after} B'}, "
                      f"{e['outstanding_bytes']} B outstanding")
+    if e.get("window_reopened") is False:
+        parts.append(f"peer window zero from frame {e['zero_window_frame']}, probed until frame "
+                     f"{e['probes_until_frame']}, never reopened in the capture")
+    if "released_by" in e:
+        parts.append(f"{e['next_segment_len']} B sent into a {e['usable_window_before_release']} B window by "
+                     f"{e['released_by']}")
     if "first_timeout_frame" in e:
         parts.append(f"timeout resend frame {e['first_timeout_frame']}, {e['segments_resent']} segments resent")
     if "ids_unseen" in e:
@@ -77,6 +83,8 @@ def _evidence_line(s) -> str:
         parts.append(f"the writer resumed at frame {e['resumed_frame']}")
     elif "idle_after_acked_ns" in e:
         parts.append(f"idle {_ms(e['idle_after_acked_ns'])} with everything acknowledged")
+    if "answered_after_ns" in e:
+        parts.append(f"answered the peer's data (frame {e['peer_data_frame']}) {_ms(e['answered_after_ns'])} after it")
     if "reason" in e:
         parts.append(e["reason"])
     return "; ".join(parts)

@@ -109,7 +109,7 @@ def analyze_file(path: str | Path, *, stream: int | None = None) -> Analysis:
 def analyze_one(path: str | Path, *, stream: int | None = None) -> FileAnalysis:
     text = str(path)
     try:
-        packets, summary = read_packets(path, columns=PACKET_INPUT + [artifacts.SEQ_RAW])
+        packets, summary = read_packets(path, columns=PACKET_INPUT + [artifacts.SEQ_RAW, inference.TTL])
         status, error = "ok", None
     except CaptureRejected as e:
         return FileAnalysis(text, "rejected", {"kind": e.kind, "offset": e.offset, "message": e.reason}, {})
@@ -144,7 +144,7 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
         return result
     result.endpoints = packets.group_by(["stream", "dir"]).agg(pl.col(c).first() for c in ENDPOINT_COLUMNS)
     id_counters = inference.id_counters(packets, result.endpoints)
-    packets, file_notes, conn_notes = artifacts.clean(packets.drop(ENDPOINT_COLUMNS, strict=False))
+    packets, file_notes, conn_notes = artifacts.clean(packets.drop(ENDPOINT_COLUMNS + [inference.TTL], strict=False))
     result.notes.extend(file_notes)
     state = sender_state(packets)
     for s_, notes in artifacts.unseen_notes(state).items():
@@ -190,7 +190,8 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
                                    "and SACK were not seen and windows may be unscaled"))
         if c["directions_seen"] < 2:
             conn.notes.append(Note("one_direction", "only one direction of this connection is in the capture: "
-                                   "no ACKs, so no stall can be attributed"))
+                                   "no ACKs, so no stall cause can be named (the sender's own timeouts are "
+                                   "reported as undetermined stalls)"))
         for d in (0, 1):
             if (s, d) in profiles:
                 _complete_profile(conn, c, d, part, profiles, timings, bool(window_known.get(s, False)))
@@ -207,10 +208,8 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
             rows = part.select(_CONTEXT_COLUMNS).to_dict(as_series=False)
             for cand in cands.filter(pl.col("stream") == s).iter_rows(named=True):
                 d = cand["dir"]
-                if c["directions_seen"] < 2:
-                    continue
                 ctx = build_context(rows, cand, timings[(s, d)], profiles[(s, d)])
-                stall = _classify(ctx, _direction(c, d))
+                stall = _classify(ctx, _direction(c, d)) if c["directions_seen"] == 2 else _unanswered(ctx, _direction(c, d))
                 if stall is not None:
                     conn.stalls.append(stall)
         for d in (0, 1):
@@ -381,6 +380,17 @@ def _classify(ctx: StallContext, direction: str) -> StallFinding | None:
     alts.sort(key=lambda a: -a.confidence)
     return StallFinding(ctx.stream, ctx.dir, direction, ctx.start_ns, ctx.end_ns, ctx.start_frame, ctx.end_frame,
                         _time_lost(ctx), best.cause, best.detail, best.confidence, {**_basic(ctx), **best.evidence}, tuple(alts))
+
+
+def _unanswered(ctx: StallContext, direction: str) -> StallFinding | None:
+    """A stall in a connection captured one way only: with no ACK to read, only the sender's own
+    retransmission timeouts show it waited (on data, ACKs or a peer lost: the capture cannot say)."""
+    timeouts = [r for r in ctx.resends if r.kind == "timeout"]
+    if not timeouts:
+        return None
+    return _undetermined(ctx, direction, (
+        f"the sender's timer resent data {len(timeouts)} time(s) (first at frame {timeouts[0].frame}) and the "
+        "capture holds no packet of the peer's: the data, its ACKs or the peer lost, or the capture sees one way only"))
 
 
 def _time_lost(ctx: StallContext) -> int:

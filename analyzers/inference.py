@@ -199,10 +199,13 @@ ID_COUNTER_SAMPLE = 200_000
 def id_counters(packets: pl.DataFrame, endpoints: pl.DataFrame) -> dict[tuple[int, int], str]:
     """Per (stream, dir) of a source address with more than one captured connection: "shared"
     when the host numbers all its packets with one counter (a skipped id is then another flow's
-    packet, not one lost before the tap), "own" when each connection has its own, as Linux's do."""
+    packet, not one lost before the tap), "own" when each connection has its own, as Linux's do.
+    Where the host's connections do not tell, a sender whose IPv4 packets arrive with a TTL above
+    64 is "shared" (`_ttl_shared`)."""
+    kinds = _ttl_shared(packets)
     addrs = endpoints.group_by("src_addr").agg(pl.len().alias("n")).filter(pl.col("n") > 1)["src_addr"]
     if addrs.len() == 0:
-        return {}
+        return kinds
     # The capture's first packets are enough to tell (and a full pass costs ~0.1 s per 2 M packets).
     m = packets.select("src_addr", "stream", "ip_id").filter(
         pl.col("src_addr").is_in(addrs.implode()) & pl.col("ip_id").is_not_null()).head(ID_COUNTER_SAMPLE)
@@ -217,9 +220,26 @@ def id_counters(packets: pl.DataFrame, endpoints: pl.DataFrame) -> dict[tuple[in
         kind=pl.when(pl.col("near") >= SHARED_COUNTER_SHARE).then(pl.lit("shared"))
         .when(pl.col("near") <= OWN_COUNTER_SHARE).then(pl.lit("own")).otherwise(None)).drop_nulls("kind")
     if verdicts.height == 0:
-        return {}
+        return kinds
     rows = endpoints.join(verdicts.select("src_addr", "kind"), on="src_addr").select("stream", "dir", "kind").iter_rows()
-    return {(int(st), int(d)): k for st, d, k in rows}
+    return kinds | {(int(st), int(d)): k for st, d, k in rows}
+
+
+# Initial TTLs: 64 (Linux, the BSDs, macOS), 128 (Windows), 255 (Solaris, network equipment). An
+# IPv4 packet seen with more than 64 left a stack that does not start at 64: not Linux, the one
+# stack that numbers each connection's packets with a counter of its own. Windows numbers every
+# packet of the host from one counter, so a skip is the host's other traffic (a DNS query, another
+# connection the capture does not hold), not a packet lost before the tap.
+LINUX_TTL = 64
+TTL = "ttl"  # read for this alone (a table without it: no direction is judged by it)
+
+
+def _ttl_shared(packets: pl.DataFrame) -> dict[tuple[int, int], str]:
+    if TTL not in packets.columns:
+        return {}
+    ttl = packets.select("stream", "dir", "ttl", "ip_id").filter(pl.col("ip_id").is_not_null()).group_by(
+        ["stream", "dir"]).agg(pl.col("ttl").max()).filter(pl.col("ttl") > LINUX_TTL)
+    return {(int(st), int(d)): "shared" for st, d in ttl.select("stream", "dir").iter_rows()}
 
 
 def flight_fields(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, Any]]:

@@ -220,10 +220,14 @@ def candidates(state: pl.DataFrame, timings: dict[tuple[int, int], Timing]) -> p
         .filter((pl.col("end_ns") - pl.col("_from_ns")) >= pl.col("_thr"))
         .with_columns(ended_by_new_data=pl.lit(True))
     )
-    # Tails: the last new data of a direction, then only retransmissions until the end.
+    # Tails: the last new data of a direction, then only retransmissions until the end, or probes:
+    # a segment of at most one byte starting below what was acknowledged (Linux's zero-window probe
+    # and every keep-alive are sent at snd_una - 1).
     last_new = new.group_by(["stream", "dir"]).agg(pl.col("ts_ns").max().alias("start_ns"),
                                                    pl.col("frame").max().alias("start_frame"))
-    last_resend = state.filter(pl.col("retransmission")).group_by(["stream", "dir"]).agg(
+    probe = ((pl.col("payload_len") <= 1) & ~pl.col("new_data") & ~pl.col("flag_syn") & ~pl.col("flag_fin")
+             & ~pl.col("flag_rst") & (pl.col("seq_rel") < pl.col("snd_una")))
+    last_resend = state.filter(pl.col("retransmission") | probe).group_by(["stream", "dir"]).agg(
         pl.col("ts_ns").max().alias("end_ns"), pl.col("frame").max().alias("end_frame"))
     tails = (
         last_new.join(last_resend, on=["stream", "dir"], how="inner")

@@ -1,6 +1,6 @@
 """What limited a sender, as shares of its active time: the peer's window, its send buffer, loss
-recovery, the application (nothing outstanding), the congestion window (none of the others), and
-stalls by cause. Each interval between two packets of the connection is charged to the limit in
+recovery, the application (nothing outstanding), the congestion window (none of the others), a
+window of unknown scale that may or may not have, and stalls by cause. Each interval between two packets of the connection is charged to the limit in
 force after the first; stall intervals are charged to their cause.
 """
 
@@ -24,6 +24,7 @@ def limit_shares(part: pl.DataFrame, d: int, profile: dict[str, Any], stalls: li
         "ts_ns",
         pl.when(own).then(pl.col("in_flight")).forward_fill().alias("flight"),
         pl.when(own).then(pl.col("usable_window")).forward_fill().alias("usable"),
+        pl.when(own).then(pl.col("peer_window")).forward_fill().alias("peer_window"),
         pl.when(own & pl.col("retransmission")).then(pl.lit(True)).when(own & pl.col("new_data")).then(pl.lit(False))
         .forward_fill().fill_null(False).alias("recovering"),
         (pl.col("ts_ns").shift(-1) - pl.col("ts_ns")).fill_null(0).alias("dt"),
@@ -34,7 +35,10 @@ def limit_shares(part: pl.DataFrame, d: int, profile: dict[str, Any], stalls: li
     limit = (
         pl.when(pl.col("recovering")).then(pl.lit("loss"))
         .when(pl.col("flight").fill_null(0) == 0).then(pl.lit("application"))
-        .when(pl.col("usable").fill_null(1 << 40) < m).then(pl.lit("peer_window"))
+        # Windows of unknown scale (no SYN seen) are raw values: only a zero one is known small.
+        .when((pl.col("usable").fill_null(1 << 40) < m)
+              & (pl.lit(bool(profile.get("window_known", True))) | (pl.col("peer_window") == 0))).then(pl.lit("peer_window"))
+        .when(pl.col("usable").fill_null(1 << 40) < m).then(pl.lit("window_unknown"))
         .when(pl.lit(bool(plateau)) & (pl.col("flight") >= (plateau or 0) - m)).then(pl.lit("send_buffer"))
         .otherwise(pl.lit("cwnd"))
     )

@@ -132,12 +132,17 @@ def test_no_tcp_gives_an_empty_analysis_a_clear_message_and_exit_0(tmp_path: Pat
 @pytest.mark.parametrize("name", ["nagle_4k_jumbo", "burst_loss", "slow_reader"])
 def test_one_direction_only_notes_it_and_names_no_cause(name: str, keep_data: bool, tmp_path: Path) -> None:
     """Without the other side's ACKs nothing is ever acknowledged: the flight grows without bound,
-    so no stall or connection finding can be attributed (acks_only once gave a false mss_mismatch:
-    4-byte requests with 500 bytes 'in flight' read as a bulk sender that never used its MSS)."""
+    so no stall cause or connection finding can be attributed (acks_only once gave a false
+    mss_mismatch: 4-byte requests with 500 bytes 'in flight' read as a bulk sender that never used
+    its MSS). The sender's own retransmission timeouts still show it waited: burst_loss's are
+    undetermined stalls, each holding a timeout resend."""
     f = analyze(pe.one_direction(capture(name), keep_data), tmp_path / "one.pcap")
     assert notes(f).get("one_direction") == 1
     assert len(f.connections) == 1 and len(f.connections[0].directions) == 1
-    assert causes(f) == set()
+    assert causes(f) <= {"undetermined"}
+    stalls = f.connections[0].stalls
+    assert all("timer resent" in s.evidence["reason"] for s in stalls)
+    assert bool(stalls) == (name == "burst_loss" and keep_data)
 
 
 # --- no SYN, unknown window scale ----------------------------------------------------------------

@@ -5,7 +5,7 @@ turnaround). Reported as `application_idle`, apart from the stalls with a transp
 
 from __future__ import annotations
 
-from stallscope.analyzers.causes.common import before, mss, tolerance
+from stallscope.analyzers.causes.common import before, filled_small_window, mss, tolerance, zero_window_at_end
 from stallscope.analyzers.causes.loss import stale_resends
 from stallscope.analyzers.findings import Verdict
 from stallscope.analyzers.stalls import StallContext
@@ -21,7 +21,7 @@ def rule(ctx: StallContext) -> Verdict | None:
         # The capture ends in silence: idle if everything had been acknowledged and the only
         # resends were of acknowledged data (a probe, a spurious retransmission).
         acked = ctx.acked_before(ctx.end_ns + 1) >= ctx.snd_max_before_end
-        if acked and not ctx.repairs():
+        if acked and not ctx.repairs() and not zero_window_at_end(ctx):
             return Verdict(Cause.APPLICATION_IDLE.value, None, 0.6, {
                 "all_acked": True, "resends_of_acked_data": [r.frame for r in ctx.resends[:8]]})
         return None
@@ -43,6 +43,8 @@ def rule(ctx: StallContext) -> Verdict | None:
                              "resumed_segment_len": ctx.held_len})
             return Verdict(Cause.APPLICATION_IDLE.value, None, 0.7, evidence)
         return None
+    if released is None and filled_small_window(ctx):
+        return None  # the peer's small window held it, not the writer (windows.py)
     acked_at = next((a for a in ctx.acks if a.ack >= ctx.snd_max_before_end), None)
     # The data went out on its own: not right after an ACK that advanced or opened the window, or
     # right after one it did not need: a completed write's short tail was all that was out, and a
@@ -54,6 +56,11 @@ def rule(ctx: StallContext) -> Verdict | None:
         room = window is not None and ack_before + window - ctx.snd_max_before_end >= ctx.held_len
         unneeded = room and ctx.snd_max_before_end - ack_before < m and ctx.flight_seen >= 2 * m
     if released is None or unneeded or not (released.advances or _opened(ctx, released)):
+        asked = next((a for a in reversed(ctx.acks) if a.payload > 0), None)
+        if asked is not None and ctx.in_flight_before_end == 0:
+            # The peer's data came during the silence (a request): the part after it is the time
+            # this side took to answer, the part before it the peer's own wait.
+            evidence.update({"peer_data_frame": asked.frame, "answered_after_ns": ctx.end_ns - asked.ts_ns})
         if acked_at is not None:
             evidence.update({"all_acked_frame": acked_at.frame, "idle_after_acked_ns": ctx.end_ns - acked_at.ts_ns})
         elif ctx.in_flight_at_start == 0:

@@ -29,6 +29,27 @@ def release(ctx: StallContext) -> PeerAck | None:
     return a
 
 
+def filled_small_window(ctx: StallContext) -> bool:
+    """The segment that ended the silence filled the peer's usable window exactly, and that window
+    was smaller than a full segment: the sender had more to send and the window held it back (its
+    silly-window avoidance, until a timer let what fitted go), not an application that wrote late.
+    An application's short write goes out at once, smaller than the room it has."""
+    u = ctx.usable_before_end
+    return (ctx.profile.get("window_known", True) and u is not None and 0 < u < mss(ctx)
+            and ctx.held_len == u)
+
+
+def zero_window_at_end(ctx: StallContext) -> bool:
+    """The capture ends in the silence with the peer's window closed (zero at any scale) by its last
+    ACK, and the sender probed it: a sender probes a zero window only with data waiting
+    (RFC 9293 3.8.6.1), so it was held, not idle."""
+    if ctx.ended_by_new_data:
+        return False
+    last = ctx.acks[-1] if ctx.acks else None
+    closed = last.window == 0 if last is not None else ctx.window_at_start == 0
+    return closed and ctx.end_frame != ctx.start_frame
+
+
 def before(ctx: StallContext, ack: PeerAck) -> tuple[int, int | None]:
     """The cumulative ACK and the peer's window in force just before `ack` arrived."""
     prior = ctx.acks[: ctx.acks.index(ack)]

@@ -12,7 +12,7 @@ it went out: a spurious timeout, or lost ACKs.
 
 from __future__ import annotations
 
-from stallscope.analyzers.causes.common import before, peer_delay, release
+from stallscope.analyzers.causes.common import before, mss, peer_delay, release, tolerance
 from stallscope.analyzers.findings import Alternative, Verdict
 from stallscope.analyzers.sender_state import TIMEOUT_FLOOR_NS
 from stallscope.analyzers.stalls import StallContext
@@ -57,6 +57,14 @@ def rule(ctx: StallContext) -> Verdict | None:
         # Which hop drops them (a router further on, or the sender's own link when its interface
         # MTU is larger than the link carries) the trace cannot tell: the cause is the same.
         return Verdict(path, None, 0.8, evidence, (Alternative(alt, None, 0.2, "the loss pattern alone"),))
+    if not ctx.ended_by_new_data and not any(a.ack > first.seq for a in ctx.acks if a.ts_ns > first.ts_ns):
+        # The capture ends with the resent data still unacknowledged: whether the data, its ACKs
+        # or the peer itself was lost, nothing here can tell.
+        evidence["reason"] = (f"the sender's timer resent the same data {len(timeouts)} time(s) from frame {first.frame} "
+                              "on, and the capture ends before anything acknowledged it: the data or its ACKs lost, or the peer gone")
+        return Verdict(UNDETERMINED, None, 0.0, evidence,
+                       (Alternative(Cause.SINGLE_LOSS_TIMEOUT.value if episode == 1 else Cause.BURST_LOSS_TIMEOUT.value,
+                                    None, 0.3, "if the peer was still there and the data was lost"),))
     atm = ATM_MTU_LOW <= link_mtu(ctx.profile) <= ATM_MTU_HIGH
     if episode > 1:
         detail = "atm_cell_loss" if atm else None
@@ -222,6 +230,13 @@ def _sent_unseen(ctx: StallContext) -> Verdict | None:
     application's idle time: the data it resent had been sent already."""
     n = ctx.ids_unseen
     if not ctx.ended_by_new_data or ctx.resends or not 0 < n <= MAX_IDS_UNSEEN:
+        return None
+    # A sender the peer's window held had no segment to send, and one that sent as a peer's packet
+    # reached it (a window update, a request) was reacting to it, where a retransmission timer fires
+    # on its own: the ids went to the host's other packets.
+    if ctx.usable_at_start is not None and ctx.usable_at_start < max(1, min(ctx.held_len, mss(ctx))):
+        return None
+    if ctx.releasing_ack(tolerance(ctx)) is not None:
         return None
     evidence = {
         "ids_unseen": n,

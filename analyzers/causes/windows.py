@@ -9,7 +9,7 @@ stops at the buffer's size with the peer's window open).
 from __future__ import annotations
 
 from stallscope.analyzers.causes.nagle import buffer_in_flight
-from stallscope.analyzers.causes.common import (before, mss, peer_delay, release, send_buffer_plateau,
+from stallscope.analyzers.causes.common import (before, filled_small_window, mss, zero_window_at_end, peer_delay, release, send_buffer_plateau,
                                                 sporadic_peer_delay, timer_driven)
 from stallscope.analyzers.peer_acks import DELAYED_MIN_NS
 from stallscope.analyzers.findings import Alternative, Verdict
@@ -18,9 +18,13 @@ from stallscope.vocabulary import UNDETERMINED, Cause
 
 
 def rule(ctx: StallContext) -> Verdict | None:
+    if not ctx.repairs() and zero_window_at_end(ctx):
+        return _zero_window_held(ctx)
     if ctx.resends or not ctx.ended_by_new_data:
         return None
     rel = release(ctx)
+    if rel is None and filled_small_window(ctx):
+        return _sws_timer(ctx)
     if rel is None or rel.dup:
         return None  # a duplicate ACK let it go: loss recovery's pace, not a window's
     m = mss(ctx)
@@ -105,6 +109,37 @@ def rule(ctx: StallContext) -> Verdict | None:
         # when the receiver itself held the releasing ACK: its delay is not the path's queue.)
         return None
     return Verdict(Cause.RECEIVER_WINDOW_LIMITED.value, "congestion_window", 0.5, evidence)
+
+
+def _zero_window_held(ctx: StallContext) -> Verdict:
+    """The peer closed its window and the capture ends before it opened again, the sender probing
+    it all the while: a receiver that stopped reading (or a receiver gone, its stack still
+    answering)."""
+    closed = None  # the first of the peer's ACKs that have kept the window shut since
+    for a in reversed(ctx.acks):
+        if a.window != 0:
+            break
+        closed = a
+    return Verdict(Cause.RECEIVER_WINDOW_LIMITED.value, None, 0.8, {
+        "zero_window_frame": closed.frame if closed is not None else None,
+        "window_reopened": False,
+        "probes_until_frame": ctx.end_frame,
+        "outstanding_bytes": max(0, ctx.snd_max_before_end - ctx.acked_before(ctx.end_ns + 1)),
+        "why": "the peer's window was zero to the end of the capture and the sender kept probing it: it had data to send",
+    })
+
+
+def _sws_timer(ctx: StallContext) -> Verdict:
+    """No ACK let the segment go: the sender's own timer sent what fitted a window smaller than a
+    segment, after holding it (RFC 1122 4.2.3.4's override timeout; BSD and Windows send it when
+    the persist timer fires)."""
+    return Verdict(Cause.SENDER_SWS.value, None, 0.7, {
+        "released_by": "the sender's own timer (no ACK came)",
+        "usable_window_before_release": ctx.usable_before_end,
+        "outstanding_bytes": ctx.in_flight_before_end,
+        "next_segment_len": ctx.held_len,
+        "held_ns": ctx.duration_ns,
+    }, (Alternative(Cause.RECEIVER_WINDOW_LIMITED.value, None, 0.3, "the peer's window was small"),))
 
 
 def _zero_window_unscaled(ctx: StallContext, rel, ack_before: int, win_before: int) -> Verdict | None:
