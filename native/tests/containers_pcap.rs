@@ -77,6 +77,7 @@ fn case06_other_versions_rejected_with_libpcaps_message() {
             ((1, 4), "unsupported pcap savefile version 1.4"),
             ((3, 0), "unsupported pcap savefile version 3.0"),
             ((2, 5), "unsupported pcap savefile version 2.5"),
+            ((543, 1), "unsupported pcap savefile version 543.1"),
         ] {
             let bytes = pcap_header(order, false, v, 65535, 1);
             let err = CaptureReader::from_bytes(bytes).err().expect("accepted");
@@ -183,4 +184,27 @@ fn header_only_file_ends_cleanly_with_one_interface() {
     let s = o.stats.unwrap();
     assert_eq!((s.interfaces.len(), s.interfaces[0].linktype, s.sections), (1, 113, 0));
     assert_eq!(s.trailing_truncation, None);
+}
+
+#[test]
+fn older_versions_read_with_their_length_order_as_libpcap_does() {
+    // Before 2.3 (and in DG/UX's 543.0) a record header held the original length before the
+    // captured one; 2.3 files come in either order, the captured length never above the original.
+    for order in ORDERS {
+        for (v, third, fourth, want) in [
+            ((2, 1), 60, 4, (4, 60)),
+            ((2, 0), 4, 4, (4, 4)),
+            ((543, 0), 60, 4, (4, 60)),
+            ((2, 3), 60, 4, (4, 60)),
+            ((2, 3), 4, 60, (4, 60)),
+            ((2, 4), 4, 60, (4, 60)),
+        ] {
+            let mut bytes = pcap_header(order, false, v, 65535, 1);
+            bytes.extend(pcap_record(order, 1, 0, third, fourth, b"abcd"));
+            let o = read_bytes(&bytes);
+            assert!(o.error.is_none(), "{v:?}: {:?}", o.error);
+            assert_eq!((o.records[0].5, o.records[0].6), want, "{v:?} {order:?}");
+            assert_eq!(o.records[0].9, b"abcd");
+        }
+    }
 }

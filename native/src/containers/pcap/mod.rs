@@ -49,7 +49,8 @@ pub fn read_header(src: &mut Source, nanosecond: bool, order: ByteOrder) -> Resu
     let minor = order.u16(h, 6);
     let snaplen = order.u32(h, 16);
     let field = order.u32(h, 20);
-    if (major, minor) != (2, 4) {
+    // libpcap reads 2.0 to 2.4, and DG/UX tcpdump's 543.0.
+    if !(major == 2 && minor <= 4 || (major, minor) == (543, 0)) {
         return Err(ReadError::UnsupportedVersion { offset: 4, format: "pcap", major, minor });
     }
     if field & LT_RESERVED1_MASK != 0 {
@@ -68,6 +69,39 @@ pub fn read_header(src: &mut Source, nanosecond: bool, order: ByteOrder) -> Resu
     })
 }
 
+/// Where a record header keeps its two lengths. The fields were interchanged at version 2.3 to
+/// match the bpf header: before it (and in DG/UX's 543.0) the original length comes first; some
+/// 2.3 files were written in the old order, told by a captured length above the original one
+/// (libpcap's lengths_swapped).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LengthOrder {
+    CaplenFirst,
+    OrigFirst,
+    Either,
+}
+
+impl LengthOrder {
+    fn of(version: (u16, u16)) -> LengthOrder {
+        match version {
+            (2, minor) if minor < 3 => LengthOrder::OrigFirst,
+            (2, 3) => LengthOrder::Either,
+            (543, _) => LengthOrder::OrigFirst,
+            _ => LengthOrder::CaplenFirst,
+        }
+    }
+
+    /// (caplen, origlen) from the header's third and fourth fields.
+    #[inline]
+    fn read(self, third: u32, fourth: u32) -> (u32, u32) {
+        match self {
+            LengthOrder::CaplenFirst => (third, fourth),
+            LengthOrder::OrigFirst => (fourth, third),
+            LengthOrder::Either if third > fourth => (fourth, third),
+            LengthOrder::Either => (third, fourth),
+        }
+    }
+}
+
 /// Per-file state for reading records.
 pub struct PcapState {
     order: ByteOrder,
@@ -77,6 +111,7 @@ pub struct PcapState {
     frac_limit: u32,
     snaplen: u32,
     linktype: u32,
+    lengths: LengthOrder,
 }
 
 impl PcapState {
@@ -97,6 +132,7 @@ impl PcapState {
             frac_limit: if h.nanosecond { 1_000_000_000 } else { 1_000_000 },
             snaplen: h.snaplen,
             linktype: h.linktype,
+            lengths: LengthOrder::of(h.version),
         }
     }
 
@@ -128,7 +164,8 @@ impl PcapState {
                 v
             }
         };
-        let (sec, frac, caplen, origlen) = (field(0), field(4), field(8), field(12));
+        let (sec, frac) = (field(0), field(4));
+        let (caplen, origlen) = self.lengths.read(field(8), field(12));
         if caplen > MAX_CAPLEN {
             return Err(ReadError::RecordTooLarge { offset, length: caplen as u64, limit: MAX_CAPLEN as u64 });
         }
