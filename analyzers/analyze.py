@@ -323,6 +323,13 @@ def _capture_gap(ctx: StallContext) -> str | None:
     if unseen is not None and not ctx.resends:
         return (f"ACK frame {unseen.frame} covers {unseen.ack - sent} bytes the capture never showed: the "
                 "capture missed packets here, so what held the sender cannot be read")
+    # The segment that ended the silence starts past the last data seen, and nothing resent the data
+    # between later (no loss repaired it): the sender sent it during the silence and the tap missed it.
+    skipped = ctx.snd_max_before_end - sent
+    if ctx.ended_by_new_data and skipped > 1 and not ctx.resends and not ctx.repaired_after:
+        return (f"frame {ctx.held_frame} starts {skipped} bytes past the last data the capture showed, and "
+                "no resend of the bytes between followed: the sender sent them during this silence and the "
+                "capture missed them, so what held the sender cannot be read")
     beyond = _beyond_any_window(ctx)
     if beyond is not None:
         return (f"{beyond} bytes were outstanding, half again more than any window the peer advertised "

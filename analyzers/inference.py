@@ -188,8 +188,10 @@ _FLIGHT = {
 
 # Where consecutive packets of one address switch connection: an id this far ahead or less is one
 # counter numbering both; a host whose switches land near that often shares one, a host whose
-# switches almost never do keeps a counter per connection (each starts at a random value).
-SHARED_COUNTER_STEP = 8
+# switches almost never do keeps a counter per connection (each starts at a random value, so two
+# land this near by chance once in 256). A busy host's counter moves on between its captured TCP
+# packets for the packets the capture left out (a P2P client's UDP): 8 was too near for that.
+SHARED_COUNTER_STEP = 256
 SHARED_COUNTER_SHARE = 0.5
 OWN_COUNTER_SHARE = 0.1
 SHARED_COUNTER_MIN_SWITCHES = 4
@@ -200,8 +202,8 @@ def id_counters(packets: pl.DataFrame, endpoints: pl.DataFrame) -> dict[tuple[in
     """Per (stream, dir) of a source address with more than one captured connection: "shared"
     when the host numbers all its packets with one counter (a skipped id is then another flow's
     packet, not one lost before the tap), "own" when each connection has its own, as Linux's do.
-    Where the host's connections do not tell, a sender whose IPv4 packets arrive with a TTL above
-    64 is "shared" (`_ttl_shared`)."""
+    A sender whose IPv4 packets arrive with a TTL above 64 is "shared" whatever its connections
+    show (`_ttl_shared`)."""
     kinds = _ttl_shared(packets)
     addrs = endpoints.group_by("src_addr").agg(pl.len().alias("n")).filter(pl.col("n") > 1)["src_addr"]
     if addrs.len() == 0:
@@ -222,7 +224,8 @@ def id_counters(packets: pl.DataFrame, endpoints: pl.DataFrame) -> dict[tuple[in
     if verdicts.height == 0:
         return kinds
     rows = endpoints.join(verdicts.select("src_addr", "kind"), on="src_addr").select("stream", "dir", "kind").iter_rows()
-    return kinds | {(int(st), int(d)): k for st, d, k in rows}
+    # A stack that is not Linux numbers no connection on its own: its TTL outranks the switches.
+    return {(int(st), int(d)): k for st, d, k in rows} | kinds
 
 
 # Initial TTLs: 64 (Linux, the BSDs, macOS), 128 (Windows), 255 (Solaris, network equipment). An

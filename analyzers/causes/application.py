@@ -55,6 +55,13 @@ def rule(ctx: StallContext) -> Verdict | None:
         ack_before, window = before(ctx, released)
         room = window is not None and ack_before + window - ctx.snd_max_before_end >= ctx.held_len
         unneeded = room and ctx.snd_max_before_end - ack_before < m and ctx.flight_seen >= 2 * m
+    if released is not None and ctx.held_len <= m:
+        # Nothing was out before that ACK, and the window already had room for the segment: no
+        # congestion window holds one segment with nothing in flight, so the ACK (a FIN, a window
+        # update) was not what it waited for. (A raw window of unknown scale understates the room.)
+        ack_before, window = before(ctx, released)
+        unneeded = unneeded or (ack_before >= ctx.snd_max_before_end and window is not None
+                                and ack_before + window - ctx.snd_max_before_end >= max(1, ctx.held_len))
     if released is None or unneeded or not (released.advances or _opened(ctx, released)):
         asked = next((a for a in reversed(ctx.acks) if a.payload > 0), None)
         if asked is not None and ctx.in_flight_before_end == 0:

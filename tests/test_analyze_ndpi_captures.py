@@ -1,0 +1,51 @@
+"""Captures from nDPI's test set (tests/data/ndpi_*, cited in tests/data/README.md): real traffic
+from other people's hosts, cut to 96 bytes.
+
+- ndpi_gnutella_windows_host.pcap: three connections of a busy Windows P2P client (TTL 128) whose
+  one IPv4 id counter also numbers its UDP traffic, left out here: its ids skip at almost every
+  pause. Across its connections the ids step on by more than 8 between them (the UDP packets in
+  between), which once read as counters of their own, and each skip as a lost packet (14 false
+  loss stalls).
+- ndpi_netflix_two_connections.pcap: a TLS connection idle for 30 s until the client's FIN, which
+  the server answers with a 31-byte alert; and an HTTP download whose sniffer missed runs of the
+  server's segments (the segment after each silence starts thousands of bytes past the last one
+  seen, and nothing ever resends the bytes between).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from stallscope.analyzers.analyze import analyze_file
+
+DATA = Path(__file__).resolve().parent / "data"
+LOSS = {"burst_loss_timeout", "single_loss_timeout"}
+
+
+def test_a_busy_windows_hosts_id_skips_are_not_losses() -> None:
+    a = analyze_file(DATA / "ndpi_gnutella_windows_host.pcap")
+    [f] = a.files
+    assert len(f.connections) == 3
+    assert a.stalls and not any("ids_unseen" in s.evidence for s in a.stalls)
+    assert not {s.cause for s in a.stalls} & LOSS
+
+
+def _connection(port: int):
+    [f] = analyze_file(DATA / "ndpi_netflix_two_connections.pcap").files
+    [c] = [c for c in f.connections if c.initiator.endswith(f":{port}")]
+    return c
+
+
+def test_an_answer_to_the_peers_fin_after_idle_is_no_window_limit() -> None:
+    c = _connection(53105)
+    assert {s.cause for s in c.stalls} == {"application_idle"}
+    last = max(c.stalls, key=lambda s: s.end_ns)
+    assert last.duration_ns > 30_000_000_000  # 30 s of keep-alive idle, ended by the close
+
+
+def test_segments_the_sniffer_missed_are_no_stall_cause() -> None:
+    c = _connection(53148)
+    gaps = [s for s in c.stalls if "capture missed" in s.evidence.get("reason", "")]
+    assert sum("past the last data" in s.evidence["reason"] for s in gaps) >= 5
+    assert all(s.cause == "undetermined" for s in gaps)
+    assert not {s.cause for s in c.stalls} & (LOSS | {"receiver_window_limited", "window_update_deadlock"})
