@@ -23,6 +23,8 @@ LINUX_DELACK_MIN_NS = 40_000_000  # TCP_DELACK_MIN
 # The shortest delay a one-shot delayed-ACK timer gives, with some jitter below Linux's minimum.
 ONE_SHOT_MIN_NS = 35_000_000
 BSD_TICK_NS = 200_000_000  # tcp_fasttimo
+# RFC 1122 4.2.3.2: an ACK may be delayed by less than 0.5 s; no delayed-ACK timer holds one longer.
+MAX_ACK_DELAY_NS = 500_000_000
 
 
 def every_second_share(state: pl.DataFrame, acker_dir: int) -> float | None:

@@ -6,10 +6,11 @@ from other people's hosts, cut to 96 bytes.
   pause. Across its connections the ids step on by more than 8 between them (the UDP packets in
   between), which once read as counters of their own, and each skip as a lost packet (14 false
   loss stalls).
-- ndpi_netflix_two_connections.pcap: a TLS connection idle for 30 s until the client's FIN, which
-  the server answers with a 31-byte alert; and an HTTP download whose sniffer missed runs of the
+- ndpi_mining_pushes.pcap: a mining pool pushing jobs seconds to minutes apart, one id skipped before each.
+- ndpi_netflix_three_connections.pcap: a TLS connection idle for 30 s until the client's FIN, which
+  the server answers with a 31-byte alert; and two HTTP downloads whose sniffer missed runs of the
   server's segments (the segment after each silence starts thousands of bytes past the last one
-  seen, and nothing ever resends the bytes between).
+  seen, and nothing ever resends the bytes between), in one of which the client held an ACK 564 ms.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def test_a_busy_windows_hosts_id_skips_are_not_losses() -> None:
 
 
 def _connection(port: int):
-    [f] = analyze_file(DATA / "ndpi_netflix_two_connections.pcap").files
+    [f] = analyze_file(DATA / "ndpi_netflix_three_connections.pcap").files
     [c] = [c for c in f.connections if c.initiator.endswith(f":{port}")]
     return c
 
@@ -49,3 +50,24 @@ def test_segments_the_sniffer_missed_are_no_stall_cause() -> None:
     assert sum("past the last data" in s.evidence["reason"] for s in gaps) >= 5
     assert all(s.cause == "undetermined" for s in gaps)
     assert not {s.cause for s in c.stalls} & (LOSS | {"receiver_window_limited", "window_update_deadlock"})
+
+
+def test_one_skipped_id_cannot_make_a_silence_of_many_timeouts() -> None:
+    """ndpi_mining_pushes.pcap: a mining pool pushes jobs to a miner (tapped at the miner) seconds
+    to minutes apart, its IPv4 id skipping one before each 310-byte job. One unseen packet is one
+    send before the seen one: the wait for its timer is a first timeout (at most 3 s, or 4 round
+    trips), not the 5 to 72 s between jobs, which were the pool's to choose."""
+    a = analyze_file(DATA / "ndpi_mining_pushes.pcap")
+    long = [s for s in a.stalls if s.dir == 1 and s.duration_ns > 5_000_000_000]
+    assert len(long) >= 20
+    assert {s.cause for s in long} == {"application_idle"}
+    assert not any("ids_unseen" in s.evidence for s in a.stalls)
+
+
+def test_an_ack_held_past_any_delayed_ack_timer_is_not_the_timers() -> None:
+    """ndpi_netflix_three_connections.pcap, port 53163: the client's ACK that let the server go on
+    came 564 ms after the data it covered; RFC 1122 lets no delayed-ACK timer hold one 0.5 s, so
+    the stall is no window-update deadlock, and with the window open no window limit either."""
+    c = _connection(53163)
+    held = [s for s in c.stalls if (s.evidence.get("releasing_ack_delay_ns") or 0) > 500_000_000]
+    assert held and all(s.cause == "undetermined" and "0.5 s" in s.evidence["reason"] for s in held)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from stallscope.analyzers.peer_acks import BSD_TICK_NS, DELAYED_MIN_NS, ONE_SHOT_MIN_NS, TICK_MIN_DELAY_NS, on_tick
+from stallscope.analyzers.peer_acks import (BSD_TICK_NS, DELAYED_MIN_NS, MAX_ACK_DELAY_NS, ONE_SHOT_MIN_NS,
+                                            TICK_MIN_DELAY_NS, on_tick)
 from stallscope.analyzers.stalls import PeerAck, StallContext
 
 # How far from the tap's reaction lag an ACK may be and still count as what released the sender.
@@ -71,6 +72,8 @@ def timer_driven(ctx: StallContext, ack: PeerAck) -> bool:
     less jitter; a 200 ms tick fires at any phase). A receiver that answers a steady 30 ms late is
     paced by its reading application's window updates, not by a timer."""
     d = peer_delay(ctx, ack)
+    if d is not None and d > MAX_ACK_DELAY_NS:
+        return False  # longer than any delayed-ACK timer may hold it
     tick = ctx.profile.get("_peer_tick")
     if tick and d is not None and d >= TICK_MIN_DELAY_NS and on_tick(ack.ts_ns, tick):
         return True  # on the phase of the clock the peer's held ACKs are locked to

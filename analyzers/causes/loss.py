@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from stallscope.analyzers.causes.common import before, mss, peer_delay, release, tolerance
 from stallscope.analyzers.findings import Alternative, Verdict
+from stallscope.analyzers.peer_acks import MAX_ACK_DELAY_NS
 from stallscope.analyzers.sender_state import TIMEOUT_FLOOR_NS
 from stallscope.analyzers.stalls import StallContext
 from stallscope.vocabulary import UNDETERMINED, Cause
@@ -117,8 +118,6 @@ def _delivered(ctx: StallContext, first) -> tuple[str, str] | None:
     return Cause.SPURIOUS_TIMEOUT.value, why + "; the timer fired before the receiver's ACK was due"
 
 
-# RFC 1122 4.2.3.2: an ACK may be delayed, but by less than 0.5 s.
-MAX_ACK_DELAY_NS = 500_000_000
 # A receiver's ACK delays learned from this many held ACKs bound its timer well enough to say an
 # ACK was overdue; twice the longest seen leaves room for a timer that fired late.
 LEARNED_TIMER_MIN_ACKS = 8
@@ -220,6 +219,8 @@ def _acked_beyond_resends(ctx: StallContext, first) -> tuple[object, int] | None
 
 # More ids skipped than this is a counter that jumped (another flow, a restart), not lost packets.
 MAX_IDS_UNSEEN = 256
+MAX_FIRST_RTO_NS = 3_000_000_000
+RTO_RTTS = 4
 
 
 def _sent_unseen(ctx: StallContext) -> Verdict | None:
@@ -237,6 +238,12 @@ def _sent_unseen(ctx: StallContext) -> Verdict | None:
     if ctx.usable_at_start is not None and ctx.usable_at_start < max(1, min(ctx.held_len, mss(ctx))):
         return None
     if ctx.releasing_ack(tolerance(ctx)) is not None:
+        return None
+    # n unseen packets are at most n sends before the seen one, each a timeout after the last: the
+    # silence they explain is at most (2^n - 1) first timeouts (RFC 6298's initial 1 s, RFC 1122's
+    # 3 s; a long path's RTO can be 4 round trips). A longer one was mostly the application's.
+    rto = max(MAX_FIRST_RTO_NS, RTO_RTTS * (ctx.timing.typical_rtt_ns or ctx.timing.path_rtt_ns or 0))
+    if ctx.duration_ns > ((1 << min(n, 8)) - 1) * rto:
         return None
     evidence = {
         "ids_unseen": n,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from stallscope.analyzers.causes.nagle import buffer_in_flight
 from stallscope.analyzers.causes.common import (before, filled_small_window, mss, zero_window_at_end, peer_delay, release, send_buffer_plateau,
                                                 sporadic_peer_delay, timer_driven)
-from stallscope.analyzers.peer_acks import DELAYED_MIN_NS
+from stallscope.analyzers.peer_acks import DELAYED_MIN_NS, MAX_ACK_DELAY_NS
 from stallscope.analyzers.findings import Alternative, Verdict
 from stallscope.analyzers.stalls import RTT_MULTIPLE, StallContext
 from stallscope.vocabulary import UNDETERMINED, Cause
@@ -104,6 +104,12 @@ def rule(ctx: StallContext) -> Verdict | None:
         return Verdict(Cause.SEND_BUFFER_LIMITED.value, None, 0.75, evidence)
     typical = ctx.timing.typical_rtt_ns or ctx.timing.path_rtt_ns or 0
     held = peer_delay(ctx, rel) or 0
+    if held > MAX_ACK_DELAY_NS:
+        return Verdict(UNDETERMINED, None, 0.0, {**evidence, "reason": (
+            f"the peer held the ACK that released it {held / 1e6:.0f} ms, longer than any delayed-ACK timer may "
+            "(RFC 1122: 0.5 s): its host paused, or the capture missed an earlier ACK")},
+            (Alternative(Cause.RECEIVER_WINDOW_LIMITED.value, "congestion_window", 0.3,
+                         "if the sender's congestion window waited for that ACK"),))
     if ctx.duration_ns < RTT_MULTIPLE * typical and held < DELAYED_MIN_NS:
         # The congestion window at the pace of a queued path: no stall, the path was full. (Not
         # when the receiver itself held the releasing ACK: its delay is not the path's queue.)
