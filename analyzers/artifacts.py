@@ -100,6 +100,7 @@ def _duplicates(keyed: pl.DataFrame) -> pl.Series:
         pl.col("stream").cast(pl.UInt32), pl.col("dir").cast(pl.UInt8), "seq_rel", "ack_rel", "ts_ns", "win_scaled",
         pl.col("frame").cast(pl.UInt64),
         pl.col("ip_id").cast(pl.Int64).fill_null(-1), pl.col("opt_ts_val").cast(pl.Int64).fill_null(-1),
+        pl.col("opt_ts_ecr").cast(pl.Int64).fill_null(-1),
         pl.col("payload_len").cast(pl.UInt32),
         flags=(pl.col("flag_syn").cast(pl.UInt8) + pl.col("flag_fin").cast(pl.UInt8) * 2
                + pl.col("flag_rst").cast(pl.UInt8) * 4 + pl.col("flag_ack").cast(pl.UInt8) * 8),

@@ -63,14 +63,16 @@ def sender_state(packets: pl.DataFrame) -> pl.DataFrame:
         _peer_max=_peer("snd_max"),
     )
     has_payload = pl.col("payload_len") > 0
+    _data_end = pl.col("seq_end") - pl.col("flag_fin").cast(pl.Int64)
     pk = pk.with_columns(
         snd_max=pl.col("_own_max"),
         _prev_max=prev_own_max,
         silence_ns=pl.col("ts_ns") - pl.col("ts_ns").shift(1).over(["stream", "dir"]),
     )
     pk = pk.with_columns(
-        new_data=has_payload & (pl.col("_prev_max").is_null() | (pl.col("seq_end") > pl.col("_prev_max"))),
-        retransmission=has_payload & pl.col("_prev_max").is_not_null() & (pl.col("seq_end") <= pl.col("_prev_max")),
+        # (Payload all sent before is resent even where a FIN rides on it for the first time.)
+        new_data=has_payload & (pl.col("_prev_max").is_null() | (_data_end > pl.col("_prev_max"))),
+        retransmission=has_payload & pl.col("_prev_max").is_not_null() & (_data_end <= pl.col("_prev_max")),
         control_retransmission=~has_payload & (pl.col("flag_syn") | pl.col("flag_fin")) & pl.col("_prev_max").is_not_null()
         & (pl.col("seq_end") <= pl.col("_prev_max")),
         snd_una=pl.col("snd_una").fill_null(pl.col("seq_rel").first().over(["stream", "dir"])),
@@ -106,8 +108,10 @@ def _ack_roles(pk: pl.DataFrame) -> pl.DataFrame:
                  .over("stream") for d in (0, 1)]
     pk = pk.with_columns(_pd=pl.when(pl.col("dir") == 0).then(peer_data[0]).otherwise(peer_data[1]))
     arrived = pl.col("_pd") > pl.col("_pd").shift(1).over(["stream", "dir"])
-    # A DSACK block reports a duplicate the peer sent: that ACK answers it, whatever is outstanding.
-    outstanding = outstanding | arrived.fill_null(False) | pl.col("_dsack")
+    # A DSACK block reports a duplicate the peer sent: that ACK answers it, whatever is outstanding;
+    # a SACK block above the ACK reports data the peer sent beyond it (outstanding, though a
+    # capture of the ACKs alone never showed it).
+    outstanding = outstanding | arrived.fill_null(False) | pl.col("_dsack") | (pl.col("_sack") > 0)
     pk = pk.with_columns(
         dup_ack=(pure & (pl.col("ack_rel") == prev_ack) & (pl.col("win_scaled") == prev_win) & outstanding).fill_null(False),
         acks_new=(pl.col("_ack") > pl.col("_ack").shift(1).cum_max().forward_fill().over(["stream", "dir"])).fill_null(

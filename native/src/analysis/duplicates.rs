@@ -1,7 +1,8 @@
 //! Frames captured twice (two capture points merged, a mirror port): the same packet headers seen
 //! again within a short window. Rows in stream/time order; a row is a copy when the previous row
-//! with the same identity (direction, sequence and ACK numbers, IP id, TCP timestamp, length,
-//! flags, window, SACK blocks) came at most `window_ns` before it.
+//! with the same identity (direction, sequence and ACK numbers, IP id, TCP timestamp value and
+//! echo, length, flags, window, SACK blocks) came at most `window_ns` before it. (A resend within
+//! one timestamp tick repeats the value, but echoes whatever the peer sent since.)
 
 use std::collections::HashMap;
 
@@ -14,6 +15,7 @@ pub struct Identity {
     pub ack: i64,
     pub ip_id: Option<u16>,
     pub ts_val: Option<u32>,
+    pub ts_ecr: Option<u32>,
     pub len: u32,
     pub flags: u8,
     pub window: i64,
@@ -31,6 +33,7 @@ impl Identity {
             ((self.len as u64) << 8) | self.flags as u64 | ((self.ts_val.is_some() as u64) << 63),
             self.window as u64,
             self.sack as u64,
+            self.ts_ecr.map_or(1 << 40, u64::from),
         ];
         words.iter().fold(0x9e37_79b9_7f4a_7c15u64, |h, &w| {
             let x = (h ^ w).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -92,6 +95,7 @@ mod tests {
             ack: 1,
             ip_id: Some(7),
             ts_val: None,
+            ts_ecr: None,
             len: 100,
             flags: 8,
             window: 10,
@@ -107,6 +111,17 @@ mod tests {
             duplicate_rows(&[0, 1, 2, 3], |i| ids[i], &[0, 50, 400, 450], 1_000),
             vec![false, true, false, true]
         );
+    }
+
+    #[test]
+    fn a_resend_within_the_tick_echoes_something_newer() {
+        let mut resend = id(1);
+        resend.ts_val = Some(50);
+        resend.ts_ecr = Some(8);
+        let mut first = resend;
+        first.ts_ecr = Some(7);
+        assert_eq!(duplicate_rows(&[0, 1], |i| [first, resend][i], &[0, 100], 1_000), vec![false, false]);
+        assert_eq!(duplicate_rows(&[0, 1], |i| [first, first][i], &[0, 100], 1_000), vec![false, true]);
     }
 
     #[test]

@@ -138,17 +138,22 @@ fn walk_stream(p: &PacketView, rows: &[usize], out: &mut SenderState) {
         out.peer_window[i] = peer.last_win.unwrap_or(NULL);
         out.usable_window[i] = peer.last_win.map_or(NULL, |w| snd_una + w - snd_max);
         let resent = prev_max.is_some_and(|m| seq_end <= m);
-        out.new_data[i] = payload && prev_max.is_none_or(|m| seq_end > m);
-        out.retransmission[i] = payload && resent;
+        // Payload all sent before is a retransmission even when a FIN rides on it for the first
+        // time (a response resent by timeout with the close behind it, as tshark counts it).
+        let data_end = seq_end - i64::from(p.fin[i]);
+        let data_resent = prev_max.is_some_and(|m| data_end <= m);
+        out.new_data[i] = payload && !data_resent;
+        out.retransmission[i] = payload && data_resent;
         out.control_retransmission[i] = !payload && (p.syn[i] || p.fin[i]) && resent;
         let silence = own.prev_ts.map(|t| p.ts_ns[i] - t);
         out.silence_ns[i] = silence.unwrap_or(NULL);
 
         // A duplicate ACK: a pure ACK repeating the previous one's number and window while the
-        // other side's data was outstanding, or arrived since (a resend of acknowledged data is
-        // answered by one too, as tshark counts it), or a DSACK reports a duplicate.
+        // other side's data was outstanding (its SACK blocks above the ACK show some, though a
+        // capture of the ACKs alone never saw it), or arrived since (a resend of acknowledged data
+        // is answered by one too, as tshark counts it), or a DSACK reports a duplicate.
         let pure = !payload && p.ack[i] && !p.syn[i] && !p.fin[i] && !p.rst[i];
-        let outstanding = peer.max_seq_end.is_some_and(|m| m > p.ack_rel[i]);
+        let outstanding = peer.max_seq_end.is_some_and(|m| m > p.ack_rel[i]) || p.sacked[i] > 0;
         let arrived = own.seen && peer.carried > own.peer_carried_at_prev;
         let dup = pure
             && own.prev_ack == Some(p.ack_rel[i])

@@ -291,7 +291,7 @@ fn analysis_order(
 
 /// Rows that repeat an earlier row of their connection's identity within `window_ns` (any row
 /// order; the answer keeps it).
-/// `cols`: stream, dir, seq_rel, ack_rel, ip_id and opt_ts_val (i64, -1 when absent),
+/// `cols`: stream, dir, seq_rel, ack_rel, ip_id, opt_ts_val and opt_ts_ecr (i64, -1 when absent),
 /// payload_len, flags (u8), win_scaled, sack_key, ts_ns, frame.
 #[pyfunction]
 fn analysis_duplicates(
@@ -310,6 +310,7 @@ fn analysis_duplicates(
     let ack: Vec<i64> = array(py, get("ack_rel")?, "ack_rel", n)?;
     let ip_id: Vec<i64> = array(py, get("ip_id")?, "ip_id", n)?;
     let ts_val: Vec<i64> = array(py, get("opt_ts_val")?, "opt_ts_val", n)?;
+    let ts_ecr: Vec<i64> = array(py, get("opt_ts_ecr")?, "opt_ts_ecr", n)?;
     let len: Vec<u32> = array(py, get("payload_len")?, "payload_len", n)?;
     let flags: Vec<u8> = array(py, get("flags")?, "flags", n)?;
     let window: Vec<i64> = array(py, get("win_scaled")?, "win_scaled", n)?;
@@ -323,6 +324,7 @@ fn analysis_duplicates(
         ack: ack[i],
         ip_id: u16::try_from(ip_id[i]).ok(),
         ts_val: u32::try_from(ts_val[i]).ok(),
+        ts_ecr: u32::try_from(ts_ecr[i]).ok(),
         len: len[i],
         flags: flags[i],
         window: window[i],
