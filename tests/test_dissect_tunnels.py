@@ -1,4 +1,4 @@
-"""Overlay tunnels (native/src/wire/tunnel.rs): a capture on a cloud host's underlay holds the
+"""Tunnels (native/src/wire/tunnel.rs): a capture on a cloud host's underlay holds the
 tenants' TCP inside VXLAN or Geneve. Our own fixtures wrapped whole in each must give the same
 connections and the same stalls as the originals; tcpdump's public single-packet captures of
 GSO / BIG TCP frames in VXLAN and Geneve each give their one TCP packet."""
@@ -49,3 +49,21 @@ def test_tcpdumps_tunnel_captures_give_their_tcp_packet(name: str) -> None:
     f = analyze_one(DATA / name)
     assert f.decode["tcp_packets"] == 1 and f.decode["not_tcp"] == {}
     assert len(f.connections) == 1
+
+
+@pytest.mark.parametrize("name, via", [("ndpi_gtp_u_http.pcapng", "GTP-U"), ("ndpi_6in4_tunnel.pcap", "6in4")])
+def test_a_mobile_cores_gtp_and_ip_in_ip_give_the_tcp_inside(name: str, via: str) -> None:
+    """nDPI's captures (tests/data): HTTP downloads inside GTP-U, as a mobile core's S1-U or N3
+    interface carries them (3GPP TS 29.281, port 2152), and IPv6 TCP inside IPv4 (protocol 41).
+    Every frame tshark reads as TCP (not quoted in an ICMP error) is TCP here too; once all were
+    "not TCP: udp" or "other_ip_protocol"."""
+    import shutil
+    import subprocess
+
+    f = analyze_one(DATA / name)
+    if shutil.which("tshark"):
+        tshark = subprocess.run(["tshark", "-r", str(DATA / name), "-Y", "tcp && !icmp && !icmpv6", "-T", "fields",
+                                 "-e", "frame.number"], capture_output=True, text=True, timeout=60).stdout.split()
+        assert f.decode["tcp_packets"] == len(tshark)
+    assert f.decode["tcp_packets"] >= 40, via
+    assert f.connections and all(":" in c.initiator for c in f.connections)
