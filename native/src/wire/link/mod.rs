@@ -5,6 +5,7 @@ pub mod atm;
 pub mod ethernet;
 pub mod null;
 pub mod pktap;
+pub mod ppp;
 pub mod raw;
 pub mod sll;
 pub mod sll2;
@@ -15,10 +16,13 @@ use crate::wire::outcome::{NotDecoded, Skip};
 pub mod linktype {
     pub const NULL: u32 = 0;
     pub const ETHERNET: u32 = 1;
+    pub const PPP: u32 = 9;
     pub const ATM_RFC1483: u32 = 11;
     pub const RAW_12: u32 = 12;
+    pub const PPP_HDLC: u32 = 50;
     pub const RAW_14: u32 = 14;
     pub const RAW: u32 = 101;
+    pub const C_HDLC: u32 = 104;
     pub const LOOP: u32 = 108;
     pub const LINUX_SLL: u32 = 113;
     pub const SUNATM: u32 = 123;
@@ -60,6 +64,8 @@ pub fn strip(linktype: u32, data: &[u8]) -> LinkResult<'_> {
         linktype::ATM_RFC1483 => atm::strip_rfc1483(data),
         linktype::SUNATM => atm::strip_sunatm(data),
         linktype::PKTAP | linktype::USER2 => pktap::strip(data),
+        linktype::PPP | linktype::PPP_HDLC => ppp::strip_ppp(data),
+        linktype::C_HDLC => ppp::strip_cisco_hdlc(data),
         _ => Err(Skip::NotDecoded(NotDecoded::UnsupportedLinktype)),
     }
 }
