@@ -362,7 +362,7 @@ def nagle_evidence(state: pl.DataFrame, profiles: dict[tuple[int, int], dict[str
             p["short_segments"] = r["short_new"]
             # Lengths of short segments that went out behind an unacknowledged short one: Nagle
             # did not hold a segment of these (private; causes/nagle.py).
-            p["_nagle_free_lengths"] = {v["payload_len"] for v in r["behind_short_lens"] or []
+            p["_nagle_free_lengths"] = {v["payload_len"]: v["count"] for v in r["behind_short_lens"] or []
                                         if v["count"] >= NAGLE_OFF_MIN}
             p["common_short_segments"] = list(r["common_short"] or [])
 

@@ -24,10 +24,13 @@ def test_nagle_is_off_where_short_replies_go_behind_unacknowledged_short_ones() 
 
 
 def test_a_reply_of_a_length_that_goes_unheld_elsewhere_is_not_a_nagle_hold() -> None:
+    """The 226 replies went out behind an unacknowledged 150 ten times and more: nothing holds a
+    23-byte write of this server's, so one that followed an ACK was the writer's timing."""
     stalls = analyze_one(CAPTURE).connections[0].stalls
     assert not [s for s in stalls if s.cause == "nagle_delayed_ack"]
-    late = [s for s in stalls if s.cause == "undetermined" and s.evidence.get("held_segment_len") == 23]
+    late = [s for s in stalls if s.evidence.get("held_segment_len") == 23]
     assert len(late) >= 4
     for s in late:
-        assert "nothing held it" in s.evidence["reason"]
-        assert [a.cause for a in s.alternatives] == ["application_idle", "nagle_delayed_ack"]
+        assert s.cause == "application_idle"
+        assert s.evidence["free_sends_of_this_length"] >= 10
+        assert [a.cause for a in s.alternatives] == ["nagle_delayed_ack"]

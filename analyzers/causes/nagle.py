@@ -30,6 +30,9 @@ UPDATE_SHARE = 0.35
 BULK_PEER_PACKETS = 2
 # Outstanding plus held at least this share of the flight plateau: the whole send buffer in use.
 BUFFER_IN_USE = 0.9
+# Segments of one length sent behind an unacknowledged short one this often: the sender does not
+# hold such a write, so one that followed an ACK was the writer's timing (fewer: undetermined).
+WRITER_PACED_MIN = 10
 
 
 def rule(ctx: StallContext) -> Verdict | None:
@@ -58,7 +61,15 @@ def rule(ctx: StallContext) -> Verdict | None:
         "released_all": rel.ack >= ctx.snd_max_before_end,
     }
     conf = 0.9 if timer else 0.55
-    if ctx.profile.get("nagle") == "off" and ctx.held_len in ctx.profile.get("_nagle_free_lengths", ()):
+    free = (ctx.profile.get("_nagle_free_lengths") or {}).get(ctx.held_len, 0)
+    if ctx.profile.get("nagle") == "off" and free >= WRITER_PACED_MIN:
+        # Segments of this very length went out behind unacknowledged short ones again and again:
+        # nothing holds them, so this one waited for its write (a meter streaming a frame every
+        # 20 ms, whose writes now and then come just after the peer's delayed ACK).
+        return Verdict(Cause.APPLICATION_IDLE.value, None, 0.7, {
+            **evidence, "free_sends_of_this_length": free},
+            (Alternative(Cause.NAGLE_DELAYED_ACK.value, None, 0.1, "if a Nagle variant held this one"),))
+    if ctx.profile.get("nagle") == "off" and free:
         # This sender let segments of this very length go behind unacknowledged short ones: its
         # rule (Nagle off, or a variant) did not hold such a segment, so the ACK that came before it
         # did not release it either; the writer was late (an FTP server's "226" written when its
