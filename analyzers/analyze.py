@@ -17,6 +17,7 @@ import polars as pl
 from stallscope.analyzers import artifacts, inference, peer_acks, timeline, vantage
 from stallscope.analyzers.causes import RULES, windows
 from stallscope.analyzers.causes import path as path_rules
+from stallscope.analyzers.causes.loss import MAX_RTO_NS
 from stallscope.analyzers.findings import (UNDETERMINED, Alternative, ConnectionAnalysis, ConnectionFinding,
                                            DirectionAnalysis, Note, StallFinding, Verdict)
 from stallscope.analyzers.sender_state import PACKET_INPUT, STATE_COLUMNS, by_stream_time, sender_state
@@ -393,8 +394,8 @@ def _unanswered(ctx: StallContext, direction: str) -> StallFinding | None:
     """A stall in a connection captured one way only: with no ACK to read, only the sender's own
     retransmission timeouts show it waited (on data, ACKs or a peer lost: the capture cannot say)."""
     timeouts = [r for r in ctx.resends if r.kind == "timeout"]
-    if not timeouts:
-        return None
+    if not timeouts or timeouts[0].ts_ns - ctx.start_ns > MAX_RTO_NS:
+        return None  # (a longer silence is no timer's: a clock that jumped, captures joined)
     return _undetermined(ctx, direction, (
         f"the sender's timer resent data {len(timeouts)} time(s) (first at frame {timeouts[0].frame}) and the "
         "capture holds no packet of the peer's: the data, its ACKs or the peer lost, or the capture sees one way only"))

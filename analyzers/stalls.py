@@ -308,16 +308,21 @@ def _hole_reported(rows: dict[str, list], i: int) -> bool:
 REORDER_LOOKAHEAD = 16
 
 
-def _ids_unseen(rows: dict[str, list], i1: int, d: int) -> int:
+def _ids_unseen(rows: dict[str, list], i1: int, d: int, segment: int) -> int:
     """IPv4 ids skipped between the sender's packet before row i1 and row i1 itself, less those
-    that arrive among the sender's next REORDER_LOOKAHEAD packets (reordered, not lost)."""
+    that arrive among the sender's next REORDER_LOOKAHEAD packets (reordered, not lost), and less
+    the ids a super-frame before it took: GRO or TSO merged its packets of at most `segment` bytes
+    (the MSS the peer offered), each numbered (a receiver's tap with GRO on sees 16 KB frames whose
+    ids step by 12)."""
     prev = next((i for i in range(i1 - 1, -1, -1) if rows["dir"][i] == d), None)
     if prev is None or rows["ip_id"][i1] is None or rows["ip_id"][prev] is None:
         return 0
-    skipped = (rows["ip_id"][i1] - rows["ip_id"][prev] - 1) % 65536
+    size = rows["payload_len"][prev]
+    merged = -(-size // segment) - 1 if segment and size > segment else 0
+    skipped = max(0, (rows["ip_id"][i1] - rows["ip_id"][prev] - 1) % 65536 - merged)
     if not skipped:
         return 0
-    first = rows["ip_id"][prev] + 1
+    first = rows["ip_id"][prev] + 1 + merged
     missing = {(first + k) % 65536 for k in range(min(skipped, REORDER_LOOKAHEAD))}
     seen = 0
     for i in range(i1 + 1, len(rows["frame"])):
@@ -420,7 +425,8 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
     lost_after = (lost, timeout)
     return StallContext(
         repaired_after=repaired,
-        ids_unseen=_ids_unseen(rows, i1, d) if ended and profile.get("_ip_ids_count") else 0,
+        ids_unseen=(_ids_unseen(rows, i1, d, profile.get("mss_offered_by_peer") or profile.get("common_segment") or 0)
+                    if ended and profile.get("_ip_ids_count") else 0),
         lost_after=lost_after,
         closing_ts_ecr=rows["opt_ts_ecr"][i1] if ended else None,
         stream=cand["stream"], dir=d, start_ns=cand["start_ns"], end_ns=cand["end_ns"],

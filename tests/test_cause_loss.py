@@ -132,10 +132,24 @@ def test_an_id_skipped_then_seen_soon_after_was_reordered_not_lost() -> None:
     packets later, so nothing was lost. An id never seen counts."""
     from stallscope.analyzers.stalls import _ids_unseen
 
-    rows = {"frame": [1, 2, 3, 4, 5, 6], "dir": [0, 1, 0, 0, 1, 0], "ip_id": [0x92DE, 7, 0x92E0, 0x92E1, 8, 0x92DF]}
-    assert _ids_unseen(rows, 2, 0) == 0
+    rows = {"frame": [1, 2, 3, 4, 5, 6], "dir": [0, 1, 0, 0, 1, 0], "ip_id": [0x92DE, 7, 0x92E0, 0x92E1, 8, 0x92DF],
+            "payload_len": [1448, 0, 1448, 1448, 0, 1448]}
+    assert _ids_unseen(rows, 2, 0, 1448) == 0
     rows["ip_id"][5] = 0x92E2
-    assert _ids_unseen(rows, 2, 0) == 1
+    assert _ids_unseen(rows, 2, 0, 1448) == 1
+
+
+def test_the_ids_a_super_frame_took_are_not_unseen_packets() -> None:
+    """A receiver's tap with GRO on (Suricata's ethernet-eve test capture) sees 16413-byte frames
+    whose ids step by 12: each merged twelve packets of at most the 1448-byte MSS, each numbered.
+    Only an id beyond those is a packet the tap did not see."""
+    from stallscope.analyzers.stalls import _ids_unseen
+
+    rows = {"frame": [1, 2, 3], "dir": [0, 1, 0], "ip_id": [0xDCE0, 7, 0xDCEC], "payload_len": [16413, 0, 16413]}
+    assert _ids_unseen(rows, 2, 0, 1448) == 0
+    assert _ids_unseen(rows, 2, 0, 0) == 11  # (no segment size known: every skip counts)
+    rows["ip_id"][2] = 0xDCED
+    assert _ids_unseen(rows, 2, 0, 1448) == 1
 
 
 DATA = Path(__file__).resolve().parent / "data"

@@ -44,6 +44,12 @@ def rule(ctx: StallContext) -> Verdict | None:
         "resent_lengths": sorted({r.length for r in ctx.resends}),
         "largest_resent_ip_len": max(r.ip_len for r in ctx.resends),
     }
+    if first.ts_ns - ctx.start_ns > MAX_RTO_NS:
+        # No retransmission timer waits that long (a capture whose clock jumped, or two captures
+        # joined): the resend is not a timeout's that the trace can show.
+        evidence["reason"] = (f"frame {first.frame} resent data after {(first.ts_ns - ctx.start_ns) / 1e9:.0f} s of "
+                              "silence, longer than any retransmission timer waits (Linux's largest RTO is 120 s)")
+        return Verdict(UNDETERMINED, None, 0.0, evidence)
     delivered = _delivered(ctx, first)
     if delivered is not None:
         cause, why = delivered
@@ -239,6 +245,8 @@ def _sent_unseen(ctx: StallContext) -> Verdict | None:
         return None
     if ctx.releasing_ack(tolerance(ctx)) is not None:
         return None
+    if ctx.last_peer_data_ts is not None and ctx.acked_before(ctx.last_peer_data_ts + 1) >= ctx.snd_max_before_end:
+        return None  # all acknowledged, then a request came: an answer (however slow), not a resend
     # n unseen packets are at most n sends before the seen one, each a timeout after the last: the
     # silence they explain is at most (2^n - 1) first timeouts (RFC 6298's initial 1 s, RFC 1122's
     # 3 s; a long path's RTO can be 4 round trips). A longer one was mostly the application's.
