@@ -356,6 +356,20 @@ def vxlan(cap: Capture, port: int = 4789) -> Capture:
     return replace(cap, linktype=1, records=out)
 
 
+def erspan(cap: Capture) -> Capture:
+    """Every frame carried whole in ERSPAN type II (GRE with a sequence number, protocol 0x88be,
+    the 8-byte ERSPAN header) over IPv4, as a switch mirrors a port to a remote analyzer; the
+    records grow by the 50 bytes of the outer headers."""
+    out = []
+    for n, r in enumerate(cap.records):
+        gre = struct.pack("!BBHI", 0x10, 0, 0x88BE, n) + struct.pack("!HHI", 0x1000 | 7, 0, 0)
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(gre) + r.orig_len, 0, 0x4000, 64, 47, 0,
+                         bytes([192, 0, 2, 1]), bytes([192, 0, 2, 2]))
+        eth = b"\x02" * 6 + b"\x04" * 6 + b"\x08\x00"
+        out.append(r.with_data(eth + ip + gre + r.data, r.orig_len + 50))
+    return replace(cap, linktype=1, records=out)
+
+
 def pktap(cap: Capture, linktype: int = 258) -> Capture:
     """Every frame behind Apple's PKTAP header (108 bytes, little endian: its length, type 1 = a
     packet, the frame's own DLT, "en0"), as macOS `tcpdump -i pktap` writes it."""

@@ -67,3 +67,13 @@ def test_a_mobile_cores_gtp_and_ip_in_ip_give_the_tcp_inside(name: str, via: str
         assert f.decode["tcp_packets"] == len(tshark)
     assert f.decode["tcp_packets"] >= 40, via
     assert f.connections and all(":" in c.initiator for c in f.connections)
+
+
+@pytest.mark.parametrize("name", ["nagle_4k_jumbo", "burst_loss"])
+def test_a_fixture_mirrored_through_erspan_gives_the_same_analysis(name: str, tmp_path: Path) -> None:
+    """A switch's ERSPAN session (GRE protocol 0x88be with its 8-byte header) carrying the fixture
+    to a remote analyzer: the same connections and stalls as the fixture itself."""
+    original = analyze_one(FIXTURES / f"{name}.pcap")
+    mirrored = analyze_one(pe.erspan(pe.read(FIXTURES / f"{name}.pcap")).write(tmp_path / "erspan.pcap"))
+    assert mirrored.decode["tcp_packets"] == original.decode["tcp_packets"] > 0
+    assert _stalls(mirrored) == _stalls(original)

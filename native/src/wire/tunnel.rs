@@ -2,7 +2,9 @@
 //! them: overlays over UDP that carry whole frames, VXLAN (RFC 7348, port 4789, and 8472, the Linux
 //! kernel's default that flannel uses) and Geneve (RFC 8926, port 6081); a mobile core's GTP-U
 //! (3GPP TS 29.281, port 2152), which carries the subscribers' IP packets; and IP in IP (RFC 2003's
-//! IPv4 in IPv4, RFC 4213's IPv6 in IPv4, RFC 2473's IPv4 or IPv6 in IPv6). The inner packet is
+//! IPv4 in IPv4, RFC 4213's IPv6 in IPv4, RFC 2473's IPv4 or IPv6 in IPv6); and GRE (RFC 2784 and
+//! 2890: IP, Ethernet, MPLS inside), with the ERSPAN types II and III that switches mirror
+//! traffic to a remote analyzer in (the capture of a monitoring port far away). The inner packet is
 //! dissected as if captured on the inner link (addresses, ports and IP ids are the inner ones; the
 //! VNI or TEID is not kept). Only an unfragmented outer datagram is opened, IPv4 or IPv6 without
 //! extension headers; anything else stays "not TCP" with the outer protocol's reason.
@@ -18,6 +20,21 @@ pub const GTP_U_PORT: u16 = 2152;
 /// IP protocol numbers of an IP packet inside IP.
 pub const PROTO_IPV4_IN_IP: u8 = 4;
 pub const PROTO_IPV6_IN_IP: u8 = 41;
+pub const PROTO_GRE: u8 = 47;
+/// GRE: checksum, routing, key and sequence-number flags (the first byte), version 0 only.
+const GRE_BASE_LEN: usize = 4;
+const GRE_FLAG_C: u8 = 0x80;
+const GRE_FLAG_R: u8 = 0x40;
+const GRE_FLAG_K: u8 = 0x20;
+const GRE_FLAG_S: u8 = 0x10;
+const GRE_VERSION_MASK: u8 = 0x07;
+/// ERSPAN's protocol types: type II (type I when no sequence number), type III.
+const ETHERTYPE_ERSPAN_II: u16 = 0x88be;
+const ETHERTYPE_ERSPAN_III: u16 = 0x22eb;
+const ERSPAN_II_HEADER_LEN: usize = 8;
+const ERSPAN_III_HEADER_LEN: usize = 12;
+/// ERSPAN III's O flag (the header's last bit): an 8-byte platform-specific subheader follows.
+const ERSPAN_III_PLATFORM_LEN: usize = 8;
 const UDP_HEADER_LEN: usize = 8;
 const VXLAN_HEADER_LEN: usize = 8;
 /// VXLAN's I flag: the VNI is valid (RFC 7348 5).
@@ -62,6 +79,32 @@ pub fn inner(outer: L3<'_>) -> Option<L3<'_>> {
         PROTO_UDP => over_udp(payload),
         PROTO_IPV4_IN_IP => ip_version(payload, 4).map(L3::V4),
         PROTO_IPV6_IN_IP => ip_version(payload, 6).map(L3::V6),
+        PROTO_GRE => gre(payload),
+        _ => None,
+    }
+}
+
+/// What a GRE packet carries: IP, an Ethernet frame (transparent bridging, ERSPAN), or MPLS.
+fn gre(g: &[u8]) -> Option<L3<'_>> {
+    let flags = *g.first()?;
+    if flags & GRE_FLAG_R != 0 || *g.get(1)? & GRE_VERSION_MASK != 0 {
+        return None; // source routing (RFC 1701) or PPTP's enhanced GRE (version 1, PPP inside)
+    }
+    let words = [GRE_FLAG_C, GRE_FLAG_K, GRE_FLAG_S].iter().filter(|&&f| flags & f != 0).count();
+    let proto = be16(g, 2)?;
+    let rest = g.get(GRE_BASE_LEN + 4 * words..)?;
+    match proto {
+        ETHERTYPE_IPV4 => ip_version(rest, 4).map(L3::V4),
+        ETHERTYPE_IPV6 => ip_version(rest, 6).map(L3::V6),
+        ETHERTYPE_TEB => ethernet::strip(rest).ok(),
+        ETHERTYPE_ERSPAN_II if flags & GRE_FLAG_S == 0 => ethernet::strip(rest).ok(), // type I: no header
+        ETHERTYPE_ERSPAN_II => ethernet::strip(rest.get(ERSPAN_II_HEADER_LEN..)?).ok(),
+        ETHERTYPE_ERSPAN_III => {
+            let platform = *rest.get(ERSPAN_III_HEADER_LEN - 1)? & 0x01 != 0;
+            let len = ERSPAN_III_HEADER_LEN + if platform { ERSPAN_III_PLATFORM_LEN } else { 0 };
+            ethernet::strip(rest.get(len..)?).ok()
+        }
+        ethernet::ETHERTYPE_MPLS => ethernet::by_ethertype(proto, rest).ok(),
         _ => None,
     }
 }
@@ -225,6 +268,48 @@ mod tests {
         let mut wrong = v4in4.clone();
         wrong[9] = PROTO_IPV6_IN_IP;
         assert_eq!(inner(L3::V4(&wrong)), None);
+    }
+
+    /// An IPv4 datagram of protocol GRE around `gre`.
+    fn gre4(gre: &[u8]) -> Vec<u8> {
+        let mut v = vec![0x45, 0, 0, 0, 0, 1, 0, 0, 64, PROTO_GRE, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2];
+        v.extend_from_slice(gre);
+        v
+    }
+
+    #[test]
+    fn gre_opens_ip_ethernet_and_erspan() {
+        // Plain GRE with a key, IPv4 inside.
+        let mut keyed = vec![0x20, 0, 0x08, 0x00, 0, 0, 0, 7];
+        keyed.extend_from_slice(&[0x45, 0, 0, 20]);
+        let outer = gre4(&keyed);
+        assert_eq!(inner(L3::V4(&outer)), Some(L3::V4(&[0x45, 0, 0, 20][..])));
+        // ERSPAN II: a sequence number, the 8-byte ERSPAN header, then an Ethernet frame.
+        let mut erspan2 = vec![0x10, 0, 0x88, 0xbe, 0, 0, 0, 1];
+        erspan2.extend_from_slice(&[0x10, 0, 0, 1, 0, 0, 0, 0]);
+        erspan2.extend(inner_frame());
+        let outer = gre4(&erspan2);
+        let Some(L3::V4(ip)) = inner(L3::V4(&outer)) else { panic!() };
+        assert_eq!(ip.len(), 40);
+        // ERSPAN III with the platform subheader (O flag), then Ethernet.
+        let mut erspan3 = vec![0x10, 0, 0x22, 0xeb, 0, 0, 0, 1];
+        erspan3.extend_from_slice(&[0x20, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0x01]);
+        erspan3.extend_from_slice(&[0; 8]);
+        erspan3.extend(inner_frame());
+        let outer = gre4(&erspan3);
+        let Some(L3::V4(ip)) = inner(L3::V4(&outer)) else { panic!() };
+        assert_eq!(ip.len(), 40);
+        // PPTP's enhanced GRE (version 1) and source routing stay closed; so does a cut header.
+        let mut pptp = keyed.clone();
+        pptp[1] = 1;
+        assert_eq!(inner(L3::V4(&gre4(&pptp))), None);
+        let mut routed = keyed.clone();
+        routed[0] |= GRE_FLAG_R;
+        assert_eq!(inner(L3::V4(&gre4(&routed))), None);
+        let whole = gre4(&erspan2);
+        for cut in 0..20 + 8 + 8 + 14 {
+            assert_eq!(inner(L3::V4(&whole[..cut])), None, "cut at {cut}");
+        }
     }
 
     #[test]

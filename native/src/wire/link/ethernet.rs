@@ -14,9 +14,6 @@ pub const ETHERTYPE_IPV6: u16 = 0x86dd;
 pub const ETHERTYPE_MPLS: u16 = 0x8847;
 pub const ETHERTYPE_MPLS_MULTICAST: u16 = 0x8848;
 pub const ETHERTYPE_PPPOE_SESSION: u16 = 0x8864;
-/// PPP protocol numbers for IP inside a PPPoE session.
-const PPP_IPV4: u16 = 0x0021;
-const PPP_IPV6: u16 = 0x0057;
 const PPPOE_HEADER_LEN: usize = 6;
 /// More labels than this is garbage, as for VLAN tags.
 const MAX_MPLS_LABELS: usize = 16;
@@ -76,15 +73,10 @@ fn mpls(mut rest: &[u8]) -> LinkResult<'_> {
     Err(Skip::NotDecoded(NotDecoded::TooManyVlanTags))
 }
 
-/// PPPoE session stage: version/type, code, session id, length, then the PPP protocol field.
+/// PPPoE session stage: version/type, code, session id, length, then the PPP protocol field
+/// (one byte where compressed: RFC 1661 6.5).
 fn pppoe(rest: &[u8]) -> LinkResult<'_> {
-    let proto = be16(rest, PPPOE_HEADER_LEN).ok_or_else(truncated)?;
-    let ip = &rest[PPPOE_HEADER_LEN + 2..];
-    match proto {
-        PPP_IPV4 => Ok(L3::V4(ip)),
-        PPP_IPV6 => Ok(L3::V6(ip)),
-        _ => Err(Skip::NotTcp(NotTcp::OtherEthertype)), // LCP, IPCP, CHAP, ...
-    }
+    super::ppp::by_protocol(rest.get(PPPOE_HEADER_LEN..).ok_or_else(truncated)?)
 }
 
 /// 802.2 LLC: only SNAP with the zero OUI (RFC 1042) carries an ethertype; the rest is not IP.
@@ -161,6 +153,9 @@ mod tests {
         assert_eq!(strip(&f), Ok(L3::V4(&[0x45][..])));
         let f = frame(&[0x8100, 0x8864], &[0x11, 0, 0, 7, 0, 22, 0x00, 0x57, 0x60]);
         assert_eq!(strip(&f), Ok(L3::V6(&[0x60][..])));
+        // A compressed (one-byte) PPP protocol field, as some access concentrators negotiate.
+        let f = frame(&[0x8864], &[0x11, 0, 0, 7, 0, 22, 0x21, 0x45]);
+        assert_eq!(strip(&f), Ok(L3::V4(&[0x45][..])));
         let f = frame(&[0x8864], &[0x11, 0, 0, 7, 0, 22, 0xc0, 0x21, 1]);
         assert_eq!(strip(&f), Err(Skip::NotTcp(NotTcp::OtherEthertype)));
         assert_eq!(strip(&frame(&[0x8864], &[0x11, 0, 0, 7, 0])), Err(Skip::NotDecoded(NotDecoded::TruncatedLinkHeader)));

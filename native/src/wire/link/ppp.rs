@@ -28,7 +28,8 @@ pub fn strip_ppp(data: &[u8]) -> LinkResult<'_> {
     by_protocol(data)
 }
 
-fn by_protocol(data: &[u8]) -> LinkResult<'_> {
+/// The PPP protocol field (two bytes, or one where compressed: an odd first byte) and what follows.
+pub(crate) fn by_protocol(data: &[u8]) -> LinkResult<'_> {
     let first = *data.first().ok_or_else(truncated)?;
     let (proto, rest) = if first & 1 == 1 {
         (u16::from(first), &data[1..])
