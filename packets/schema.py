@@ -184,7 +184,7 @@ def render_markdown() -> str:
         "Ethernet frame, MPLS, or ERSPAN type I, II or III: a switch's mirror to a remote analyzer), is",
         "opened, and the row holds the inner packet's addresses, ports, IP id and lengths (`linktype`",
         "stays the record's; the VNI or TEID is not kept, so two tenants' connections with the same",
-        "inner addresses and ports are one stream). One tunnel is opened, not a tunnel inside another.",
+        "inner addresses and ports are one stream). A tunnel inside a tunnel is opened too, 4 deep at most.",
         "Other UDP stays `not_tcp[udp]`.",
         "IP fragments are `not_decoded[ip_fragment]` (not reassembled); a TCP header whose fixed",
         "20 bytes were not captured is `not_decoded[truncated_tcp_header]`; options cut by the",

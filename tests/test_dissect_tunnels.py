@@ -77,3 +77,12 @@ def test_a_fixture_mirrored_through_erspan_gives_the_same_analysis(name: str, tm
     mirrored = analyze_one(pe.erspan(pe.read(FIXTURES / f"{name}.pcap")).write(tmp_path / "erspan.pcap"))
     assert mirrored.decode["tcp_packets"] == original.decode["tcp_packets"] > 0
     assert _stalls(mirrored) == _stalls(original)
+
+
+def test_a_tunnel_inside_a_tunnel_is_opened_too(tmp_path: Path) -> None:
+    """VXLAN mirrored through ERSPAN (a tenant's traffic on an underlay port a switch mirrors), as
+    Suricata's Geneve around GRE: the innermost packets, the same analysis."""
+    original = analyze_one(FIXTURES / "burst_loss.pcap")
+    nested = analyze_one(pe.erspan(pe.vxlan(pe.read(FIXTURES / "burst_loss.pcap"))).write(tmp_path / "nested.pcap"))
+    assert nested.decode["tcp_packets"] == original.decode["tcp_packets"] > 0
+    assert _stalls(nested) == _stalls(original)

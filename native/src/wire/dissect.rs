@@ -34,8 +34,10 @@ pub fn dissect_into(rec: &Record<'_>, p: &mut TcpPacket) -> Outcome {
 fn dissect_inner(rec: &Record<'_>, p: &mut TcpPacket) -> Result<(), Skip> {
     let mut l3 = link::strip(rec.linktype, rec.data)?;
     let mut limit = link::max_ip_len(rec.linktype);
-    if let Some(opened) = tunnel::inner(l3) {
-        // VXLAN / Geneve: the tenant's packet, on its own (Ethernet-sized) link.
+    // A tunnel's packet, on its own (Ethernet-sized) link; a tunnel inside a tunnel (GRE in
+    // Geneve) is opened too, up to MAX_TUNNEL_DEPTH.
+    for _ in 0..tunnel::MAX_TUNNEL_DEPTH {
+        let Some(opened) = tunnel::inner(l3) else { break };
         l3 = opened;
         limit = link::max_ip_len(link::linktype::ETHERNET);
     }

@@ -6,7 +6,8 @@
 //! 2890: IP, Ethernet, MPLS inside), with the ERSPAN types II and III that switches mirror
 //! traffic to a remote analyzer in (the capture of a monitoring port far away). The inner packet is
 //! dissected as if captured on the inner link (addresses, ports and IP ids are the inner ones; the
-//! VNI or TEID is not kept). Only an unfragmented outer datagram is opened, IPv4 or IPv6 without
+//! VNI or TEID is not kept; a tunnel inside one is opened in turn). Only an unfragmented outer
+//! datagram is opened, IPv4 or IPv6 without
 //! extension headers; anything else stays "not TCP" with the outer protocol's reason.
 
 use crate::wire::ip::{ipv4, ipv6, PROTO_UDP};
@@ -17,6 +18,8 @@ pub const VXLAN_PORT: u16 = 4789;
 pub const VXLAN_LINUX_PORT: u16 = 8472;
 pub const GENEVE_PORT: u16 = 6081;
 pub const GTP_U_PORT: u16 = 2152;
+/// Tunnels opened one inside another at most this deep (real networks nest two; more is garbage).
+pub const MAX_TUNNEL_DEPTH: usize = 4;
 /// IP protocol numbers of an IP packet inside IP.
 pub const PROTO_IPV4_IN_IP: u8 = 4;
 pub const PROTO_IPV6_IN_IP: u8 = 41;
