@@ -47,21 +47,20 @@ def rule(ctx: StallContext) -> Verdict | None:
         return None  # the peer's small window held it, not the writer (windows.py)
     acked_at = next((a for a in ctx.acks if a.ack >= ctx.snd_max_before_end), None)
     # The data went out on its own: not right after an ACK that advanced or opened the window, or
-    # right after one it did not need: a completed write's short tail was all that was out, and a
-    # connection that never timed out has a congestion window of two segments or more.
+    # right after one it did not need, the window already having room for the segment: either a
+    # completed write's short tail was all that was out (a connection that never timed out has a
+    # congestion window of two segments or more), or nothing was out at all (no congestion window
+    # holds one segment with nothing in flight: the ACK, a FIN or a window update, was not what it
+    # waited for; a raw window of unknown scale understates the room).
     m = mss(ctx)
     unneeded = False
-    if released is not None and ctx.first_psh and ctx.held_len >= m and not ctx.profile.get("timeouts"):
+    if released is not None:
         ack_before, window = before(ctx, released)
-        room = window is not None and ack_before + window - ctx.snd_max_before_end >= ctx.held_len
-        unneeded = room and ctx.snd_max_before_end - ack_before < m and ctx.flight_seen >= 2 * m
-    if released is not None and ctx.held_len <= m:
-        # Nothing was out before that ACK, and the window already had room for the segment: no
-        # congestion window holds one segment with nothing in flight, so the ACK (a FIN, a window
-        # update) was not what it waited for. (A raw window of unknown scale understates the room.)
-        ack_before, window = before(ctx, released)
-        unneeded = unneeded or (ack_before >= ctx.snd_max_before_end and window is not None
-                                and ack_before + window - ctx.snd_max_before_end >= max(1, ctx.held_len))
+        out = ctx.snd_max_before_end - ack_before
+        room = window is not None and ack_before + window - ctx.snd_max_before_end >= max(1, ctx.held_len)
+        tail_only = (ctx.first_psh and ctx.held_len >= m and not ctx.profile.get("timeouts") and out < m
+                     and ctx.flight_seen >= 2 * m)
+        unneeded = room and (tail_only or (ctx.held_len <= m and out <= 0))
     if released is None or unneeded or not (released.advances or _opened(ctx, released)):
         asked = next((a for a in reversed(ctx.acks) if a.payload > 0), None)
         if asked is not None and ctx.in_flight_before_end == 0:
