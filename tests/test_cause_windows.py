@@ -74,9 +74,10 @@ def _flights(ack_after_ns: int, gap_ns: int, rounds: int = 20):
     flight's last segment. Returns (own rows, peer ACK times)."""
     seg, ts, rows, acks = 1448, 0, [], []
     for _ in range(rounds):
-        for i in range(8):
-            rows.append({"ts_ns": ts + i * 10_000, "payload_len": seg, "in_flight": (i + 1) * seg})
         last = ts + 7 * 10_000
+        for i in range(8):
+            rows.append({"ts_ns": ts + i * 10_000, "payload_len": seg, "in_flight": (i + 1) * seg,
+                         "rtt_ns": last + ack_after_ns - (ts + i * 10_000)})
         acks.append(last + ack_after_ns)
         ts = last + gap_ns
     return pl.DataFrame(rows), pl.DataFrame({"ts_ns": acks})
@@ -161,3 +162,38 @@ def test_a_peer_pause_is_no_window_cause() -> None:
     assert not sporadic_peer_delay(*_paused_ctx(advance_segments=2, late_share=0.05, every_second=0.7, delay_ms=45))
     # A delay shorter than half the stall did not make it.
     assert not sporadic_peer_delay(*_paused_ctx(advance_segments=2, late_share=0.0, every_second=0.7, delay_ms=5))
+
+
+def test_a_flight_held_in_a_standing_queue_is_the_path_not_the_send_buffer() -> None:
+    """A bulk sender whose flight sits in front of a slow link waits for ACKs most of the time just
+    as a buffer-bound one does, but each segment's data-to-ACK time is the queue's, several path
+    round trips (atm_clean captured again: a 200 KB flight, ACKs 7 ms after data on a 2.1 ms path,
+    the link's full rate). The median is the queue's even when it never drains, so the typical RTT
+    (median less fastest) cannot tell: the samples against the handshake's round trip do."""
+    from stallscope.analyzers.causes.windows import send_buffer_finding
+    from stallscope.analyzers.vantage import Timing
+
+    rtt = 2_000_000
+    timing = Timing(path_rtt_ns=rtt, lag_ns=20_000, vantage="sender", source="handshake", typical_rtt_ns=rtt)
+    profile = {"send_buffer_estimate": 8 * 1448, "peer_receive_window_max": 256 * 1024, "bytes": 20 * 8 * 1448,
+               "max_segment": 1448, "timeouts": 0, "retransmitted_packets": 0}
+    # Each next flight leaves as the ACK arrives: a path RTT apart, buffer-bound.
+    own, acks = _flights(ack_after_ns=rtt, gap_ns=rtt)
+    assert send_buffer_finding(own, profile, timing, 0, acks) is not None
+    # The same pattern with every ACK 3 path RTTs after its data: a standing queue paced it.
+    own, acks = _flights(ack_after_ns=3 * rtt, gap_ns=3 * rtt)
+    assert send_buffer_finding(own, profile, timing, 0, acks) is None
+
+
+def test_atm_clean_captured_again_is_not_send_buffer_limited() -> None:
+    """A second capture of the atm_clean negative control (its first 4000 frames, cut to 80 bytes):
+    Linux's autotuned 200 KB flight queued in front of the 135 Mbit/s ATM link, and every silence
+    between ACK-clocked 9 KB frames was over half the 2.1 ms path RTT, so the old rule named the
+    send buffer. The link ran full: no finding, and the congestion window is the sender's limit."""
+    from stallscope.analyzers.analyze import analyze_file
+
+    conn = analyze_file(Path(__file__).parent / "data" / "atm_clean_standing_queue.pcap").files[0].connections[0]
+    assert [f.cause for f in conn.findings] == []
+    assert conn.stalls == []
+    sender = next(d for d in conn.directions if d.role == "data sender")
+    assert sender.limits.get("cwnd", 0) > 0.9

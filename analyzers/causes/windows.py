@@ -218,8 +218,10 @@ def send_buffer_finding(own, profile: dict, timing, peer_data_packets: int = 0,
         return None  # request/response: the silences wait for requests, not for buffer space
     if timing.vantage != "receiver" and (timing.typical_rtt_ns or rtt) > QUEUE_FREE_RTT * rtt:
         return None
-    data = own.filter(pl.col("payload_len") > 0).select("ts_ns", "in_flight")
+    data = own.filter(pl.col("payload_len") > 0).select("ts_ns", "in_flight", "rtt_ns")
     if data.height < 3:
+        return None
+    if _queued_flight(data, timing, rtt):
         return None
     gaps = data.with_columns(next_ts=pl.col("ts_ns").shift(-1)).drop_nulls("next_ts").with_columns(
         gap=pl.col("next_ts") - pl.col("ts_ns"))
@@ -234,6 +236,21 @@ def send_buffer_finding(own, profile: dict, timing, peer_data_packets: int = 0,
         "path_rtt_ns": rtt,
         "why": f"the flight stopped at {plateau} bytes while the peer offered {peer}; the sender spent "
                f"{share:.0%} of the transfer waiting for ACKs with its buffer in flight"})
+
+
+def _queued_flight(data, timing, rtt: int) -> bool:
+    """The flight's own round trip (the sender's data-to-ACK time: the tap's lag plus its median
+    sample) stood QUEUE_FREE_RTT above the path's: the flight waited in a bottleneck's queue, so the
+    path, not the buffer, paced the sender. A buffer-bound sender's flight crosses an idle path. (The
+    median less the fastest sample, the typical RTT, misses a queue that never drained: a bulk
+    transfer whose flight of 200 KB kept 5 ms in front of a 135 Mbit/s link on a 2 ms path.)"""
+    import polars as pl
+
+    samples = data["rtt_ns"].drop_nulls()
+    if samples.len() == 0:
+        return False
+    lag = timing.lag_ns if timing is not None and timing.vantage != "sender" else 0
+    return lag + float(samples.median()) > QUEUE_FREE_RTT * rtt
 
 
 # An ACK this much of a round trip after the sender could have reacted to it still counts as
