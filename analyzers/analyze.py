@@ -17,6 +17,7 @@ import polars as pl
 from stallscope.analyzers import artifacts, inference, peer_acks, timeline, vantage
 from stallscope.analyzers.causes import RULES, windows
 from stallscope.analyzers.causes import path as path_rules
+from stallscope.analyzers.peer_acks import on_tick
 from stallscope.analyzers.causes.loss import MAX_RTO_NS
 from stallscope.analyzers.findings import (UNDETERMINED, Alternative, ConnectionAnalysis, ConnectionFinding,
                                            DirectionAnalysis, Note, StallFinding, Verdict)
@@ -31,6 +32,9 @@ SCHEMA = "stallscope.analysis/1"
 # Causes that stand even while ACKs kept coming: the sender held data it had (Nagle waits for the
 # last ACK), or had none to send (the ACKs came with the peer's requests).
 HOLD_CAUSES = frozenset({"nagle_delayed_ack", "nodelay_tail_held", "application_idle"})
+# A full window or buffer is the path's pace, not a stall, while the path delivers earlier data
+# (`_path_paced`); a segment the sender itself held back (Nagle, silly-window avoidance) is not.
+PATH_FULL_CAUSES = frozenset({"receiver_window_limited", "window_update_deadlock", "send_buffer_limited"})
 # Path findings in the order they explain a lost large segment.
 PATH_PRIORITY = ("pmtu_blackhole", "mss_mismatch", "jumbo_slot_exhaustion")
 # A capture clock this coarse or coarser raises the stall threshold (a millisecond clock leaves it
@@ -315,6 +319,41 @@ def _network_paced(ctx: StallContext) -> bool:
     return rel is not None and rel.payload == 0 and not timer_driven(ctx, rel)
 
 
+# The ACK that ended a silence is the path's usual pace when at least PACED_SHARE of the peer's
+# measured ACKs (of at least PACED_MIN_ACKS) came within PACED_MARGIN as late after their data.
+PACED_SHARE = 0.1
+PACED_MIN_ACKS = 20
+PACED_MARGIN = 1.5
+
+
+def _path_paced(ctx: StallContext) -> bool:
+    """The ACK that ended the silence acknowledged data sent before it, two segments or more sent
+    before the silence were still outstanding after it, and it came as late after its data as the
+    peer's ACKs often did: all through the silence the path was delivering the sender's earlier
+    data at its own pace, its window or congestion window full (a queue in front of a slow link: an
+    upload through a 370 kbit/s uplink, every ACK 0.7 s after its data on a 14 ms path). Not a
+    stall: the path was busy. (A delayed-ACK timer's ACK leaves nothing behind it: with data
+    arriving, the receiver would have acknowledged every second segment at once; a Nagle hold
+    ends only when all is acknowledged.)"""
+    if ctx.resends or not ctx.ended_by_new_data or ctx.repaired_after or ctx.lost_after[0]:
+        return False  # (data behind the ACK that was lost, resent after it, was not in the pipe)
+    rel = release(ctx)
+    m = mss(ctx)
+    if rel is None or rel.dup or not m:
+        return False
+    tick = ctx.profile.get("_peer_tick")
+    if tick and on_tick(rel.ts_ns, tick):
+        return False  # on the phase of the clock the peer's held ACKs keep: its timer sent it
+    ack_before = max([ctx.una_at_start] + [a.ack for a in ctx.acks[: ctx.acks.index(rel)]])
+    if rel.ack <= ack_before or ctx.snd_max_before_end - rel.ack < 2 * m:
+        return False
+    held = peer_delay(ctx, rel)
+    if held is None:
+        return False
+    late, measured = acks_as_late(ctx, int(held / PACED_MARGIN))
+    return measured >= PACED_MIN_ACKS and late >= PACED_SHARE * measured
+
+
 def _capture_gap(ctx: StallContext) -> str | None:
     """Why the capture cannot show what held the sender in this stall, if it cannot: an ACK in it
     covers data the capture never showed, or more is outstanding than any window allowed."""
@@ -363,6 +402,8 @@ def _classify(ctx: StallContext, direction: str) -> StallFinding | None:
         v = rule(ctx)
         if v is not None:
             verdicts.append(v)
+    if (not verdicts or verdicts[0].cause in PATH_FULL_CAUSES) and _path_paced(ctx):
+        return None
     held = bool(verdicts) and verdicts[0].cause in HOLD_CAUSES
     if not held and not any(r.kind == "timeout" for r in ctx.resends) and (ctx.ack_clocked() or ctx.in_recovery()):
         # snd_una kept advancing (progress at the ACK clock's pace), or duplicate ACKs show loss

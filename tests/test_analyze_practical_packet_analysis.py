@@ -14,6 +14,10 @@ three of them. What the book says of each, and what the analysis must say:
 - tcp_dupack: no SYN, so the window scale is unknown: the raw windows (382, 108) are no limit.
 - latency3, latency4: an HTTP GET to a server 30 ms away, the client slow to send it in one and
   the server slow to answer it in the other.
+- ftp_upload_bufferbloat (the first edition's ftp-uploadfailed, its first 500 frames): an FTP
+  upload from a home line at 370 kbit/s; the uplink's queue holds the whole 33 KB window, so every
+  ACK comes 0.7 s after its data on a 14 ms path, and the sender sends as each ACK slides the
+  window: the path's pace, not a stall.
 """
 
 from __future__ import annotations
@@ -123,3 +127,17 @@ def test_a_slow_client_and_a_slow_server_are_told_apart() -> None:
     [slow_server] = _conn("ppa_latency4.pcapng").stalls
     assert slow_server.dir == 1 and slow_server.cause == "application_idle"
     assert slow_server.evidence["answered_after_ns"] > 1_000_000_000
+
+
+def test_an_upload_paced_by_its_uplinks_queue_has_no_window_stalls() -> None:
+    """Each silence between ACK-clocked sends (40-110 ms, over two 14 ms path RTTs) ends with an ACK
+    of data sent long before it, with the rest of the window still in the queue: the path was
+    delivering all along. The old reading was 106 receiver_window_limited stalls and 18
+    window-update deadlocks (the queue's 50-160 ms in slow start read as a delayed-ACK timer)."""
+    c = _conn("ppa_ftp_upload_bufferbloat.pcap")
+    sender = next(d for d in c.directions if d.role == "data sender")
+    window_causes = {"receiver_window_limited", "window_update_deadlock", "send_buffer_limited"}
+    assert len([s for s in c.stalls if s.cause in window_causes]) <= 2
+    # The sender's limit stays named: its flight was the peer's window nearly all the time.
+    assert sender.limits.get("peer_window", 0) > 0.8
+
