@@ -129,6 +129,13 @@ def timings(state: pl.DataFrame) -> dict[tuple[int, int], Timing]:
             out[(stream, d)] = Timing(rtt, lag, _classify(lag, rtt), "handshake", rtt + queueing, _int(r.get("prompt")))
             continue
         lag = int(r["lag"]) if r.get("lag") is not None else 0
+        # The sender's side of the round trip is also the peer's data-to-ACK time at the tap (its
+        # own data acknowledged by this sender): a sender whose window is open sends on without
+        # waiting for ACKs, so data that happens to follow an ACK closely is no reaction to it
+        # (a POP3 server's download seen at the client read a 0.9 ms lag on an 80 ms path).
+        other = lags.get((stream, 1 - d)) or {}
+        if other.get("d2a") is not None:
+            lag = max(lag, int(other["d2a"]))
         d2a = int(r["d2a"]) if r.get("d2a") is not None else None
         rtt = None if d2a is None else d2a + lag
         out[(stream, d)] = Timing(rtt, lag, _classify(lag, rtt), "data", None if rtt is None else rtt + queueing,

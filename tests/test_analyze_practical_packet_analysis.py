@@ -18,6 +18,10 @@ three of them. What the book says of each, and what the analysis must say:
   upload from a home line at 370 kbit/s; the uplink's queue holds the whole 33 KB window, so every
   ACK comes 0.7 s after its data on a 14 ms path, and the sender sends as each ACK slides the
   window: the path's pace, not a stall.
+- pop3_download_no_handshake (the first edition's email-troubles, its first 240 frames): a mail
+  client fetching mail over POP3 from a server 80 ms away, captured at the client with no
+  handshake; the server sends with its window open, so the data right after an ACK is no reaction
+  to it and says nothing of the server's side of the round trip.
 """
 
 from __future__ import annotations
@@ -140,4 +144,18 @@ def test_an_upload_paced_by_its_uplinks_queue_has_no_window_stalls() -> None:
     assert len([s for s in c.stalls if s.cause in window_causes]) <= 2
     # The sender's limit stays named: its flight was the peer's window nearly all the time.
     assert sender.limits.get("peer_window", 0) > 0.8
+
+
+
+
+def test_without_a_handshake_the_senders_side_of_the_rtt_is_the_peers_data_to_ack_time() -> None:
+    """The client's commands are acknowledged 79 ms after they pass the tap: the round trip to the
+    server. The server's data that follows an ACK within 1 ms was already on its way (its window
+    was open), so the old reading took 1 ms for the path's RTT, 10 ms for the stall threshold, and
+    named the server's pauses between messages (with its busy host's IPv4 ids skipping) 8 burst
+    and 1 single loss timeouts."""
+    c = _conn("ppa_pop3_download_no_handshake.pcap")
+    server = c.vantage["1"]
+    assert 70e6 < server["path_rtt_ns"] < 90e6 and server["vantage"] == "receiver"
+    assert not {s.cause for s in c.stalls} & LOSS
 
