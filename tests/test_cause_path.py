@@ -118,3 +118,15 @@ def test_a_small_frame_resent_past_the_hole_is_no_small_frame_lost() -> None:
     assert found is not None and found[0] == "jumbo_slot_exhaustion"
     assert found[2]["small_frames_resent_past_the_hole"] == 1 and found[2]["lost_large_frames"] == 4
     assert _jumbo_slots(_jumbo_rows(small_resend_seq=100_000), profile, None) is None
+
+
+def test_a_segment_acknowledged_before_its_resends_was_no_black_hole() -> None:
+    """One TLS connection of PcapPlusPlus' tls2.pcap, captured at the client: the server's 1440-byte
+    first segment arrives and the client acknowledges it (with everything else) within 4 ms; the
+    server resends it 2 s later, then five more times at 1220 bytes (IPv6's minimum MTU, Linux's
+    probing after timeouts), none answered. The segment went through: its ACKs did not. The old
+    rule read the smaller resends as a black hole's fallback (pmtu_blackhole) without asking
+    whether they were ever acknowledged."""
+    (conn,) = analyze_file(Path(__file__).parent / "data" / "tls_server_resending_acked_data.pcap").files[0].connections
+    assert [f.cause for f in conn.findings] == []
+    assert [s.cause for s in conn.stalls] == ["ack_loss_timeout"]

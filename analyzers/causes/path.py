@@ -149,12 +149,17 @@ def _pmtu_blackhole(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None)
     r = runs.row(0, named=True)
     if r["ip"] <= STANDARD_IP_MTU // 2:
         return None
+    if (own.filter(pl.col("ts_ns") <= r["ts"])["snd_una"].max() or 0) > r["seq_rel"]:
+        return None  # the peer acknowledged it before the first resend: it arrived, its ACKs did not
     later = own.filter((pl.col("ts_ns") > r["ts"]) & (pl.col("payload_len") > 0))
     smaller = later.filter(pl.col("ip_len") < r["ip"])
     # What went through in smaller segments must be that segment's own data, resent smaller (a
-    # lowered MSS, RFC 4821's probing): lost ACKs also make one segment time out again and again,
-    # and any later short segment (a write's tail) would pass for the fallback.
-    passed = smaller.filter((pl.col("seq_rel") <= r["seq_rel"]) & (pl.col("seq_end") > r["seq_rel"])).height > 0
+    # lowered MSS, RFC 4821's probing), and acknowledged after it: lost ACKs also make one segment
+    # time out again and again, at every size the sender tries, and any later short segment (a
+    # write's tail) would pass for the fallback.
+    fallback = smaller.filter((pl.col("seq_rel") <= r["seq_rel"]) & (pl.col("seq_end") > r["seq_rel"]))
+    passed = fallback.height > 0 and (
+        own.filter(pl.col("ts_ns") > fallback["ts_ns"].min())["snd_una"].max() or 0) > r["seq_rel"]
     never_acked = own["snd_una"].max() <= r["seq_rel"]
     if not (passed or never_acked):
         return None
