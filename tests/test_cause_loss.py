@@ -166,3 +166,17 @@ def test_a_wait_inside_a_loss_episode_is_the_loss_repair(name: str) -> None:
     causes = {s.cause for s in analyze_file(DATA / name).stalls}
     assert "burst_loss_timeout" in causes
     assert causes <= {"burst_loss_timeout", "application_idle"}, causes
+
+
+def test_a_resend_that_raced_the_delayed_ack_is_a_spurious_timeout() -> None:
+    """One HTTP connection of PcapPlusPlus' example2.pcap, captured at a Windows client: the
+    server's 170-byte answer is acknowledged by the client's 200 ms delayed-ACK timer, and the
+    server's ~290 ms retransmission timer resends it 88 ms after that ACK passed the tap, on an
+    87 ms path: the ACK and the resend crossed, within the path's jitter. Read against the bare
+    round trip it was an ACK lost after the tap (0.7)."""
+    from stallscope.analyzers.analyze import analyze_file
+
+    (conn,) = analyze_file(Path(__file__).parent / "data" / "http_windows_delayed_ack_races_rto.pcap").files[0].connections
+    [stall] = [s for s in conn.stalls if s.cause != "application_idle"]
+    assert stall.cause == "spurious_timeout"
+    assert stall.alternatives[0].cause == "ack_loss_timeout"

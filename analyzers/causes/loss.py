@@ -168,6 +168,12 @@ def stale_resends(ctx: StallContext) -> list:
             and r.ts_ns - ctx.start_ns >= TIMEOUT_FLOOR_NS]
 
 
+# How far past one (typical) round trip after the ACK at the tap a resend still counts as having
+# crossed it: a Windows client's 200 ms delayed ACK racing a server's 290 ms timer on an 87 ms path
+# was seen 88 ms before the resend.
+ACK_CROSS_MARGIN = 0.1
+
+
 def _acked_at_tap_resent(ctx: StallContext) -> Verdict | None:
     """Seen from the receiver, or from a tap between the hosts: the sender resent data the tap had
     seen acknowledged, after a silence, and nothing it had not. Those ACKs went by the tap and never
@@ -195,7 +201,9 @@ def _acked_at_tap_resent(ctx: StallContext) -> Verdict | None:
         "acked_before_resend_ns": first.ts_ns - acked_ns,
         "acking_frame": ack.frame if ack is not None else None,
     }
-    if first.ts_ns - acked_ns <= rtt:
+    # (A resend within ACK_CROSS_MARGIN of a round trip past the boundary raced the ACK: the path's
+    # jitter decides which came first, and a timer cannot wait for an ACK still on its way.)
+    if first.ts_ns - acked_ns <= (1 + ACK_CROSS_MARGIN) * max(rtt, ctx.timing.typical_rtt_ns or 0):
         return Verdict(Cause.SPURIOUS_TIMEOUT.value, None, 0.5, evidence,
                        (Alternative(Cause.ACK_LOSS_TIMEOUT.value, None, 0.4, "if that ACK was lost after the tap"),))
     evidence["why"] = ("the sender resent data this tap had already seen acknowledged, more than a round trip "
