@@ -180,3 +180,17 @@ def test_a_resend_that_raced_the_delayed_ack_is_a_spurious_timeout() -> None:
     [stall] = [s for s in conn.stalls if s.cause != "application_idle"]
     assert stall.cause == "spurious_timeout"
     assert stall.alternatives[0].cause == "ack_loss_timeout"
+
+
+def test_ids_skipped_for_new_data_lost_before_the_tap_are_no_timeout() -> None:
+    """One HTTP download of PcapPlusPlus' example.pcap, captured at the client: four of the
+    server's segments (IPv4 ids 11758-11761) are lost on the way, the next one arrives 104 ms
+    later past the hole, SACK blocks follow and the four are resent without a timeout. The
+    server was sending all along (the segment that ended the gap starts past the lost data), so
+    the ids say nothing of a timer it waited on: the old reading was a burst_loss_timeout."""
+    from stallscope.analyzers.analyze import analyze_file
+
+    (conn,) = analyze_file(Path(__file__).parent / "data" / "http_lost_before_client_sack_repair.pcap").files[0].connections
+    assert [s.cause for s in conn.stalls if s.cause != "application_idle"] == []
+    sender = next(d for d in conn.directions if d.role == "data sender")
+    assert sender.profile["retransmitted_packets"] >= 4

@@ -246,6 +246,11 @@ def _sent_unseen(ctx: StallContext) -> Verdict | None:
     n = ctx.ids_unseen
     if not ctx.ended_by_new_data or ctx.resends or not 0 < n <= MAX_IDS_UNSEEN:
         return None
+    if ctx.snd_max_before_end - (ctx.una_at_start + ctx.in_flight_at_start) > 1:
+        # The segment that ended the silence starts past the last data seen: the unseen packets
+        # carried the data between, new data sent during the "silence" and lost before the tap
+        # (repaired later), not data the sender waited to send again.
+        return None
     # A sender the peer's window held had no segment to send, and one that sent as a peer's packet
     # reached it (a window update, a request) was reacting to it, where a retransmission timer fires
     # on its own: the ids went to the host's other packets.
