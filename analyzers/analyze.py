@@ -27,6 +27,7 @@ from stallscope.analyzers.causes.common import (acks_as_late, mss, peer_delay, r
 from stallscope.analyzers.stalls import CLOCK_MULTIPLE, RTT_MULTIPLE, StallContext, build_context, candidates
 from stallscope.packets.decoder import DecodeSummary, read_packets
 from stallscope.packets.errors import CaptureDamaged, CaptureRejected
+from stallscope.vocabulary import Cause
 
 SCHEMA = "stallscope.analysis/1"
 # Causes that stand even while ACKs kept coming: the sender held data it had (Nagle waits for the
@@ -216,7 +217,7 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
                 ctx = build_context(rows, cand, timings[(s, d)], profiles[(s, d)])
                 stall = _classify(ctx, _direction(c, d)) if c["directions_seen"] == 2 else _unanswered(ctx, _direction(c, d))
                 if stall is not None:
-                    conn.stalls.append(stall)
+                    conn.stalls.extend(_split_idle_tail(ctx, stall))
         for d in (0, 1):
             if (s, d) in profiles:
                 conn.directions.append(_direction_summary(conn, c, d, part, profiles))
@@ -429,6 +430,37 @@ def _classify(ctx: StallContext, direction: str) -> StallFinding | None:
     alts.sort(key=lambda a: -a.confidence)
     return StallFinding(ctx.stream, ctx.dir, direction, ctx.start_ns, ctx.end_ns, ctx.start_frame, ctx.end_frame,
                         _time_lost(ctx), best.cause, best.detail, best.confidence, {**_basic(ctx), **best.evidence}, tuple(alts))
+
+
+# Stalls whose wait ends when the peer acknowledges what was resent: any silence after that is
+# the writer's.
+REPAIR_CAUSES = frozenset({"burst_loss_timeout", "single_loss_timeout", "spurious_timeout", "ack_loss_timeout"})
+
+
+def _split_idle_tail(ctx: StallContext, stall: StallFinding) -> list[StallFinding]:
+    """A timeout's stall ends when the peer has acknowledged everything the sender had sent: a
+    sender with more to write goes on at once. Where the next data came a threshold or more after
+    that ACK, and not in reaction to it, the rest was the application's (a telnet user who typed
+    nothing for 5.5 s after a spurious timeout of 0.37 s): two stalls, the timeout's and an
+    `application_idle` one, so that no time the writer spent idle is charged to the loss."""
+    if stall.cause not in REPAIR_CAUSES or not ctx.ended_by_new_data or not ctx.resends:
+        return [stall]
+    last_resend = max(r.ts_ns for r in ctx.resends)
+    acked = next((a for a in ctx.acks if a.ts_ns >= last_resend and a.ack >= ctx.snd_max_before_end), None)
+    if acked is None or ctx.end_ns - acked.ts_ns < ctx.threshold_ns:
+        return [stall]
+    if ctx.releasing_ack(tolerance(ctx)) is acked:
+        return [stall]
+    rtt = ctx.timing.path_rtt_ns or 0
+    repair = replace(stall, end_ns=acked.ts_ns, end_frame=acked.frame,
+                     time_lost_ns=max(0, acked.ts_ns - ctx.start_ns - rtt))
+    idle = StallFinding(ctx.stream, ctx.dir, stall.direction, acked.ts_ns, ctx.end_ns, acked.frame, ctx.end_frame,
+                        ctx.end_ns - acked.ts_ns, Cause.APPLICATION_IDLE.value, None, 0.7, {
+                            "all_acked_frame": acked.frame, "idle_after_acked_ns": ctx.end_ns - acked.ts_ns,
+                            "after_stall": stall.cause,
+                            "why": "everything the sender had sent was acknowledged, and its next data came "
+                                   "on its own later: the writer had nothing to send"}, ())
+    return [repair, idle]
 
 
 def _unanswered(ctx: StallContext, direction: str) -> StallFinding | None:

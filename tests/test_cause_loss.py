@@ -194,3 +194,18 @@ def test_ids_skipped_for_new_data_lost_before_the_tap_are_no_timeout() -> None:
     assert [s.cause for s in conn.stalls if s.cause != "application_idle"] == []
     sender = next(d for d in conn.directions if d.role == "data sender")
     assert sender.profile["retransmitted_packets"] >= 4
+
+
+def test_a_timeouts_stall_ends_when_all_it_resent_is_acknowledged() -> None:
+    """Practical Packet Analysis' telnet.pcap (first edition): the client's 26-byte keystroke is
+    resent by its timer at 370 ms and acknowledged 1 ms later (the server had it: spurious), then
+    the user types nothing for 5.5 s. One stall of 5.9 s charged all of it to the timeout; the
+    timeout's stall now ends at that ACK and the user's pause is application_idle."""
+    from stallscope.analyzers.analyze import analyze_file
+
+    (conn,) = analyze_file(Path(__file__).parent / "data" / "ppa_telnet_spurious_then_idle.pcap").files[0].connections
+    [spurious] = [s for s in conn.stalls if s.cause == "spurious_timeout"]
+    assert spurious.end_frame == 54 and spurious.time_lost_ns < 400_000_000
+    [idle] = [s for s in conn.stalls if s.start_frame == 54]
+    assert idle.cause == "application_idle" and idle.evidence["after_stall"] == "spurious_timeout"
+    assert idle.end_ns - idle.start_ns > 5_000_000_000
