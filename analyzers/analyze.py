@@ -322,7 +322,7 @@ def _network_paced(ctx: StallContext) -> bool:
 
 # The ACK that ended a silence is the path's usual pace when at least PACED_SHARE of the peer's
 # measured ACKs (of at least PACED_MIN_ACKS) came within PACED_MARGIN as late after their data.
-PACED_SHARE = 0.1
+PACED_SHARE = 0.02
 PACED_MIN_ACKS = 20
 PACED_MARGIN = 1.5
 

@@ -197,3 +197,16 @@ def test_atm_clean_captured_again_is_not_send_buffer_limited() -> None:
     assert conn.stalls == []
     sender = next(d for d in conn.directions if d.role == "data sender")
     assert sender.limits.get("cwnd", 0) > 0.9
+
+
+def test_a_full_window_on_a_paused_ack_clock_is_no_slow_reader() -> None:
+    """The pmtu_icmp negative control captured on a loaded host (its first 420 frames, cut to 80
+    bytes): Linux fills the receiver's 146 KB window in front of a 1500-byte hop, and twice the
+    ACKs pause: one ACK 53 ms after its data (the usual 27 ms) with 143 KB still behind it, one
+    covering the whole window at once after 27 ms from a receiver that ACKs every second segment.
+    The window never closed: the path was busy, then the peer's ACK clock stopped. Both were
+    receiver_window_limited; neither is a slow reader's."""
+    from stallscope.analyzers.analyze import analyze_file
+
+    conn = analyze_file(Path(__file__).parent / "data" / "pmtu_icmp_loaded_host.pcap").files[0].connections[0]
+    assert {s.cause for s in conn.stalls} <= {"undetermined"}

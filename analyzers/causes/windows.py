@@ -74,6 +74,11 @@ def rule(ctx: StallContext) -> Verdict | None:
             return Verdict(Cause.SENDER_SWS.value, None, 0.7, evidence,
                            (Alternative(Cause.RECEIVER_WINDOW_LIMITED.value, None, 0.3, "the peer's window was small"),))
         if win_before == 0 or outstanding >= win_before - m:
+            if win_before > 0 and rel.window >= win_before - m and sporadic_peer_delay(ctx, rel):
+                # The window stayed open as wide: the flight filled it because the peer's ACK
+                # clock stopped (its host or the path paused), not because a slow reader closed
+                # it (undetermined).
+                return None
             alt = (Alternative(Cause.WINDOW_UPDATE_DEADLOCK.value, None, 0.3,
                                "the window update came with the delayed-ACK timer") if timer else None)
             return Verdict(Cause.RECEIVER_WINDOW_LIMITED.value, None, 0.85, evidence, tuple(a for a in [alt] if a))
