@@ -121,10 +121,12 @@ def test_an_ack_the_sender_had_not_received_released_nothing(tmp_path: Path) -> 
     assert stall.cause == "undetermined" and "did not follow an ACK" in stall.evidence["reason"]
 
 
-def _paused_ctx(advance_segments: int, late_share: float, every_second: float, delay_ms: float = 23.0):
+def _paused_ctx(advance_segments: int, late_share: float, every_second: float, delay_ms: float = 23.0,
+                behind_segments: int = 0):
     """A duck-typed stall context: a cwnd-limited sender released after 26 ms by an ACK the peer
     held `delay_ms` beyond its prompt time, advancing `advance_segments` full segments; the peer's
-    other 1,000 ACKs were that late in `late_share` of cases."""
+    other 1,000 ACKs were that late in `late_share` of cases; `behind_segments` more were sent
+    after what it covers."""
     from types import SimpleNamespace
 
     import numpy as np
@@ -142,7 +144,8 @@ def _paused_ctx(advance_segments: int, late_share: float, every_second: float, d
     profile = {"_peer_delays_sorted": delays, "_peer_tick": None,
                "peer_delayed_ack": {"every_second_segment": every_second, "timer": "none seen"}}
     return SimpleNamespace(profile=profile, duration_ns=26_000_000, timing=timing, acks=[ack], una_at_start=1,
-                           window_at_start=1 << 20, segment_size=seg), ack
+                           window_at_start=1 << 20, segment_size=seg,
+                           snd_max_before_end=ack.ack + behind_segments * seg), ack
 
 
 def test_a_peer_pause_is_no_window_cause() -> None:
@@ -160,6 +163,12 @@ def test_a_peer_pause_is_no_window_cause() -> None:
     # second one (a timer holds one segment's ACK); an ACK of two held that long may be the timer's.
     assert sporadic_peer_delay(*_paused_ctx(advance_segments=40, late_share=0.05, every_second=0.7, delay_ms=45))
     assert not sporadic_peer_delay(*_paused_ctx(advance_segments=2, late_share=0.05, every_second=0.7, delay_ms=45))
+    # Held as rarely as a pause, an ACK of two segments, or of one with more sent behind it, is no
+    # timer's either: the next segment's arrival would have sent it (captures on a loaded host).
+    assert sporadic_peer_delay(*_paused_ctx(advance_segments=2, late_share=0.005, every_second=0.7, delay_ms=45))
+    assert sporadic_peer_delay(*_paused_ctx(advance_segments=1, late_share=0.005, every_second=0.7, delay_ms=45,
+                                            behind_segments=10))
+    assert not sporadic_peer_delay(*_paused_ctx(advance_segments=1, late_share=0.005, every_second=0.7, delay_ms=45))
     # A delay shorter than half the stall did not make it.
     assert not sporadic_peer_delay(*_paused_ctx(advance_segments=2, late_share=0.0, every_second=0.7, delay_ms=5))
 
@@ -209,4 +218,17 @@ def test_a_full_window_on_a_paused_ack_clock_is_no_slow_reader() -> None:
     from stallscope.analyzers.analyze import analyze_file
 
     conn = analyze_file(Path(__file__).parent / "data" / "pmtu_icmp_loaded_host.pcap").files[0].connections[0]
+    assert {s.cause for s in conn.stalls} <= {"undetermined"}
+
+
+def test_an_ack_held_40_ms_with_segments_arriving_behind_it_is_no_timer() -> None:
+    """The burst_loss_sack negative control captured on a loaded host (its first 1500 frames, cut
+    to 80 bytes): twice a Linux receiver that ACKs every second segment sent an ACK 39-58 ms late,
+    as only a handful of its 1200 ACKs were, covering one or two segments with 17-26 more sent
+    behind them. A 40 ms delayed-ACK timer fires only for a receiver with nothing else arriving:
+    the peer (or the path) paused. Read as the timer's, they were receiver_window_limited and a
+    window-update deadlock; now one undetermined stall and one no stall (the path was busy)."""
+    from stallscope.analyzers.analyze import analyze_file
+
+    conn = analyze_file(Path(__file__).parent / "data" / "burst_loss_sack_loaded_host.pcap").files[0].connections[0]
     assert {s.cause for s in conn.stalls} <= {"undetermined"}
