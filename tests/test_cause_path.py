@@ -93,7 +93,8 @@ def test_a_receiver_names_no_unused_mss_when_ids_were_skipped(tmp_path: Path) ->
 def _jumbo_rows(small_resend_seq: int) -> pl.DataFrame:
     """A jumbo sender (8948-byte segments) whose segments at the hole were resent after two
     timeouts, then one 1104-byte piece resent at `small_resend_seq` while the peer's cumulative ACK
-    stood at 100,000 (seq_rel at or below it fills the hole; above it is go-back-N)."""
+    stood at 100,000 (a resend spanning it fills the hole; above it is go-back-N, wholly below it a
+    resend of data the peer had)."""
     seg, rows = 8948, []
     for i in range(40):
         rows.append({"seq_rel": 1 + i * seg, "payload_len": seg, "ip_len": seg + 52, "retransmission": False,
@@ -118,6 +119,10 @@ def test_a_small_frame_resent_past_the_hole_is_no_small_frame_lost() -> None:
     assert found is not None and found[0] == "jumbo_slot_exhaustion"
     assert found[2]["small_frames_resent_past_the_hole"] == 1 and found[2]["lost_large_frames"] == 4
     assert _jumbo_slots(_jumbo_rows(small_resend_seq=100_000), profile, None) is None
+    # Wholly below the ACK (the peer had it: jumbo_slots captured again at the receiver resent a
+    # 604-byte tail the sender then knew acknowledged) it filled no hole either.
+    found = _jumbo_slots(_jumbo_rows(small_resend_seq=100_000 - 2000), profile, None)
+    assert found is not None and found[0] == "jumbo_slot_exhaustion"
 
 
 def test_a_segment_acknowledged_before_its_resends_was_no_black_hole() -> None:
@@ -130,3 +135,4 @@ def test_a_segment_acknowledged_before_its_resends_was_no_black_hole() -> None:
     (conn,) = analyze_file(Path(__file__).parent / "data" / "tls_server_resending_acked_data.pcap").files[0].connections
     assert [f.cause for f in conn.findings] == []
     assert [s.cause for s in conn.stalls] == ["ack_loss_timeout"]
+

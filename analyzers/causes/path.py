@@ -181,7 +181,9 @@ def _jumbo_slots(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None):
     # pointed at. After a timeout Linux without SACK resends everything past the hole (go-back-N),
     # small frames the receiver already had among them: those resends say nothing of what was lost.
     small = lost.filter(pl.col("ip_len") <= STANDARD_IP_MTU)
-    small_lost = small.filter(pl.col("seq_rel") <= pl.col("snd_una")).height
+    # (A resend wholly below the ACK, of data the peer already had, filled no hole.)
+    small_lost = small.filter((pl.col("seq_rel") <= pl.col("snd_una"))
+                              & (pl.col("seq_rel") + pl.col("payload_len") > pl.col("snd_una"))).height
     if small_lost:
         return None
     small_sent = own.filter((pl.col("payload_len") > 0) & (pl.col("ip_len") <= STANDARD_IP_MTU)).height
