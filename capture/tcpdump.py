@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 DEFAULT_SNAPLEN = 128
+# Before stopping: the output must stay this long without growing (at most SETTLE_MAX_S).
+SETTLE_QUIET_S = 0.1
+SETTLE_MAX_S = 2.0
 _COUNTERS = {
     "captured": re.compile(r"(\d+) packets? captured"),
     "received_by_filter": re.compile(r"(\d+) packets? received by filter"),
@@ -85,10 +88,14 @@ class Tcpdump:
         return self._proc is not None and self._proc.poll() is None
 
     def stop(self, timeout_s: float = 5.0) -> dict[str, int]:
-        """SIGINT (tcpdump flushes and prints its summary), then the parsed counts."""
+        """SIGINT (tcpdump flushes and prints its summary), then the parsed counts. Waits first
+        until the output has stopped growing: on SIGINT tcpdump stops reading its ring, and what a
+        descheduled tcpdump had not yet read is lost (a loaded machine's loopback capture of a
+        50 ms exchange held no packet at all)."""
         if self._proc is None:
             return {}
         if self._proc.poll() is None:
+            self._settle()
             self._proc.send_signal(signal.SIGINT)
         try:
             self._proc.wait(timeout_s)
@@ -96,6 +103,23 @@ class Tcpdump:
             self.kill()
         time.sleep(0.05)  # let the stderr pump read the summary
         return parse_summary("".join(self._stderr))
+
+    def _written(self) -> int:
+        out = Path(self.output)
+        return sum(p.stat().st_size for p in out.parent.glob(out.name + "*") if p.is_file())
+
+    def _settle(self, quiet_s: float = SETTLE_QUIET_S, timeout_s: float = SETTLE_MAX_S) -> None:
+        """Returns once the output has not grown for `quiet_s` (tcpdump writes each packet as it
+        reads it, -U), or after `timeout_s` on a link that never falls quiet."""
+        deadline = time.monotonic() + timeout_s
+        size, since = self._written(), time.monotonic()
+        while time.monotonic() < deadline:
+            time.sleep(quiet_s / 4)
+            now = self._written()
+            if now != size:
+                size, since = now, time.monotonic()
+            elif time.monotonic() - since >= quiet_s:
+                return
 
     def kill(self) -> None:
         if self._proc is not None and self._proc.poll() is None:

@@ -36,3 +36,43 @@ def test_argv_snaplen_namespace_rotation_and_filter():
     assert argv[-3:] == ["tcp", "port", "5001"]
     # Short runs must not lose their last second to the ring buffer's block timeout.
     assert "--immediate-mode" in argv
+
+
+def test_stop_waits_for_the_output_to_stop_growing(tmp_path: Path) -> None:
+    """On SIGINT tcpdump stops reading its ring, so a tcpdump still writing what it read (a loaded
+    machine: a 50 ms loopback exchange was captured with no packet at all) must be left to finish:
+    the settle returns only once the output has been quiet, with everything written."""
+    import threading
+    import time
+
+    out = tmp_path / "cap.pcap"
+    out.write_bytes(b"")
+    tap = Tcpdump("lo", out)
+
+    def writer() -> None:
+        for _ in range(12):
+            with out.open("ab") as f:
+                f.write(b"x" * 100)
+            time.sleep(0.03)
+
+    t = threading.Thread(target=writer)
+    t.start()
+    tap._settle(quiet_s=0.1, timeout_s=5.0)
+    assert out.stat().st_size == 1200
+    t.join()
+    # A file that never falls quiet is given up on after the timeout.
+    start = time.monotonic()
+    stop = threading.Event()
+
+    def endless() -> None:
+        while not stop.is_set():
+            with out.open("ab") as f:
+                f.write(b"y")
+            time.sleep(0.01)
+
+    t = threading.Thread(target=endless)
+    t.start()
+    tap._settle(quiet_s=0.1, timeout_s=0.3)
+    stop.set()
+    t.join()
+    assert 0.3 <= time.monotonic() - start < 2.0
