@@ -17,13 +17,13 @@ import polars as pl
 from stallscope.analyzers import artifacts, inference, peer_acks, timeline, vantage
 from stallscope.analyzers.causes import RULES, windows
 from stallscope.analyzers.causes import path as path_rules
-from stallscope.analyzers.peer_acks import on_tick
 from stallscope.analyzers.causes.loss import MAX_RTO_NS
 from stallscope.analyzers.findings import (UNDETERMINED, Alternative, ConnectionAnalysis, ConnectionFinding,
                                            DirectionAnalysis, Note, StallFinding, Verdict)
+from stallscope.analyzers.peer_acks import on_tick
 from stallscope.analyzers.sender_state import PACKET_INPUT, STATE_COLUMNS, by_stream_time, sender_state
-from stallscope.analyzers.causes.common import (acks_as_late, mss, peer_delay, release, sporadic_peer_delay, timer_driven,
-                                                tolerance)
+from stallscope.analyzers.causes.common import (acks_as_late, before, mss, peer_delay, release, sporadic_peer_delay,
+                                                timer_driven, tolerance)
 from stallscope.analyzers.stalls import CLOCK_MULTIPLE, RTT_MULTIPLE, StallContext, build_context, candidates
 from stallscope.packets.decoder import DecodeSummary, read_packets
 from stallscope.packets.errors import CaptureDamaged, CaptureRejected
@@ -345,7 +345,7 @@ def _path_paced(ctx: StallContext) -> bool:
     tick = ctx.profile.get("_peer_tick")
     if tick and on_tick(rel.ts_ns, tick):
         return False  # on the phase of the clock the peer's held ACKs keep: its timer sent it
-    ack_before = max([ctx.una_at_start] + [a.ack for a in ctx.acks[: ctx.acks.index(rel)]])
+    ack_before = before(ctx, rel)[0]
     if rel.ack <= ack_before or ctx.snd_max_before_end - rel.ack < 2 * m:
         return False
     held = peer_delay(ctx, rel)

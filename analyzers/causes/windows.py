@@ -249,8 +249,6 @@ def _queued_flight(data, timing, rtt: int) -> bool:
     path, not the buffer, paced the sender. A buffer-bound sender's flight crosses an idle path. (The
     median less the fastest sample, the typical RTT, misses a queue that never drained: a bulk
     transfer whose flight of 200 KB kept 5 ms in front of a 135 Mbit/s link on a 2 ms path.)"""
-    import polars as pl
-
     samples = data["rtt_ns"].drop_nulls()
     if samples.len() == 0:
         return False
