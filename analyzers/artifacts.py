@@ -27,6 +27,9 @@ DATA_ONLY_MIN_PACKETS = 20
 # Two copies of one frame: same direction, sequence, ACK, IP id, TCP timestamp, length, flags,
 # window and SACK blocks this close in time (native/src/analysis/duplicates.rs).
 DUPLICATE_WINDOW_NS = 1_000_000
+# ...or this close where a non-zero IPv4 id and a TCP timestamp value both name the packet: no
+# resend repeats both (a mirror port's copies 1.2-1.6 ms late, Practical Packet Analysis' telnet).
+IDENTIFIED_WINDOW_NS = 10_000_000
 # Optional column (the wire's sequence number) read for the wrap note when the packet table has it.
 SEQ_RAW = "seq_raw"
 _WRAP = 1 << 32
@@ -58,7 +61,7 @@ def clean(packets: pl.DataFrame) -> tuple[pl.DataFrame, list[Note], dict[int, li
         cleaned = keyed.filter(~dup)
     else:
         cleaned = keyed
-    cleaned = _superframes_by_mss(cleaned)
+    cleaned = _superframes_by_common_segment(_superframes_by_mss(cleaned))
     if back.height:
         worst = int(in_file["_behind"].max() or 0)
         cleaned, stepped = _order(cleaned)
@@ -91,7 +94,8 @@ def clean(packets: pl.DataFrame) -> tuple[pl.DataFrame, list[Note], dict[int, li
 
 
 def _duplicates(keyed: pl.DataFrame) -> pl.Series:
-    """Rows that copy an earlier row within DUPLICATE_WINDOW_NS.
+    """Rows that copy an earlier row within DUPLICATE_WINDOW_NS (IDENTIFIED_WINDOW_NS where a
+    non-zero IPv4 id and a TCP timestamp name the packet).
     An IPv4 id repeats across a real retransmission only by chance, and a retransmission carries a
     new TSval unless it leaves within the same clock tick. IPv6 without timestamps has neither:
     there a resend within 1 ms of the original (a sub-millisecond RTT, repaired at once) is taken
@@ -108,7 +112,7 @@ def _duplicates(keyed: pl.DataFrame) -> pl.Series:
                   + pl.col("sack_right").list.sum().fill_null(0)).cast(pl.Int64),
     )
     arrays = {c: np.ascontiguousarray(cols[c].to_numpy()) for c in cols.columns}
-    dup = frame_from_columns([_native.analysis_duplicates(arrays, DUPLICATE_WINDOW_NS)]).to_series()
+    dup = frame_from_columns([_native.analysis_duplicates(arrays, DUPLICATE_WINDOW_NS, IDENTIFIED_WINDOW_NS)]).to_series()
     if not dup.any():
         return dup
     # A pure ACK without an IPv4 id to tell it apart is the same frame as the duplicate ACK TCP
@@ -163,6 +167,45 @@ def _superframes_by_mss(packets: pl.DataFrame) -> pl.DataFrame:
     by_mss = pl.when(pl.col("_offered").is_null()).then(pl.col("superframe")).otherwise(
         pl.col("payload_len") > pl.col("_offered"))
     return out.with_columns(superframe=by_mss).drop("_offered")
+
+
+# Without the SYN's MSS: the IP datagram an Ethernet link carries at most, the smallest segment a
+# full one can be (RFC 1122's default MSS), and how many of a direction's datagrams must be of that
+# length for it to be its segment.
+ETHERNET_MTU = 1500
+MIN_FULL_SEGMENT = 536
+MIN_SEGMENTS_SEEN = 4
+
+
+def _superframes_by_common_segment(packets: pl.DataFrame) -> pl.DataFrame:
+    """Where no SYN told the receiver's MSS (the capture began mid-connection): a datagram larger
+    than Ethernet carries whose payload is exactly two or more of its direction's most common
+    Ethernet-sized segment is a super-frame (GRO at a receiver-side tap merges consecutive
+    segments; a path that carried it whole would have made it the segment size). nDPI's
+    ultrasurf.pcap, taken on a cloud VM: 2576-byte frames among 1288-byte ones read as jumbo frames
+    lost (jumbo_slot_exhaustion). The decoder's own flag (too large for any link) stands."""
+    big = packets.filter((pl.col("ip_len") > ETHERNET_MTU) & (pl.col("payload_len") > 0) & ~pl.col("superframe"))
+    if big.height == 0:
+        return packets
+    offered = (packets.filter(pl.col("flag_syn") & pl.col("opt_mss").is_not_null()).select("stream", "dir")
+               .with_columns(dir=(1 - pl.col("dir").cast(pl.Int64)).cast(packets.schema["dir"])))
+    keys = big.select("stream", "dir").unique().join(offered, on=["stream", "dir"], how="anti")
+    if keys.height == 0:
+        return packets
+    common = (
+        packets.join(keys, on=["stream", "dir"], how="semi")
+        .filter((pl.col("payload_len") >= MIN_FULL_SEGMENT) & (pl.col("ip_len") <= ETHERNET_MTU))
+        .group_by(["stream", "dir", "payload_len"]).agg(pl.len().alias("_n"))
+        .filter(pl.col("_n") >= MIN_SEGMENTS_SEEN)
+        .sort(["_n", "payload_len"], descending=True)
+        .group_by(["stream", "dir"], maintain_order=True).agg(pl.col("payload_len").first().alias("_common"))
+    )
+    if common.height == 0:
+        return packets
+    out = packets.join(common, on=["stream", "dir"], how="left", maintain_order="left")
+    merged = ((pl.col("ip_len") > ETHERNET_MTU) & (pl.col("payload_len") >= 2 * pl.col("_common"))
+              & (pl.col("payload_len") % pl.col("_common") == 0)).fill_null(False)
+    return out.with_columns(superframe=pl.col("superframe") | merged).drop("_common")
 
 
 def _window_scale_notes(packets: pl.DataFrame) -> dict[int, Note]:

@@ -209,3 +209,17 @@ def test_a_timeouts_stall_ends_when_all_it_resent_is_acknowledged() -> None:
     [idle] = [s for s in conn.stalls if s.start_frame == 54]
     assert idle.cause == "application_idle" and idle.evidence["after_stall"] == "spurious_timeout"
     assert idle.end_ns - idle.start_ns > 5_000_000_000
+
+
+def test_a_mirror_ports_late_copies_are_no_retransmissions() -> None:
+    """The same telnet capture holds each of the client's keystrokes twice, the copy 1.2-1.6 ms late
+    and cut short (its wire length 66 bytes under an IPv4 total length of 137): the same IPv4 id and
+    TCP timestamp, so the same packet, not a resend (tshark, reading the cut copy as empty, flags
+    none of them). Only the timer's one resend of frame 51 is a retransmission."""
+    from stallscope.analyzers.analyze import analyze_file
+
+    f = analyze_file(Path(__file__).parent / "data" / "ppa_telnet_spurious_then_idle.pcap").files[0]
+    (conn,) = f.connections
+    assert next(n for n in conn.notes if n.kind == "duplicate_frames").count == 5
+    client = next(d for d in conn.directions if d.dir == 0)
+    assert client.profile["retransmitted_packets"] == 1

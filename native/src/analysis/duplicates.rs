@@ -1,8 +1,10 @@
 //! Frames captured twice (two capture points merged, a mirror port): the same packet headers seen
 //! again within a short window. Rows in stream/time order; a row is a copy when the previous row
 //! with the same identity (direction, sequence and ACK numbers, IP id, TCP timestamp value and
-//! echo, length, flags, window, SACK blocks) came at most `window_ns` before it. (A resend within
-//! one timestamp tick repeats the value, but echoes whatever the peer sent since.)
+//! echo, length, flags, window, SACK blocks) came at most `window_ns` before it, or
+//! `identified_window_ns` when a non-zero IPv4 id and a TCP timestamp both name the packet (no
+//! resend repeats both: a mirror port's copies came 1.2-1.6 ms late in a public telnet capture).
+//! (A resend within one timestamp tick repeats the value, but echoes whatever the peer sent since.)
 
 use std::collections::HashMap;
 
@@ -52,6 +54,7 @@ pub fn duplicate_rows(
     identity: impl Fn(usize) -> Identity,
     ts_ns: &[i64],
     window_ns: i64,
+    identified_window_ns: i64,
 ) -> Vec<bool> {
     // The latest original row per digest, and whether its copy was seen: two capture points give
     // each frame one copy, so a row matching an original that already has its copy is a frame of
@@ -69,11 +72,13 @@ pub fn duplicate_rows(
             latest.clear();
             stream = Some(id.stream);
         } else if k % SWEEP_ROWS == 0 {
-            latest.retain(|_, (t, _, _)| *t >= ts - window_ns);
+            latest.retain(|_, (t, _, _)| *t >= ts - window_ns.max(identified_window_ns));
         }
         let slot = latest.entry(id.digest()).or_insert((i64::MIN, id, true));
         let (t, original, copied) = *slot;
-        if original == id && !copied && ts - t <= window_ns {
+        let identified = id.ip_id.is_some_and(|v| v != 0) && id.ts_val.is_some();
+        let window = if identified { identified_window_ns } else { window_ns };
+        if original == id && !copied && ts - t <= window {
             out[i] = true;
             slot.2 = true;
         } else {
@@ -108,7 +113,7 @@ mod tests {
         // A frame, its copy, then the same headers again (a duplicate ACK) and its copy.
         let ids = [id(1), id(1), id(1), id(1)];
         assert_eq!(
-            duplicate_rows(&[0, 1, 2, 3], |i| ids[i], &[0, 50, 400, 450], 1_000),
+            duplicate_rows(&[0, 1, 2, 3], |i| ids[i], &[0, 50, 400, 450], 1_000, 1_000),
             vec![false, true, false, true]
         );
     }
@@ -120,16 +125,30 @@ mod tests {
         resend.ts_ecr = Some(8);
         let mut first = resend;
         first.ts_ecr = Some(7);
-        assert_eq!(duplicate_rows(&[0, 1], |i| [first, resend][i], &[0, 100], 1_000), vec![false, false]);
-        assert_eq!(duplicate_rows(&[0, 1], |i| [first, first][i], &[0, 100], 1_000), vec![false, true]);
+        assert_eq!(duplicate_rows(&[0, 1], |i| [first, resend][i], &[0, 100], 1_000, 1_000), vec![false, false]);
+        assert_eq!(duplicate_rows(&[0, 1], |i| [first, first][i], &[0, 100], 1_000, 1_000), vec![false, true]);
     }
 
     #[test]
     fn a_copy_within_the_window_only() {
         let ids = [id(1), id(1), id(101), id(1)];
         assert_eq!(
-            duplicate_rows(&[0, 1, 2, 3], |i| ids[i], &[0, 500, 600, 5_000], 1_000),
+            duplicate_rows(&[0, 1, 2, 3], |i| ids[i], &[0, 500, 600, 5_000], 1_000, 1_000),
             vec![false, true, false, false]
         );
+    }
+
+    #[test]
+    fn a_packet_named_by_its_id_and_timestamp_is_copied_later() {
+        // A copy 1.5 ms late: taken for a copy only where a non-zero IPv4 id and a TCP timestamp
+        // both name the packet.
+        let mut named = id(1);
+        named.ts_val = Some(50);
+        named.ts_ecr = Some(7);
+        assert_eq!(duplicate_rows(&[0, 1], |_| named, &[0, 1_500], 1_000, 10_000), vec![false, true]);
+        let mut no_id = named;
+        no_id.ip_id = Some(0);
+        assert_eq!(duplicate_rows(&[0, 1], |_| no_id, &[0, 1_500], 1_000, 10_000), vec![false, false]);
+        assert_eq!(duplicate_rows(&[0, 1], |_| id(1), &[0, 1_500], 1_000, 10_000), vec![false, false]);
     }
 }

@@ -289,7 +289,8 @@ fn analysis_order(
     Ok(order.map(NativeBuffer::from_u64))
 }
 
-/// Rows that repeat an earlier row of their connection's identity within `window_ns` (any row
+/// Rows that repeat an earlier row of their connection's identity within `window_ns`, or
+/// `identified_window_ns` where a non-zero IPv4 id and a TCP timestamp name the packet (any row
 /// order; the answer keeps it).
 /// `cols`: stream, dir, seq_rel, ack_rel, ip_id, opt_ts_val and opt_ts_ecr (i64, -1 when absent),
 /// payload_len, flags (u8), win_scaled, sack_key, ts_ns, frame.
@@ -298,6 +299,7 @@ fn analysis_duplicates(
     py: Python<'_>,
     cols: HashMap<String, Bound<'_, PyAny>>,
     window_ns: i64,
+    identified_window_ns: i64,
 ) -> PyResult<ColumnOut> {
     let get = |name: &str| {
         cols.get(name)
@@ -335,7 +337,7 @@ fn analysis_duplicates(
             None => (0..stream.len()).collect(),
             Some(idx) => idx.into_iter().map(|i| i as usize).collect(),
         };
-        duplicate_rows(&rows, identity, &ts, window_ns)
+        duplicate_rows(&rows, identity, &ts, window_ns, identified_window_ns)
     });
     Ok(bools("duplicate", &dup))
 }
