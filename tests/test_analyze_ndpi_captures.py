@@ -11,6 +11,8 @@ from other people's hosts, cut to 96 bytes.
   the server answers with a 31-byte alert; and two HTTP downloads whose sniffer missed runs of the
   server's segments (the segment after each silence starts thousands of bytes past the last one
   seen, and nothing ever resends the bytes between), in one of which the client held an ACK 564 ms.
+- ndpi_ultrasurf_gro_no_handshake.pcap: a download taken on a cloud VM with GRO on, no handshake:
+  frames of 2576 bytes among 1288-byte ones, each two segments merged.
 """
 
 from __future__ import annotations
@@ -71,3 +73,15 @@ def test_an_ack_held_past_any_delayed_ack_timer_is_not_the_timers() -> None:
     c = _connection(53163)
     held = [s for s in c.stalls if (s.evidence.get("releasing_ack_delay_ns") or 0) > 500_000_000]
     assert held and all(s.cause == "undetermined" and "0.5 s" in s.evidence["reason"] for s in held)
+
+
+def test_merged_segments_without_a_handshake_are_super_frames() -> None:
+    """With no SYN to tell the MSS, datagrams larger than Ethernet carries whose payload is exactly
+    twice the direction's common 1288-byte segment are GRO's merges: a super-frame note, and no
+    path finding from their resends (read as 2628-byte frames lost they made a PMTU black hole,
+    then jumbo-slot exhaustion)."""
+    [f] = analyze_file(DATA / "ndpi_ultrasurf_gro_no_handshake.pcap").files
+    [c] = f.connections
+    assert {"superframes", "no_syn"} <= {n.kind for n in c.notes}
+    assert c.findings == []
+
