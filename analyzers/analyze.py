@@ -47,12 +47,13 @@ BEYOND_WINDOW_FACTOR = 1.5
 _PART_COLUMNS = ["stream", "dir", "frame", "ts_ns", "payload_len", "flag_psh", "flag_syn", "flag_ack", "ip_id", "ip_len",
                  "new_data", "retrans_kind", "retransmission", "seq_end", "seq_rel", "snd_una", "snd_max", "in_flight",
                  "usable_window", "peer_window", "ack_delay_ns", "ack_segments", "ack_rel", "acks_new", "dup_ack",
-                 "sack_left", "win_scaled", "superframe", "wscale_known", "opt_ts_val", "opt_ts_ecr", "rtt_ns"]
+                 "sack_left", "win_scaled", "superframe", "wscale_known", "opt_ts_val", "opt_ts_ecr", "rtt_ns",
+                 "flag_fin"]
 # Columns the per-stall reader needs as Python lists.
 _CONTEXT_COLUMNS = ["frame", "ts_ns", "dir", "payload_len", "flag_ack", "flag_psh", "ack_rel", "win_scaled", "acks_new",
                     "dup_ack", "ack_delay_ns", "sack_left", "retransmission", "seq_rel", "retrans_kind", "ip_len",
                     "snd_una", "snd_max", "seq_end", "peer_window", "in_flight", "usable_window", "ip_id",
-                    "opt_ts_val", "opt_ts_ecr"]
+                    "opt_ts_val", "opt_ts_ecr", "flag_syn", "flag_fin"]
 
 
 # Per-connection facts the packet table repeats on every row: read once per (stream, dir) and

@@ -165,9 +165,11 @@ class StallContext:
         gap = self.end_ns - a.ts_ns
         if gap > self.timing.lag_ns + tolerance_ns:
             return None
-        if not_yet_echoed(self.closing_ts_ecr, a.ts_val):
+        if (a.payload > 0 or self.profile.get("_echoes_pure_acks", True)) and not_yet_echoed(self.closing_ts_ecr, a.ts_val):
             # The closing segment's timestamp echo is older than this ACK's timestamp: the sender
-            # had not received the ACK when it sent, however well the tap's timing fits.
+            # had not received the ACK when it sent, however well the tap's timing fits. (Not for
+            # a pure ACK where the sender never echoes one: RFC 1323's rule takes TS.Recent from
+            # data segments only, as an OpenFlow switch in tcpdump's captures does.)
             return None
         return a
 
@@ -343,8 +345,28 @@ def not_yet_echoed(ts_ecr: int | None, ts_val: int | None) -> bool:
     return (ts_val - ts_ecr) % (1 << 32) < (1 << 31) and ts_val != ts_ecr
 
 
+def echoes_pure_acks(rows: dict[str, list], d: int) -> bool:
+    """Direction `d`'s timestamp echoes ever carry a value its peer sent only on pure ACKs (RFC
+    7323's rule: TS.Recent from any segment at the left edge). False for a sender that follows RFC
+    1323's, which takes TS.Recent from data segments only: its echo says nothing of the ACKs it had
+    received. True when it cannot tell (no timestamps, no pure ACK)."""
+    pure, data, echoed = set(), set(), set()
+    for dr, n, syn, fin, val, ecr in zip(rows["dir"], rows["payload_len"], rows["flag_syn"], rows["flag_fin"],
+                                         rows["opt_ts_val"], rows["opt_ts_ecr"]):
+        if dr == d:
+            if ecr:
+                echoed.add(ecr)
+        elif val:
+            # (A SYN or FIN takes sequence space: both rules take TS.Recent from it.)
+            (data if n or syn or fin else pure).add(val)
+    only_pure = pure - data
+    return not only_pure or not echoed or bool(only_pure & echoed)
+
+
 def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, profile: dict[str, Any]) -> StallContext:
     """The context of one candidate, read from its stream's rows (columns as lists, time order)."""
+    if "_echoes_pure_acks" not in profile:
+        profile["_echoes_pure_acks"] = echoes_pure_acks(rows, cand["dir"])
     frames = rows["frame"]
     i0 = frames.index(cand["start_frame"])
     i1 = frames.index(cand["end_frame"])
