@@ -10,6 +10,10 @@ Where the two differ, tshark is the one that is wrong, case by case:
   outstanding data): jumbo_slots.pcap frame 788, a second identical ACK with nothing outstanding,
   no data and no DSACK between. (On nDPI's public captures the same: a data sender's own pure ACKs
   between its segments, keep-alive answers, an ACK after a FIN; not tested here.)
+- tshark counts no duplicate ACK in a capture that starts with the receiver's ACK below every
+  segment seen (ndpi_ultrasurf_gro_no_handshake.pcap: the ACK stays 59,559 bytes under the first
+  data while each repeat carries new SACK blocks): those repeats are RFC 5681 duplicate ACKs with
+  data outstanding, and the resends they draw are tshark's retransmissions too.
 Seen on nDPI's captures and not tested here: a segment that resends part of what was sent and
 carries new data after it (RFC 793 repacketizing) is new data to us and a retransmission to
 tshark (whatsapp_voice_and_message.pcap frame 150: the sender state marks its new bytes; the stall
@@ -41,6 +45,9 @@ RETRANS = "tcp.analysis.retransmission || tcp.analysis.fast_retransmission || tc
 TSHARK_EXTRA_DUPACKS = {"jumbo_slots.pcap": {788},
                         # The data sender's own pure ACKs between its segments (the client had sent nothing new).
                         "ndpi_gtp_u_http.pcapng": {27, 31}}
+# Duplicate ACKs tshark misses (see the module docstring): an ACK below all the data seen.
+TSHARK_MISSED_DUPACKS = {"ndpi_ultrasurf_gro_no_handshake.pcap": {8, 12, 17, 18, 19, 20, 22, 26, 27, 33, 34, 38, 39,
+                                                                  43, 44, 56, 57}}
 
 
 def _frames(path: Path, display_filter: str) -> set[int]:
@@ -63,7 +70,7 @@ def _check(path: Path) -> None:
     assert t_ooo <= resent, sorted(t_ooo - resent)[:10]  # tshark's "out of order" are resends here
     assert resent == t_resent | t_ooo, sorted(resent - t_resent - t_ooo)[:10]
     t_dups = _frames(path, "tcp.analysis.duplicate_ack")
-    assert dups == t_dups - TSHARK_EXTRA_DUPACKS.get(path.name, set()), (
+    assert dups == (t_dups - TSHARK_EXTRA_DUPACKS.get(path.name, set())) | TSHARK_MISSED_DUPACKS.get(path.name, set()), (
         sorted(dups - t_dups)[:10], sorted(t_dups - dups)[:10])
 
 
