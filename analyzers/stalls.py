@@ -345,22 +345,36 @@ def not_yet_echoed(ts_ecr: int | None, ts_val: int | None) -> bool:
     return (ts_val - ts_ecr) % (1 << 32) < (1 << 31) and ts_val != ts_ecr
 
 
+# A sender is read as never echoing pure ACKs once this many of its packets, each the first after a
+# new pure-ACK timestamp, echoed something older (and none ever echoed such a timestamp).
+STALE_ECHOES_MIN = 3
+
+
 def echoes_pure_acks(rows: dict[str, list], d: int) -> bool:
-    """Direction `d`'s timestamp echoes ever carry a value its peer sent only on pure ACKs (RFC
-    7323's rule: TS.Recent from any segment at the left edge). False for a sender that follows RFC
-    1323's, which takes TS.Recent from data segments only: its echo says nothing of the ACKs it had
-    received. True when it cannot tell (no timestamps, no pure ACK)."""
-    pure, data, echoed = set(), set(), set()
+    """Whether direction `d`'s timestamp echoes follow its peer's pure ACKs (RFC 7323's rule:
+    TS.Recent from any segment at the left edge). False only when it never echoed a value its
+    peer sent on pure ACKs alone (SYN and FIN aside) and STALE_ECHOES_MIN times its first packet
+    after such a value echoed something older: RFC 1323's rule, which takes TS.Recent from data
+    segments only, so the echo says nothing of the ACKs it had. True when it cannot tell (no
+    timestamps, no pure ACK, a short connection whose few packets left before the ACKs came)."""
+    data_vals = {v for dr, n, syn, fin, v in zip(rows["dir"], rows["payload_len"], rows["flag_syn"], rows["flag_fin"],
+                                                 rows["opt_ts_val"]) if dr != d and v and (n or syn or fin)}
+    pure_vals = {v for dr, n, syn, fin, v in zip(rows["dir"], rows["payload_len"], rows["flag_syn"], rows["flag_fin"],
+                                                 rows["opt_ts_val"]) if dr != d and v and not (n or syn or fin)}
+    echoed = {e for dr, e in zip(rows["dir"], rows["opt_ts_ecr"]) if dr == d and e}
+    if (pure_vals - data_vals) & echoed:
+        return True
+    pending = None  # a pure-ACK-only timestamp no packet of `d` has followed yet
+    stale = 0
     for dr, n, syn, fin, val, ecr in zip(rows["dir"], rows["payload_len"], rows["flag_syn"], rows["flag_fin"],
                                          rows["opt_ts_val"], rows["opt_ts_ecr"]):
-        if dr == d:
-            if ecr:
-                echoed.add(ecr)
-        elif val:
-            # (A SYN or FIN takes sequence space: both rules take TS.Recent from it.)
-            (data if n or syn or fin else pure).add(val)
-    only_pure = pure - data
-    return not only_pure or not echoed or bool(only_pure & echoed)
+        if dr != d:
+            if val and not (n or syn or fin) and val not in data_vals:
+                pending = val
+        elif ecr and pending is not None:
+            stale += not_yet_echoed(ecr, pending)
+            pending = None
+    return stale < STALE_ECHOES_MIN
 
 
 def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, profile: dict[str, Any]) -> StallContext:
