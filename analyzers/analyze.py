@@ -237,6 +237,7 @@ def _complete_profile(conn: ConnectionAnalysis, c: dict[str, Any], d: int, part:
     own_delays = peer_acks.ack_delays(part, s, d, timings.get((s, 1 - d)))
     prof["own_delayed_ack"] = peer_acks.delayed_ack_profile(own_delays, peer_acks.every_second_share(part, d))
     prof["window_known"] = window_known
+    prof["acked_unseen"] = any(n.kind == "acked_unseen" for n in conn.notes)
     prof["peer_data_packets"] = peer_prof.get("data_packets", 0)
     found = []
     # No ACKs (one direction captured): flights grow without bound and windows are unseen.

@@ -136,3 +136,23 @@ def test_a_segment_acknowledged_before_its_resends_was_no_black_hole() -> None:
     assert [f.cause for f in conn.findings] == []
     assert [s.cause for s in conn.stalls] == ["ack_loss_timeout"]
 
+
+
+def test_a_server_resending_to_a_receiver_that_stopped_is_no_black_hole() -> None:
+    """Zeek's http_206_example_b.pcap (cut to 80 bytes), taken at the client: the server's 1400-byte
+    segment is resent twelve times over 80 s and never acknowledged, yet every resend reached the
+    client's tap. Seen from the receiver, a segment that arrives went through the path: the
+    receiver stopped answering. It was a pmtu_blackhole (never acknowledged)."""
+    a = analyze_file(Path(__file__).parent / "data" / "zeek_http_206_receiver_gone.pcap")
+    assert [f.cause for c in a.files[0].connections for f in c.findings] == []
+
+
+def test_data_the_capture_filtered_out_but_the_receiver_acknowledged_is_no_black_hole() -> None:
+    """Zeek's http_bro.org-filtered.pcap: HTTP connections with the requests filtered out of
+    the capture, acknowledged by the server. The sender's sequence numbers ran ahead of the
+    data seen with its small packets passing: the far-side black hole's picture, but the ACKs
+    show the data arrived (note acked_unseen). It was a pmtu_blackhole on three of them."""
+    a = analyze_file(Path(__file__).parent / "data" / "zeek_http_filtered_data.pcap")
+    conns = a.files[0].connections
+    assert len([c for c in conns if "acked_unseen" in {n.kind for n in c.notes}]) >= 3
+    assert [f.cause for c in conns for f in c.findings] == []

@@ -118,6 +118,8 @@ def _far_side_blackhole(own: pl.DataFrame, p: dict[str, Any], timing: Timing | N
     the handshake."""
     if timing is None or timing.vantage != "receiver" or not p.get("syn_seen", True):
         return None
+    if p.get("acked_unseen"):
+        return None  # the receiver acknowledged data the tap never saw: it arrived (a filtered capture)
     data = own.filter(pl.col("payload_len") > 0)
     ahead = int(own["seq_rel"].max() or 0) - int(data["seq_end"].max() if data.height else 1)
     offered = [v for v in (p.get("mss_offered_by_peer"), p.get("mss_advertised")) if v]
@@ -138,6 +140,8 @@ def _far_side_blackhole(own: pl.DataFrame, p: dict[str, Any], timing: Timing | N
 
 
 def _pmtu_blackhole(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None):
+    if timing is not None and timing.vantage == "receiver":
+        return None  # the resent segments reached the receiver's tap: no hole before it dropped them
     to = own.filter(pl.col("retrans_kind") == "timeout")
     if to.height < BLACKHOLE_RESENDS:
         return None
