@@ -118,12 +118,11 @@ def _far_side_blackhole(own: pl.DataFrame, p: dict[str, Any], timing: Timing | N
     the handshake."""
     if timing is None or timing.vantage != "receiver" or not p.get("syn_seen", True):
         return None
-    if p.get("acked_unseen"):
-        return None  # the receiver acknowledged data the tap never saw: it arrived (a filtered capture)
     data = own.filter(pl.col("payload_len") > 0)
     ahead = int(own["seq_rel"].max() or 0) - int(data["seq_end"].max() if data.height else 1)
     offered = [v for v in (p.get("mss_offered_by_peer"), p.get("mss_advertised")) if v]
-    if data.height == 0 and ahead >= STANDARD_IP_MTU:
+    # (Unless the receiver acknowledged data the tap never saw: it arrived, a filtered capture.)
+    if data.height == 0 and ahead >= STANDARD_IP_MTU and not p.get("acked_unseen"):
         return (Cause.PMTU_BLACKHOLE.value, 0.6, {
             "bytes_sent_never_seen": ahead, "data_segments_seen": 0,
             "why": f"the sender's sequence numbers ran {ahead} bytes ahead, yet none of its data arrived "
@@ -140,8 +139,6 @@ def _far_side_blackhole(own: pl.DataFrame, p: dict[str, Any], timing: Timing | N
 
 
 def _pmtu_blackhole(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None):
-    if timing is not None and timing.vantage == "receiver":
-        return None  # the resent segments reached the receiver's tap: no hole before it dropped them
     to = own.filter(pl.col("retrans_kind") == "timeout")
     if to.height < BLACKHOLE_RESENDS:
         return None
@@ -165,6 +162,8 @@ def _pmtu_blackhole(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None)
     passed = fallback.height > 0 and (
         own.filter(pl.col("ts_ns") > fallback["ts_ns"].min())["snd_una"].max() or 0) > r["seq_rel"]
     never_acked = own["snd_una"].max() <= r["seq_rel"]
+    if not passed and timing is not None and timing.vantage == "receiver":
+        return None  # its resends reached the receiver's tap, and none was answered: the receiver stopped
     if not (passed or never_acked):
         return None
     return (Cause.PMTU_BLACKHOLE.value, 0.85 if never_acked or passed else 0.6, {
