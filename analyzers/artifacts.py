@@ -61,7 +61,8 @@ def clean(packets: pl.DataFrame) -> tuple[pl.DataFrame, list[Note], dict[int, li
         cleaned = keyed.filter(~dup)
     else:
         cleaned = keyed
-    cleaned = _superframes_by_common_segment(_superframes_by_mss(cleaned))
+    offered = _mss_offered(cleaned)
+    cleaned = _superframes_by_common_segment(_superframes_by_mss(cleaned, offered), offered)
     if back.height:
         worst = int(in_file["_behind"].max() or 0)
         cleaned, stepped = _order(cleaned)
@@ -149,18 +150,22 @@ def _order(packets: pl.DataFrame) -> tuple[pl.DataFrame, bool]:
     return by_stream_time(packets), False
 
 
-def _superframes_by_mss(packets: pl.DataFrame) -> pl.DataFrame:
+def _mss_offered(packets: pl.DataFrame) -> pl.DataFrame:
+    """(stream, dir, _offered): the MSS each direction's receiver offered in its SYN."""
+    return (
+        packets.filter(pl.col("flag_syn") & pl.col("opt_mss").is_not_null())
+        .group_by(["stream", "dir"]).agg(pl.col("opt_mss").first().alias("_offered"))
+        .with_columns(dir=(1 - pl.col("dir").cast(pl.Int64)).cast(packets.schema["dir"]))
+    )
+
+
+def _superframes_by_mss(packets: pl.DataFrame, offered: pl.DataFrame) -> pl.DataFrame:
     """Where the receiver's SYN offered an MSS, a datagram is a super-frame exactly when its payload
     exceeds that offer. More payload never crossed a wire as one segment (TSO before segmentation,
     GRO after coalescing), though the datagram can fit the decoder's jumbo limit (three 1448-byte
     segments); no more is one segment, though the decoder, which cannot know the link's MTU, flags
     it for its size (loopback's 64 KB segments, FORE ATM's 9204-byte ones). Without the SYN the
-    decoder's flag stands."""
-    offered = (
-        packets.filter(pl.col("flag_syn") & pl.col("opt_mss").is_not_null())
-        .group_by(["stream", "dir"]).agg(pl.col("opt_mss").first().alias("_offered"))
-        .with_columns(dir=(1 - pl.col("dir").cast(pl.Int64)).cast(packets.schema["dir"]))
-    )
+    decoder's flag stands. `offered`: `_mss_offered(packets)`."""
     if offered.height == 0:
         return packets
     out = packets.join(offered, on=["stream", "dir"], how="left", maintain_order="left")
@@ -177,7 +182,7 @@ MIN_FULL_SEGMENT = 536
 MIN_SEGMENTS_SEEN = 4
 
 
-def _superframes_by_common_segment(packets: pl.DataFrame) -> pl.DataFrame:
+def _superframes_by_common_segment(packets: pl.DataFrame, offered: pl.DataFrame) -> pl.DataFrame:
     """Where no SYN told the receiver's MSS (the capture began mid-connection): a datagram larger
     than Ethernet carries whose payload is exactly two or more of its direction's most common
     Ethernet-sized segment is a super-frame (GRO at a receiver-side tap merges consecutive
@@ -187,9 +192,7 @@ def _superframes_by_common_segment(packets: pl.DataFrame) -> pl.DataFrame:
     big = packets.filter((pl.col("ip_len") > ETHERNET_MTU) & (pl.col("payload_len") > 0) & ~pl.col("superframe"))
     if big.height == 0:
         return packets
-    offered = (packets.filter(pl.col("flag_syn") & pl.col("opt_mss").is_not_null()).select("stream", "dir")
-               .with_columns(dir=(1 - pl.col("dir").cast(pl.Int64)).cast(packets.schema["dir"])))
-    keys = big.select("stream", "dir").unique().join(offered, on=["stream", "dir"], how="anti")
+    keys = big.select("stream", "dir").unique().join(offered.select("stream", "dir"), on=["stream", "dir"], how="anti")
     if keys.height == 0:
         return packets
     common = (

@@ -357,19 +357,24 @@ def echoes_pure_acks(rows: dict[str, list], d: int) -> bool:
     after such a value echoed something older: RFC 1323's rule, which takes TS.Recent from data
     segments only, so the echo says nothing of the ACKs it had. True when it cannot tell (no
     timestamps, no pure ACK, a short connection whose few packets left before the ACKs came)."""
-    data_vals = {v for dr, n, syn, fin, v in zip(rows["dir"], rows["payload_len"], rows["flag_syn"], rows["flag_fin"],
-                                                 rows["opt_ts_val"]) if dr != d and v and (n or syn or fin)}
-    pure_vals = {v for dr, n, syn, fin, v in zip(rows["dir"], rows["payload_len"], rows["flag_syn"], rows["flag_fin"],
-                                                 rows["opt_ts_val"]) if dr != d and v and not (n or syn or fin)}
-    echoed = {e for dr, e in zip(rows["dir"], rows["opt_ts_ecr"]) if dr == d and e}
-    if (pure_vals - data_vals) & echoed:
+    # (A SYN or FIN takes sequence space: both rules take TS.Recent from it, as from data.)
+    packets = list(zip(rows["dir"], rows["payload_len"], rows["flag_syn"], rows["flag_fin"],
+                       rows["opt_ts_val"], rows["opt_ts_ecr"]))
+    data_vals, pure_vals, echoed = set(), set(), set()
+    for dr, n, syn, fin, val, ecr in packets:
+        if dr == d:
+            if ecr:
+                echoed.add(ecr)
+        elif val:
+            (data_vals if n or syn or fin else pure_vals).add(val)
+    pure_only = pure_vals - data_vals
+    if pure_only & echoed:
         return True
     pending = None  # a pure-ACK-only timestamp no packet of `d` has followed yet
     stale = 0
-    for dr, n, syn, fin, val, ecr in zip(rows["dir"], rows["payload_len"], rows["flag_syn"], rows["flag_fin"],
-                                         rows["opt_ts_val"], rows["opt_ts_ecr"]):
+    for dr, _, _, _, val, ecr in packets:
         if dr != d:
-            if val and not (n or syn or fin) and val not in data_vals:
+            if val in pure_only:
                 pending = val
         elif ecr and pending is not None:
             stale += not_yet_echoed(ecr, pending)

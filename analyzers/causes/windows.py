@@ -252,7 +252,7 @@ def _queued_flight(data, timing, rtt: int) -> bool:
     samples = data["rtt_ns"].drop_nulls()
     if samples.len() == 0:
         return False
-    lag = timing.lag_ns if timing is not None and timing.vantage != "sender" else 0
+    lag = timing.lag_ns if timing.vantage != "sender" else 0
     return lag + float(samples.median()) > QUEUE_FREE_RTT * rtt
 
 
