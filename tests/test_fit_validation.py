@@ -170,3 +170,26 @@ def test_a_flight_that_filled_the_window_is_a_floor_of_s(tmp_path):
     row = validate_trace(str(tmp_path / f"{name}.pcap"))
     assert row["sndbuf"] == 8192 and row["sndbuf_ok"], row
     assert row["goodput_ok"], row["goodput_ratio"]
+
+
+def test_a_window_rules_out_the_stack_of_the_host_that_advertised_it(tmp_path):
+    """Salamon's Linux 2.0 client sending 32 KB messages to a modern Linux server: the server's
+    window of 32768 is above Linux 2.0's largest (32767), which rules Linux 2.0 out for the receiver
+    only; the client's own window leaves it for the sender. Held against the sender's window, the
+    fit once named SunOS 4.1 for both."""
+    from stallscope.analyzers.analyze import analyze_one
+    from stallscope.analyzers.comparison.fit import fit_connection
+
+    spec = {s.name: s for s in plan()}["nodelay-linux20-msg32768-linux"]
+    run_trace(spec, tmp_path)
+    pcap = tmp_path / f"{spec.name}.pcap"
+    file = analyze_one(str(pcap))
+    conn = next(c for c in file.connections if c.data_direction is not None)
+    import polars as pl
+
+    fit = fit_connection(conn, file.state.filter(pl.col("stream") == conn.stream))
+    assert "linux20" not in (fit.value("stacks_ruled_out") or ()), fit.values.get("stacks_ruled_out")
+    assert "linux20" in fit.value("receiver_stacks_ruled_out"), fit.values.get("receiver_stacks_ruled_out")
+    row = validate_trace(str(pcap))
+    assert row["personality"] == "linux20" and row["personality_ok"], row
+    assert row["goodput_ok"], row

@@ -390,7 +390,12 @@ def _stacks(fit: Fit) -> list[dict[str, Any]]:
     # And what the segments and windows rule out (fit.stacks_ruled_out).
     stacks = tuple(x for x in stacks if x not in (fit.value("stacks_ruled_out") or ())) or stacks
     # The first estimate first: among runs that fit equally well it stays.
-    out = [{"personality": p, "receiver_personality": p} for p in (first, *(x for x in stacks if x != first))]
+    # The receiver runs the sender's stack unless its own window rules that out; then each stack
+    # its window leaves (the modern Linux too: without the sender's offer it shows no option).
+    theirs = fit.value("receiver_stacks_ruled_out") or ()
+    receivers = tuple(x for x in (*PRE_1323, "linux") if x not in theirs)
+    out = [{"personality": p, "receiver_personality": r} for p in (first, *(x for x in stacks if x != first))
+           for r in ((p,) if p not in theirs else receivers)]
     r = fit.value("rcvbuf")
     if r:
         # The flight shows S only as a floor (a window held it, or none showed it at all: each stack

@@ -760,7 +760,16 @@ def _fit_stack(d: DirectionAnalysis, conn: ConnectionAnalysis, values: dict[str,
         # Without SunOS's 4096-byte copies (personality_of would have named it), Linux 2.0 first.
         allowed = ((SLOW_START_STACKS if start.value else OPEN_START_STACKS[::-1]) if start is not None
                    else (values["personality"].value, "sunos41", "bsd44", "tru64", "linux20"))
-        ruled = stacks_ruled_out(p)
+        # The windows a host advertises tell of its own stack: the sender's own for the sender,
+        # where it showed; the peer's for the receiver (a Linux 2.0 client of a newer server).
+        other = _other(conn, d)
+        own = (other.profile.get("peer_receive_window_max") if other is not None else None) or None
+        ruled = stacks_ruled_out({**p, "peer_receive_window_max": own} if own else p)
+        if own:
+            theirs = stacks_ruled_out(p)
+            if theirs is not None and theirs.value != (ruled.value if ruled is not None else ()):
+                values["receiver_stacks_ruled_out"] = Fitted(theirs.value, "for the receiver, by its own window: "
+                                                             + theirs.source)
         if ruled is not None:
             values["stacks_ruled_out"] = ruled
             allowed = tuple(x for x in allowed if x not in ruled.value) or allowed
