@@ -57,6 +57,11 @@ def test_the_mechanisms_behind_the_shares(rows):
     does not. A 4 Mbit/s reader that never let the window close leaves no window stall; its edge's
     pace is tried and the refitted run's goodput is the trace's."""
     by = {r["trace"].removesuffix(".pcap"): r for r in rows}
+    # Linux 2.0 holds a message's short tail while its full segments are unacknowledged, unless
+    # TCP_NODELAY is set: tails sent at once behind them are its Nagle off (SunOS's idle-per-call
+    # rule sends them with Nagle on, and once won on goodput).
+    nodelay = by["nodelay-linux20-msg24576-linux20"]
+    assert nodelay["personality"] == "linux20" and nodelay["fit_nagle"] == "OFF", nodelay
     assert by["bulk-sunos41-ethernet10-w8192"]["personality"] == "sunos41", by["bulk-sunos41-ethernet10-w8192"]
     assert by["bulk-linux20-fddi-w3000"]["personality"] == "linux20", by["bulk-linux20-fddi-w3000"]
     # A window of 4 KB held every flight: SunOS is tried with a buffer the window limits, not only

@@ -378,6 +378,11 @@ STACK_SNDBUF_WINDOWS = 2
 PRE_1323 = ("sunos41", "bsd44", "tru64", "linux20")
 
 
+# Stacks that hold a write's short tail while any data is unacknowledged, that write's own full
+# segments too (Linux 2.0's partial segment), where BSD's tcp_output decides "idle" once per call.
+PER_SEGMENT_NAGLE = ("linux20",)
+
+
 def _stacks(fit: Fit) -> list[dict[str, Any]]:
     first = fit.value("personality")
     if first not in PRE_1323:
@@ -396,6 +401,17 @@ def _stacks(fit: Fit) -> list[dict[str, Any]]:
     receivers = tuple(x for x in (*PRE_1323, "linux") if x not in theirs)
     out = [{"personality": p, "receiver_personality": r} for p in (first, *(x for x in stacks if x != first))
            for r in ((p,) if p not in theirs else receivers)]
+    if fit.value("nagle") is None and fit.value("_classic_nagle_broken") and any(
+            c["personality"] in PER_SEGMENT_NAGLE for c in out):
+        # Short segments ended bursts while data sent before them was unacknowledged, with room for
+        # a full one (fit.classic_nagle_broken). A BSD sender decides "idle" once per tcp_output
+        # call, so a burst begun idle sends its tail; Linux 2.0 keeps a tail written while data is
+        # unacknowledged unless TCP_NODELAY is set (docs/tcp-rules.md#linux-20-partial-segment):
+        # for Linux 2.0, also Nagle off (TCP_NODELAY, Salamon's senders), after every
+        # stack with its own rule (one about as close stays; None: a later pass takes an earlier
+        # pass's choice back out).
+        out = [*({**c, "nagle": None} for c in out),
+               *({**c, "nagle": "OFF"} for c in out if c["personality"] in PER_SEGMENT_NAGLE)]
     r = fit.value("rcvbuf")
     if r:
         # The flight shows S only as a floor (a window held it, or none showed it at all: each stack

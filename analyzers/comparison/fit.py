@@ -748,6 +748,41 @@ def stacks_ruled_out(profile: dict[str, Any]) -> Fitted | None:
     return Fitted(tuple(sorted(out)), "; ".join(f"not {k}: {v}" for k, v in sorted(out.items())))
 
 
+def classic_nagle_broken(rows: pl.DataFrame | None, dir_: int) -> Fitted | None:
+    """Short segments the classic Nagle rule would have held, sent anyway (None: too few): new
+    data below the full segment that ended its burst, sent while data was unacknowledged, with room in the peer's
+    window for a full one (not a window edge) and shorter than half the largest window (BSD's
+    tcp_output sends a segment of half the window whatever Nagle says). As many as the analyzer
+    calls Nagle off on (inference.NAGLE_OFF_MIN and NAGLE_OFF_SHARE): one can race an ACK."""
+    from ..inference import NAGLE_OFF_MIN, NAGLE_OFF_SHARE
+
+    if rows is None:
+        return None
+    # A short segment the sender followed at once with more new data was cut by segmentation
+    # (a buffer or copy boundary), not let go past Nagle: only the last of a burst counts.
+    both = rows.sort("ts_ns", maintain_order=True).with_columns(
+        _burst_goes_on=((pl.col("dir").shift(-1) == pl.col("dir")) & pl.col("new_data").shift(-1)
+                        & (pl.col("payload_len").shift(-1) > 0)).fill_null(False))
+    st = both.filter((pl.col("dir") == dir_) & (pl.col("payload_len") > 0) & ~pl.col("superframe"))
+    if st.height < 2:
+        return None
+    full = int(st["payload_len"].max())
+    window = st["peer_window"].max()
+    if not window:
+        return None
+    st = st.with_columns(_prev_flight=(pl.col("snd_max").shift(1) - pl.col("snd_una")).clip(lower_bound=0))
+    short = st.filter(pl.col("new_data") & (pl.col("payload_len") < full))
+    broke = short.filter((pl.col("_prev_flight") > 0) & ~pl.col("_burst_goes_on")
+                         & (pl.col("payload_len") < int(window) // 2)
+                         & (pl.col("snd_una") + pl.col("peer_window") - pl.col("seq_end")
+                            >= full - pl.col("payload_len")))
+    if broke.height < max(NAGLE_OFF_MIN, NAGLE_OFF_SHARE * short.height):
+        return None
+    return Fitted(broke.height, f"{broke.height} of {short.height} short segments went out while data was "
+                  "unacknowledged, with room in the window for a full segment and shorter than half of it: "
+                  "the classic rule (every pre-RFC 1323 stack's) holds them")
+
+
 def _fit_stack(d: DirectionAnalysis, conn: ConnectionAnalysis, values: dict[str, Fitted],
                rows: pl.DataFrame | None = None) -> None:
     p = dict(d.profile)
@@ -797,6 +832,9 @@ def _fit_stack(d: DirectionAnalysis, conn: ConnectionAnalysis, values: dict[str,
         values["nagle"] = Fitted("OFF", "short segments sent while a short one was unacknowledged (profile.nagle off)")
     elif p.get("nagle") == "on":
         values["nagle"] = Fitted(None, "Nagle on as the personality does it (profile.nagle on)")
+        broke = classic_nagle_broken(rows, d.dir)
+        if broke is not None:
+            values["_classic_nagle_broken"] = broke
     if p.get("sack") is not None:
         values["sack"] = Fitted(bool(p["sack"]), "SACK permitted in the SYNs" if p["sack"] else "no SACK in the SYNs")
 
