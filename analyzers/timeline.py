@@ -1,5 +1,6 @@
 """What limited a sender, as shares of its active time: the peer's window, its send buffer, loss
-recovery, the application (nothing outstanding), the congestion window (none of the others), a
+recovery, the application (nothing outstanding, or a sender that never had more than its flight to
+send), the congestion window (none of the others), a
 window of unknown scale that may or may not have, and stalls by cause. Each interval between two packets of the connection is charged to the limit in
 force after the first; stall intervals are charged to their cause.
 """
@@ -11,6 +12,10 @@ from typing import Any
 import polars as pl
 
 from stallscope.analyzers.findings import StallFinding
+
+
+# New data sent at once on a partial ACK this many times shows a sender with more to send.
+REFILLS_MIN = 3
 
 
 def limit_shares(part: pl.DataFrame, d: int, profile: dict[str, Any], stalls: list[StallFinding]) -> dict[str, float]:
@@ -29,6 +34,18 @@ def limit_shares(part: pl.DataFrame, d: int, profile: dict[str, Any], stalls: li
         .forward_fill().fill_null(False).alias("recovering"),
         (pl.col("ts_ns").shift(-1) - pl.col("ts_ns")).fill_null(0).alias("dt"),
     )
+    # Whether more data waited behind the flight: a sender that sent new data at once on a pure ACK
+    # of the peer's had it (the ACK clock; a writer woken as its buffer drained), after a flight at
+    # its plateau too where that plateau is its send buffer (Moldeklev's S). One that sent only
+    # when the peer's data came (a request, an answer) sent all it had each time: with data
+    # outstanding it waits for the answer, the application's limit, and its largest message is
+    # no buffer.
+    flight_before = pl.when(own).then(pl.col("in_flight")).forward_fill().shift(1)
+    refill = (own & pl.col("new_data") & (pl.col("payload_len") > 0) & (~own).shift(1).fill_null(False)
+              & pl.col("acks_new").shift(1).fill_null(False) & (pl.col("payload_len").shift(1) == 0).fill_null(False))
+    refills = part.select(any=refill.sum(), at_plateau=(refill & (flight_before >= (plateau or 0) - m)).sum()).row(0)
+    clocked = refills[0] >= REFILLS_MIN
+    buffered = bool(plateau) and refills[1] >= REFILLS_MIN
     first = part.filter(own & (pl.col("payload_len") > 0))["ts_ns"].min()
     last = part.filter(own & (pl.col("payload_len") > 0))["ts_ns"].max()
     df = df.filter((pl.col("ts_ns") >= first) & (pl.col("ts_ns") < last))
@@ -39,7 +56,8 @@ def limit_shares(part: pl.DataFrame, d: int, profile: dict[str, Any], stalls: li
         .when((pl.col("usable").fill_null(1 << 40) < m)
               & (pl.lit(bool(profile.get("window_known", True))) | (pl.col("peer_window") == 0))).then(pl.lit("peer_window"))
         .when(pl.col("usable").fill_null(1 << 40) < m).then(pl.lit("window_unknown"))
-        .when(pl.lit(bool(plateau)) & (pl.col("flight") >= (plateau or 0) - m)).then(pl.lit("send_buffer"))
+        .when(pl.lit(buffered) & (pl.col("flight") >= (plateau or 0) - m)).then(pl.lit("send_buffer"))
+        .when(pl.lit(not clocked)).then(pl.lit("application"))
         .otherwise(pl.lit("cwnd"))
     )
     stall_mask = pl.lit(False)
