@@ -259,3 +259,15 @@ def test_a_flight_held_by_the_window_leaves_the_default_send_buffer(tmp_path):
     fit = fit_connection(conn, file.state.filter(pl.col("stream") == conn.stream))
     assert fit.value("sndbuf") == 32768, fit.values["sndbuf"]
     assert "reached the peer's window" in fit.values["sndbuf"].source
+
+
+def test_a_trace_no_run_comes_near_is_compared_without_a_crash():
+    """Four packets, a timestamp 28 years after the one before it (Arkime's y2038 BGP capture): every
+    candidate run of a calibration group is infinitely far (no goodput); the group changes nothing
+    and the comparison says the fit is poor (it raised ValueError from the stack group's choice)."""
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parent / "data" / "bgp_few_packets_y2038.pcap"
+    (ref,) = compare_file(analyze_one(data), what_if="", jobs=1)
+    assert ref.poor_fit
+    assert ref.fit.value("personality") is not None

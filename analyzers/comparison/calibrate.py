@@ -942,8 +942,10 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
             joint_ran = True
         scores = [_run_score(cut, changes, held) for changes in runs]
         tried += len(runs)
+        # An infinite distance rules a run out (no goodput, or a Nagle rule the trace does not
+        # show); a group whose runs are all ruled out changes nothing (a few-packet trace).
         scored = [(round(score, 6), i, changes) for i, (score, changes) in enumerate(zip(scores, runs))
-                  if score is not None]
+                  if score is not None and math.isfinite(score)]
         if scored:
             # Each group lists the first estimate first; it stays unless another run is clearly
             # closer (several stacks or buffers can give one goodput: the measured value decides).
