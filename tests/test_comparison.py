@@ -271,3 +271,15 @@ def test_a_trace_no_run_comes_near_is_compared_without_a_crash():
     (ref,) = compare_file(analyze_one(data), what_if="", jobs=1)
     assert ref.poor_fit
     assert ref.fit.value("personality") is not None
+
+
+def test_a_capture_that_opens_on_a_zero_window_is_fitted():
+    """Practical Packet Analysis' tcp_zerowindowdead: the capture begins with the peer's window at
+    zero and no send-buffer plateau, so nothing tells how much room the first flight had (the fit
+    once took min() of nothing there). The window-limited stall is the trace's alone."""
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parent / "data" / "ppa_tcp_zerowindowdead.pcapng"
+    (ref,) = compare_file(analyze_one(data), what_if="", jobs=1)
+    assert "slow_start" not in ref.fit.values
+    assert "receiver_window_limited" in ref.comparison.to_json()["verdict"]

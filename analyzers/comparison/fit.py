@@ -695,8 +695,9 @@ def first_flight(rows: pl.DataFrame | None, dir_: int, profile: dict[str, Any]) 
     offers = [x for x in (profile.get("mss_advertised"), profile.get("mss_offered_by_peer")) if x]
     mss = min(offers) if offers else None
     windows = rows.filter((pl.col("dir") == 1 - dir_) & pl.col("win_scaled").is_not_null())["win_scaled"]
-    room = min(x for x in (int(windows[0]) if windows.len() else None, profile.get("send_buffer_estimate")) if x) \
-        if windows.len() or profile.get("send_buffer_estimate") else None
+    # A first window of zero (the peer's buffer full when the capture began) leaves no room to tell.
+    rooms = [x for x in (int(windows[0]) if windows.len() else None, profile.get("send_buffer_estimate")) if x]
+    room = min(rooms) if rooms else None
     if not mss or not sent or not room:
         return None
     if sent > mss:
