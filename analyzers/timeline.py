@@ -1,8 +1,8 @@
 """What limited a sender, as shares of its active time: the peer's window, its send buffer, loss
 recovery, the application (nothing outstanding, or a sender that never had more than its flight to
-send), the congestion window (none of the others), a
-window of unknown scale that may or may not have, and stalls by cause. Each interval between two packets of the connection is charged to the limit in
-force after the first; stall intervals are charged to their cause.
+send), the congestion window (none of the others), a window of unknown scale that may or may not
+have, and stalls by cause. Each interval between two packets of the connection is charged to the
+limit in force after the first; stall intervals are charged to their cause.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import polars as pl
 from stallscope.analyzers.findings import StallFinding
 
 
-# New data sent at once on a partial ACK this many times shows a sender with more to send.
+# New data sent at once on a pure ACK of the peer's this many times shows a sender with more to send.
 REFILLS_MIN = 3
 
 

@@ -751,10 +751,11 @@ def stacks_ruled_out(profile: dict[str, Any]) -> Fitted | None:
 
 def classic_nagle_broken(rows: pl.DataFrame | None, dir_: int) -> Fitted | None:
     """Short segments the classic Nagle rule would have held, sent anyway (None: too few): new
-    data below the full segment that ended its burst, sent while data was unacknowledged, with room in the peer's
-    window for a full one (not a window edge) and shorter than half the largest window (BSD's
-    tcp_output sends a segment of half the window whatever Nagle says). As many as the analyzer
-    calls Nagle off on (inference.NAGLE_OFF_MIN and NAGLE_OFF_SHARE): one can race an ACK."""
+    data below the full segment that ended its burst, sent while data was unacknowledged, with
+    room in the peer's window for a full one (not a window edge) and shorter than half the largest
+    window (BSD's tcp_output sends a segment of half the window whatever Nagle says). As many as
+    the analyzer calls Nagle off on (inference.NAGLE_OFF_MIN and NAGLE_OFF_SHARE): one can race
+    an ACK."""
     from ..inference import NAGLE_OFF_MIN, NAGLE_OFF_SHARE
 
     if rows is None:
