@@ -223,6 +223,21 @@ def test_options_cut_by_the_snaplen_leave_the_window_scale_unknown(tmp_path: Pat
     assert found.count("nagle_delayed_ack") == [s[3] for s in stalls(original("nagle_4k_jumbo"))].count("nagle_delayed_ack")
 
 
+def test_lost_acks_are_named_without_the_dsack_a_snaplen_cut(tmp_path: Path) -> None:
+    """ack_loss at a 64-byte snaplen: the SACK option that carried the receiver's DSACK is cut, so
+    the lost ACKs show only in the first ACK after the resends, which covers everything sent before
+    the silence. A tail-loss probe had resent the last segment before the timer resent the first:
+    read as "no byte acknowledged beyond the resends" that was a burst loss once, and with the
+    receiver's prompt ACKs (every second segment) overdue by 300 ms it is the ACKs that were lost."""
+    cap = capture("ack_loss")
+    cut = replace(cap, snaplen=64, records=[r.with_data(r.data[:64]) for r in cap.records])
+    f = analyze(cut, tmp_path / "cut.pcap")
+    assert notes(f)["tcp_options_damaged"] > 1000
+    found = [s[3] for s in stalls(f)]
+    assert found.count("ack_loss_timeout") == [s[3] for s in stalls(original("ack_loss"))].count("ack_loss_timeout") == 2
+    assert "burst_loss_timeout" not in found and "spurious_timeout" not in found
+
+
 # --- TSO / GRO super-frames ----------------------------------------------------------------------
 
 

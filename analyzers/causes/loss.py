@@ -114,12 +114,13 @@ def _delivered(ctx: StallContext, first) -> tuple[str, str] | None:
         return None
     ack, covered = beyond
     # Everything was delivered. The receiver must acknowledge data within its delayed-ACK limit
-    # (RFC 1122 4.2.3.2: 0.5 s) of receiving it: a timeout later than that plus a round trip after
-    # the last data means those ACKs were sent and lost; an earlier one fired before they were due.
+    # (RFC 1122 4.2.3.2: 0.5 s, or sooner as this receiver showed: ack_due_ns) of receiving it: a
+    # timeout later than that plus a round trip after the last data means those ACKs were sent and
+    # lost; an earlier one fired before they were due.
     silence = first.ts_ns - ctx.start_ns
     why = (f"the first ACK after the resend (frame {ack.frame}) covered {covered} bytes sent before the timeout "
            "and never resent, and no duplicate ACK came during the silence: all of it had arrived")
-    if silence > MAX_ACK_DELAY_NS + (rtt or 0):
+    if silence > ack_due_ns(ctx, EVERY_SECOND_CLEAR) + (rtt or 0):
         return Cause.ACK_LOSS_TIMEOUT.value, why + "; its ACKs were due long before the timeout: they were lost"
     return Cause.SPURIOUS_TIMEOUT.value, why + "; the timer fired before the receiver's ACK was due"
 
@@ -131,10 +132,13 @@ LEARNED_TIMER_MARGIN = 2
 # A receiver whose ACKs covered two segments at least this often ACKs every second segment; its
 # ACK for a flight of two or more was due within this many typical round trips.
 EVERY_SECOND_SHARE = 0.5
+# Without a DSACK the ACK-due bound alone names the lost ACKs: there a receiver must have covered
+# two segments with most of its ACKs (one at half may hold some for its timer: Linux 2.0 below 8 KB).
+EVERY_SECOND_CLEAR = 0.75
 PROMPT_ACK_RTTS = 4
 
 
-def ack_due_ns(ctx: StallContext) -> int:
+def ack_due_ns(ctx: StallContext, pairs_share: float = 0.0) -> int:
     """How long after the data the receiver's ACK was due at the latest: RFC 1122 4.2.3.2's 0.5 s,
     or sooner when the trace showed how this receiver ACKs: one that ACKs every second full segment
     at once (RFC 5681 4.2) owed an ACK as soon as two of the flight's segments arrived, within a
@@ -142,7 +146,7 @@ def ack_due_ns(ctx: StallContext) -> int:
     its timer (a Linux peer holds an ACK 40 ms) owed it within that timer."""
     peer = ctx.profile.get("peer_delayed_ack") or {}
     rtt = ctx.timing.typical_rtt_ns or ctx.timing.path_rtt_ns
-    pairs = (peer.get("every_second_segment") or 0) >= EVERY_SECOND_SHARE
+    pairs = (peer.get("every_second_segment") or 0) >= max(EVERY_SECOND_SHARE, pairs_share)
     if rtt and pairs and ctx.in_flight_at_start >= 2 * max(ctx.segment_size, 1):
         return min(MAX_ACK_DELAY_NS, PROMPT_ACK_RTTS * rtt)
     longest = peer.get("delay_max_ns")
@@ -225,9 +229,17 @@ def _acked_beyond_resends(ctx: StallContext, first) -> tuple[object, int] | None
     ack = next((a for a in ctx.acks if (a.ts_ns, a.frame) > (first.ts_ns, first.frame) and a.advances), None)
     if ack is None:
         return None
-    resent_to = max(r.seq + r.length for r in ctx.resends if (r.ts_ns, r.frame) < (ack.ts_ns, ack.frame))
     sent_before = ctx.una_at_start + ctx.in_flight_at_start  # snd_max when the silence began
-    covered = min(ack.ack, sent_before) - resent_to
+    # The bytes it acknowledged from the timer's first resend on (the timer resends from snd_una:
+    # what lies below was acknowledged before) that were sent before the silence and that no resend
+    # before it carried (a tail-loss probe resends the last segment, the timer the first: the rest
+    # was acknowledged from the first sending).
+    end = min(ack.ack, sent_before)
+    covered, at = 0, max(ctx.acked_before(ack.ts_ns), first.seq)
+    for lo, hi in sorted((r.seq, r.seq + r.length) for r in ctx.resends if (r.ts_ns, r.frame) < (ack.ts_ns, ack.frame)):
+        covered += max(0, min(lo, end) - at)
+        at = max(at, hi)
+    covered += max(0, end - at)
     return (ack, covered) if covered > 0 else None
 
 
