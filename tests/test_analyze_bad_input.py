@@ -407,9 +407,9 @@ ALL_CAPTURES = [pytest.param(p.name, marks=[pytest.mark.slow] if ".receiver." in
 # pre-ICMP 9000-MTU segment, so a real 1448-byte segment then looks short: nagle_delayed_ack.
 KNOWN = {("pmtu_icmp.pcap", "superframes"): "TSO super-frames of the lowered MSS read as full-size segments "
                                             "after PMTU discovery: a false nagle_delayed_ack",
-         # A 10 ms capture clock on a 1 ms path (the stall threshold rises to 30 ms, timestamps_coarse):
-         ("ack_loss.pcap", "coarse_clock"): "the second timeout's resend and the ACKs around it share ticks: "
-                                            "its lost ACKs read as a burst loss",
+         # A 10 ms capture clock on a 1 ms path (the stall threshold rises to 30 ms, timestamps_coarse).
+         # (ack_loss.pcap's second timeout, whose resend shares a tick with its ACKs, read as a burst
+         # loss until the bytes no resend carried were counted from the timer's first resend.)
          ("clean_bulk.receiver.pcap", "coarse_clock"): "the send-buffer finding's silences, read on a 10 ms "
                                                        "clock, look like a sender waiting on its buffer",
          ("pmtu_blackhole_probing.receiver.pcap", "coarse_clock"): "the black hole's path finding needs the "
