@@ -238,6 +238,21 @@ def test_lost_acks_are_named_without_the_dsack_a_snaplen_cut(tmp_path: Path) -> 
     assert "burst_loss_timeout" not in found and "spurious_timeout" not in found
 
 
+def test_packets_lost_before_a_receiver_tap_are_read_without_the_window_scale(tmp_path: Path) -> None:
+    """atm_small_buffer at the receiver, cut to 54 bytes (no TCP option left: the window scale is
+    unknown). The first sending of each lost flight never reached this tap; the sender's IPv4 ids
+    skip over it before the timer's resend. The raw window read unscaled looked closed, which once
+    made the resend the sender's answer to a window (5 of the 9 timeouts read as the application's
+    idle time); a window of unknown scale holds nothing but at zero."""
+    name = "atm_small_buffer.receiver"
+    cap = pe.read(FIXTURES / f"{name}.pcap")
+    cut = replace(cap, snaplen=54, records=[r.with_data(r.data[:54]) for r in cap.records])
+    f = analyze(cut, tmp_path / "cut.pcap")
+    assert "window_scale_unknown" in {n.kind for c in f.connections for n in c.notes}
+    lost = [s for s in stalls(f) if s[3] == "burst_loss_timeout"]
+    assert len(lost) == 9, stalls(f)
+
+
 # --- TSO / GRO super-frames ----------------------------------------------------------------------
 
 

@@ -266,7 +266,9 @@ def _sent_unseen(ctx: StallContext) -> Verdict | None:
     # A sender the peer's window held had no segment to send, and one that sent as a peer's packet
     # reached it (a window update, a request) was reacting to it, where a retransmission timer fires
     # on its own: the ids went to the host's other packets.
-    if ctx.usable_at_start is not None and ctx.usable_at_start < max(1, min(ctx.held_len, mss(ctx))):
+    # (A window of unknown scale, no SYN option seen, is a raw value: only a zero one is known small.)
+    if (ctx.usable_at_start is not None and ctx.usable_at_start < max(1, min(ctx.held_len, mss(ctx)))
+            and (ctx.profile.get("window_known", True) or (ctx.window_at_start or 0) == 0)):
         return None
     if ctx.releasing_ack(tolerance(ctx)) is not None:
         return None
