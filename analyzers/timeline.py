@@ -25,9 +25,10 @@ def limit_shares(part: pl.DataFrame, d: int, profile: dict[str, Any], stalls: li
     plateau = profile.get("send_buffer_estimate")
     # The sender's state is carried on its own rows; between them it holds.
     own = (pl.col("dir") == d)
+    flight = pl.when(own).then(pl.col("in_flight")).forward_fill()
     df = part.select(
         "ts_ns",
-        pl.when(own).then(pl.col("in_flight")).forward_fill().alias("flight"),
+        flight.alias("flight"),
         pl.when(own).then(pl.col("usable_window")).forward_fill().alias("usable"),
         pl.when(own).then(pl.col("peer_window")).forward_fill().alias("peer_window"),
         pl.when(own & pl.col("retransmission")).then(pl.lit(True)).when(own & pl.col("new_data")).then(pl.lit(False))
@@ -40,14 +41,14 @@ def limit_shares(part: pl.DataFrame, d: int, profile: dict[str, Any], stalls: li
     # when the peer's data came (a request, an answer) sent all it had each time: with data
     # outstanding it waits for the answer, the application's limit, and its largest message is
     # no buffer.
-    flight_before = pl.when(own).then(pl.col("in_flight")).forward_fill().shift(1)
     refill = (own & pl.col("new_data") & (pl.col("payload_len") > 0) & (~own).shift(1).fill_null(False)
               & pl.col("acks_new").shift(1).fill_null(False) & (pl.col("payload_len").shift(1) == 0).fill_null(False))
-    refills = part.select(any=refill.sum(), at_plateau=(refill & (flight_before >= (plateau or 0) - m)).sum()).row(0)
-    clocked = refills[0] >= REFILLS_MIN
-    buffered = bool(plateau) and refills[1] >= REFILLS_MIN
-    first = part.filter(own & (pl.col("payload_len") > 0))["ts_ns"].min()
-    last = part.filter(own & (pl.col("payload_len") > 0))["ts_ns"].max()
+    refills, at_plateau = part.select(refill.sum().alias("refills"),
+                                      (refill & (flight.shift(1) >= (plateau or 0) - m)).sum().alias("at_plateau")).row(0)
+    clocked = refills >= REFILLS_MIN
+    buffered = bool(plateau) and at_plateau >= REFILLS_MIN
+    first, last = part.select(pl.col("ts_ns").filter(own & (pl.col("payload_len") > 0)).min().alias("first"),
+                              pl.col("ts_ns").filter(own & (pl.col("payload_len") > 0)).max().alias("last")).row(0)
     df = df.filter((pl.col("ts_ns") >= first) & (pl.col("ts_ns") < last))
     limit = (
         pl.when(pl.col("recovering")).then(pl.lit("loss"))

@@ -120,7 +120,7 @@ def _delivered(ctx: StallContext, first) -> tuple[str, str] | None:
     silence = first.ts_ns - ctx.start_ns
     why = (f"the first ACK after the resend (frame {ack.frame}) covered {covered} bytes sent before the timeout "
            "and never resent, and no duplicate ACK came during the silence: all of it had arrived")
-    if silence > ack_due_ns(ctx, EVERY_SECOND_CLEAR) + (rtt or 0):
+    if silence > ack_due_ns(ctx, pairs_share=EVERY_SECOND_CLEAR) + (rtt or 0):
         return Cause.ACK_LOSS_TIMEOUT.value, why + "; its ACKs were due long before the timeout: they were lost"
     return Cause.SPURIOUS_TIMEOUT.value, why + "; the timer fired before the receiver's ACK was due"
 
@@ -138,7 +138,7 @@ EVERY_SECOND_CLEAR = 0.75
 PROMPT_ACK_RTTS = 4
 
 
-def ack_due_ns(ctx: StallContext, pairs_share: float = 0.0) -> int:
+def ack_due_ns(ctx: StallContext, pairs_share: float = EVERY_SECOND_SHARE) -> int:
     """How long after the data the receiver's ACK was due at the latest: RFC 1122 4.2.3.2's 0.5 s,
     or sooner when the trace showed how this receiver ACKs: one that ACKs every second full segment
     at once (RFC 5681 4.2) owed an ACK as soon as two of the flight's segments arrived, within a
@@ -146,7 +146,7 @@ def ack_due_ns(ctx: StallContext, pairs_share: float = 0.0) -> int:
     its timer (a Linux peer holds an ACK 40 ms) owed it within that timer."""
     peer = ctx.profile.get("peer_delayed_ack") or {}
     rtt = ctx.timing.typical_rtt_ns or ctx.timing.path_rtt_ns
-    pairs = (peer.get("every_second_segment") or 0) >= max(EVERY_SECOND_SHARE, pairs_share)
+    pairs = (peer.get("every_second_segment") or 0) >= pairs_share
     if rtt and pairs and ctx.in_flight_at_start >= 2 * max(ctx.segment_size, 1):
         return min(MAX_ACK_DELAY_NS, PROMPT_ACK_RTTS * rtt)
     longest = peer.get("delay_max_ns")
