@@ -95,6 +95,12 @@ TICK_MIN_DELAY_NS = 2_000_000
 # than this (Poisson tail, times the number of windows that fit in the period).
 TICK_SIGNIFICANCE = 1e-4
 TICK_MIN_ACKS = 4
+# ACKs on one phase whose holds are all short (under this share of the period) and equal to within
+# the phase window: the data they answer arrived on that phase too, so the clock is the traffic's
+# (a sender's rounds dividing 200 ms, each ACK queued the same few ms on the path), not a timer's,
+# which holds data that arrives at any phase until its next tick. (Moldeklev's deadlock locks the
+# data to the tick as well, but each segment is held most of the period.)
+TICK_SHORT_SHARE = 0.1
 
 
 def _poisson_tail(k: int, lam: float) -> float:
@@ -119,13 +125,15 @@ def learn_tick(ack_ts, delays) -> dict[str, int] | None:
     import numpy as np
 
     ts, held = np.asarray(ack_ts, dtype=np.int64), np.asarray(delays, dtype=np.float64)
-    ts = ts[held >= TICK_MIN_DELAY_NS]  # (nan, an unknown delay, is not held)
+    keep = held >= TICK_MIN_DELAY_NS  # (nan, an unknown delay, is not held)
+    ts, held = ts[keep], held[keep]
     n = int(ts.size)
     if n < TICK_MIN_ACKS:
         return None
     for period, half in TICK_CLOCKS:
         width = 2 * half
-        ph = np.sort(ts % period)
+        order = np.argsort(ts % period, kind="stable")
+        ph = (ts % period)[order]
         ext = np.concatenate([ph, ph + period])
         counts = np.searchsorted(ext, ph + width, side="right") - np.arange(n)
         best = int(counts.argmax())
@@ -134,6 +142,9 @@ def learn_tick(ack_ts, delays) -> dict[str, int] | None:
             continue
         windows = period / width
         if _poisson_tail(c, n / windows) * windows >= TICK_SIGNIFICANCE:
+            continue
+        holds = held[np.concatenate([order, order])[best:best + c]]
+        if holds.max() < TICK_SHORT_SHARE * period and holds.max() - holds.min() <= width:
             continue
         inside = ext[best:best + c]
         phase = int(np.median(inside)) % period

@@ -81,7 +81,19 @@ def timer_driven(ctx: StallContext, ack: PeerAck) -> bool:
         return False  # tcp_fasttimo fires only on its tick: a held ACK off it was sent by a read
     if d is None or d < DELAYED_MIN_NS:
         return False
-    return d >= ONE_SHOT_MIN_NS or ctx.profile.get("peer_delayed_ack", {}).get("timer") == "tick"
+    learned = ctx.profile.get("peer_delayed_ack", {})
+    if d >= ONE_SHOT_MIN_NS or learned.get("timer") == "tick":
+        return True
+    # Under a one-shot timer's minimum, yet the only ACK this peer ever held: a 200 ms tick fires at
+    # any phase, and with less than two segments to acknowledge no window update (BSD: two
+    # segments or 35 % of the buffer; Linux: doubling its window) and no every-second-segment ACK
+    # was due, so nothing but a timer sent it (the first segment of slow start, waiting for the
+    # delayed ACK). A receiver that held many ACKs this long is paced by something else.
+    if not tick and (learned.get("delayed_acks") or 0) <= 1:
+        ack_before, _ = before(ctx, ack)
+        m = mss(ctx)
+        return bool(m) and 0 < ack.ack - ack_before < 2 * m
+    return False
 
 
 # No socket send buffer is smaller (Linux SOCK_MIN_SNDBUF is about 4 KB, BSD's low-water mark 2 KB):
