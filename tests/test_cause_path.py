@@ -156,3 +156,21 @@ def test_data_the_capture_filtered_out_but_the_receiver_acknowledged_is_no_black
     conns = a.files[0].connections
     assert len([c for c in conns if "acked_unseen" in {n.kind for n in c.notes}]) >= 3
     assert [f.cause for c in conns for f in c.findings] == []
+
+
+def test_single_losses_of_large_frames_with_no_small_ones_are_no_jumbo_slot_exhaustion(tmp_path: Path) -> None:
+    """SunOS 4.1 with 4 KB buffers on FDDI sends only 4136-byte frames; 2 % random loss takes one at
+    a time and each ends in a timeout. No small frame could show the loss to be size-selective, and
+    single losses are no slot pool emptied by a burst: single-loss timeouts (an out-of-sample
+    trace: the scoring corpus has no FDDI loss run)."""
+    spec = corpus._bulk("loss", "sunos41-random2-fddi", personality="sunos41", link="fddi", bytes=384 * 1024,
+                        seed=60, impairments={"loss": 0.02})
+    corpus.run_trace(spec, tmp_path)
+    pcap = tmp_path / f"{spec.name}.pcap"
+    analysis = analyze_file(pcap)
+    assert not [x for f in analysis.files for c in f.connections for x in c.findings
+                if x.cause == "jumbo_slot_exhaustion"]
+    report = scoring.score_files(pcap, Path(f"{pcap}.truth.json")).to_json()["ground_truth"]
+    assert report["causes"]["single_loss_timeout"]["true"] == 4
+    assert report["causes"]["single_loss_timeout"]["recall"] == 1.0, report
+    assert report["totals"]["misattributed"] == 0

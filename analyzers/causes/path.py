@@ -32,6 +32,11 @@ FAR_SIDE_FIRST_DATA_NS = 1_000_000_000
 PROMPT_SHARE = 0.25
 
 
+# With no small frame sent to compare, the losses must come in bursts: this many frames resent per
+# timeout on average.
+BURST_PER_TIMEOUT = 2
+
+
 # An IPv4 id counter that steps by 1 per packet shows packets the sender sent that never arrived.
 ID_STEP_MAX = 64
 
@@ -190,6 +195,11 @@ def _jumbo_slots(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None):
     if small_lost:
         return None
     small_sent = own.filter((pl.col("payload_len") > 0) & (pl.col("ip_len") <= STANDARD_IP_MTU)).height
+    if small_sent == 0 and lost.height < BURST_PER_TIMEOUT * timeouts:
+        # No small frame was sent, so none could pass: "only large frames lost" says nothing, and
+        # single losses, each ending in a timeout, are random loss (SunOS's 4 KB segments on FDDI).
+        # What is left of the mechanism is a burst emptying the slot pool.
+        return None
     return (Cause.JUMBO_SLOT_EXHAUSTION.value, 0.6 if small_sent == 0 else 0.8, {
         "lost_large_frames": lost.height - small.height, "lost_small_frames": 0,
         "small_frames_resent_past_the_hole": small.height, "small_frames_sent": small_sent,
