@@ -203,7 +203,7 @@ fn writer_next(h: &mut Host, net: &mut Net, now: Ns) {
         let at = w.started_at.unwrap_or(0) + at;
         if at > now {
             // Asleep until the write's time: the connection idles once the buffer has gone out.
-            h.idle_app();
+            h.idle_app(now);
             let index = h.index;
             net.schedule(at, Event::App(index, AppEvent::WriterNext));
             return;
@@ -223,7 +223,7 @@ fn writer_after_message(h: &mut Host, net: &mut Net, now: Ns) {
     let App::BulkWriter(w) = &mut h.app else { return };
     if w.think_ns != 0 && w.written < w.total {
         let at = now + w.think_ns;
-        h.idle_app();
+        h.idle_app(now);
         let index = h.index;
         net.schedule(at, Event::App(index, AppEvent::WriterNext));
     } else {

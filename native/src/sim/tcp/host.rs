@@ -197,6 +197,9 @@ pub struct Host {
     /// A write() call is in progress (the writer is inside sosend).
     w_cb: bool,
     w_blocked: bool,
+    /// The writer is asleep (think time, a scheduled write ahead): once what it wrote has gone
+    /// out, the connection idles for the application (ground truth's AppIdle hold).
+    app_asleep: bool,
     w_eom: bool,
     /// sosend: space left in the current copy round (4.4BSD/OSF).
     round_space: i64,
@@ -327,6 +330,7 @@ impl Host {
             w_total: 0,
             w_cb: false,
             w_blocked: false,
+            app_asleep: false,
             w_eom: true,
             round_space: 0,
             r_want: 0,
@@ -494,6 +498,7 @@ impl Host {
         self.w_resid = nbytes as i64;
         self.w_total = nbytes as i64;
         self.w_cb = true;
+        self.app_asleep = false;
         self.w_eom = eom;
         nagle_mod::on_write_entry(&mut self.nagle, self.snd_max == self.snd_una);
         self.sosend_step(net, now);
@@ -519,9 +524,10 @@ impl Host {
     }
 
     /// The writer has nothing to send right now (think time).
-    pub fn idle_app(&mut self) {
+    pub fn idle_app(&mut self, now: Ns) {
+        self.app_asleep = true;
         if self.sb_cc <= self.snd_nxt - self.snd_una {
-            self.tracker.hold(HoldReason::AppIdle, Ctx::App, HoldEvidence::None);
+            self.tracker.hold(HoldReason::AppIdle, Ctx::App, HoldEvidence::None, now);
         }
     }
 
@@ -540,7 +546,7 @@ impl Host {
             self.w_blocked = true;
             if self.sb_cc != 0 && self.snd_max - self.snd_una >= self.sb_cc {
                 let ev = HoldEvidence::Copy { b_sent: self.snd_max - self.snd_una, s_byte: self.sb_cc };
-                self.tracker.hold(HoldReason::BufferFull, Ctx::Copy, ev);
+                self.tracker.hold(HoldReason::BufferFull, Ctx::Copy, ev, now);
             }
             if nagle_mod::on_app_block(&mut self.nagle) {
                 self.tcp_output(net, now, Ctx::Block, false, false, 0, false);
@@ -784,7 +790,7 @@ impl Host {
                         blocked: self.w_blocked,
                         maxseg: self.maxseg,
                     };
-                    self.tracker.hold(hold, context, ev);
+                    self.tracker.hold(hold, context, ev, now);
                 }
                 break;
             }
@@ -822,6 +828,10 @@ impl Host {
             // BSD loops only on sendalot; evaluating once more sends nothing else but records
             // why the rest is held.
         }
+        if sent_any && self.app_asleep && !self.w_cb && self.sb_cc <= self.snd_nxt - self.snd_una {
+            // The last of what the sleeping writer wrote went out: from here it idles.
+            self.tracker.hold(HoldReason::AppIdle, Ctx::App, HoldEvidence::None, now);
+        }
         if !sent_any {
             // Data queued and no timer running: tcp_setpersist, whatever the window
             // (docs/tcp-rules.md#persist-timer).
@@ -833,7 +843,7 @@ impl Host {
                 self.set_persist(net);
             }
             if self.sb_cc == 0 && !self.w_cb && !self.closing {
-                self.tracker.hold(HoldReason::AppIdle, context, HoldEvidence::None);
+                self.tracker.hold(HoldReason::AppIdle, context, HoldEvidence::None, now);
             }
         }
     }

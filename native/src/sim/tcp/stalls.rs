@@ -127,6 +127,8 @@ struct Hold {
     reason: HoldReason,
     context: Ctx,
     evidence: HoldEvidence,
+    /// When it was entered (a repeat of the same hold keeps the first time).
+    at: Ns,
 }
 
 impl Hold {
@@ -180,13 +182,13 @@ impl StallTracker {
         self.last_progress = Some(now);
     }
 
-    pub fn hold(&mut self, reason: HoldReason, context: Ctx, evidence: HoldEvidence) {
+    pub fn hold(&mut self, reason: HoldReason, context: Ctx, evidence: HoldEvidence, now: Ns) {
         let recent = matches!(self.sends_since_timer_ack, Some(n) if n <= TIMER_PHASE_SENDS);
         let mut context = context;
         if reason == HoldReason::Nagle && recent && evidence.writing() {
             context = Ctx::TimerAck;
         }
-        let hold = Hold { reason, context, evidence };
+        let hold = Hold { reason, context, evidence, at: now };
         if let Some(last) = self.holds.last() {
             // A hold is a new one when what it holds changed kind: nothing unacknowledged, or the
             // write finished copying (its short segment is now the write's final one).
@@ -245,7 +247,7 @@ impl StallTracker {
         &mut self, classify: &mut LossClassifier, out: &mut Vec<Stall>, start: Ns, end: Ns, trigger: Trigger,
         uids: Option<Vec<u64>>,
     ) {
-        let (cause, detail, mut evidence) = self.attribute(classify, trigger, uids);
+        let (cause, detail, mut evidence) = self.attribute(classify, trigger, uids, start, end);
         self.holds.clear();
         evidence.push(("trigger", Evidence::Str(trigger.name())));
         out.push(Stall { start_ns: start, end_ns: end, cause, detail, direction: self.direction.clone(), evidence });
@@ -275,13 +277,24 @@ impl StallTracker {
         classify: &mut LossClassifier,
         trigger: Trigger,
         uids: Option<Vec<u64>>,
+        start: Ns,
+        end: Ns,
     ) -> (Cause, Option<&'static str>, Vec<(&'static str, Evidence)>) {
         if let Some(uids) = uids {
             let (cause, detail) = classify(&uids);
             let first: Vec<i64> = uids.iter().take(32).map(|&u| u as i64).collect();
             return (cause, detail, vec![("timeout_uids", Evidence::Ints(first)), ("segments", Evidence::Int(uids.len() as i64))]);
         }
-        let Some(final_hold) = self.holds.last().copied() else {
+        // The application went idle, and what held the sender after that began in the second half
+        // of the gap: the gap was the application's. (A think time ends with a write whose first
+        // copied chunk Nagle holds for an instant before the next chunk lets a segment go.)
+        if let Some(i) = self.holds.iter().rposition(|h| h.reason == HoldReason::AppIdle) {
+            if self.holds[i + 1..].iter().all(|h| 2 * (end - h.at) < end - start) {
+                return (Cause::ApplicationIdle, None, Vec::with_capacity(1));
+            }
+        }
+        let holds = &self.holds;
+        let Some(final_hold) = holds.last().copied() else {
             return (Cause::ApplicationIdle, None, Vec::with_capacity(1));
         };
         // A short segment held with nothing unacknowledged waits for no ACK: the hold before it
@@ -290,7 +303,7 @@ impl StallTracker {
         // of the gap explains it either.
         let ends_alone = final_hold.alone();
         let explains = |h: &&Hold| if ends_alone { h.reason != HoldReason::Nagle } else { !h.alone() };
-        let Some(last) = self.holds.iter().rev().find(explains).copied() else {
+        let Some(last) = holds.iter().rev().find(explains).copied() else {
             let ev = final_hold.evidence.to_dict();
             if matches!(final_hold.evidence, HoldEvidence::Output { writing: true, .. }) {
                 return (Cause::SendBufferLimited, None, ev);
@@ -382,11 +395,11 @@ mod tests {
     fn short_gaps_are_not_stalls_and_the_last_hold_names_a_long_one() {
         let mut t = tracker();
         let mut out = Vec::new();
-        t.hold(HoldReason::Nagle, Ctx::Copy, output(100));
+        t.hold(HoldReason::Nagle, Ctx::Copy, output(100), 0);
         t.progress(&mut no_loss, &mut out, 5 * MS, Trigger::Ack, 1000);
         assert!(out.is_empty());
-        t.hold(HoldReason::Window, Ctx::Ack, output(0));
-        t.hold(HoldReason::Nagle, Ctx::Ack, output(300));
+        t.hold(HoldReason::Window, Ctx::Ack, output(0), 5 * MS);
+        t.hold(HoldReason::Nagle, Ctx::Ack, output(300), 5 * MS);
         t.progress(&mut no_loss, &mut out, 205 * MS, Trigger::Ack, 300);
         assert_eq!(out.len(), 1);
         let s = &out[0];
@@ -400,17 +413,17 @@ mod tests {
         let mut t = tracker();
         let mut out = Vec::new();
         let slow_start = HoldEvidence::Output { b_sent: 1460, s_byte: 8192, held: 0, snd_wnd: 8192, writing: true, cwnd: Some(1460), blocked: false, maxseg: 1460 };
-        t.hold(HoldReason::Window, Ctx::Copy, slow_start);
+        t.hold(HoldReason::Window, Ctx::Copy, slow_start, 0);
         t.timer_ack();
         t.progress(&mut no_loss, &mut out, 200 * MS, Trigger::Ack, 1460);
         assert_eq!((out[0].cause, out[0].detail), (Cause::WindowUpdateDeadlock, Some("congestion_window")));
         assert_eq!(out[0].evidence[5], ("cwnd", Evidence::Int(1460)));
         // Released by an ordinary ACK: the limited-window class keeps the detail.
-        t.hold(HoldReason::Window, Ctx::Ack, slow_start);
+        t.hold(HoldReason::Window, Ctx::Ack, slow_start, 200 * MS);
         t.progress(&mut no_loss, &mut out, 400 * MS, Trigger::Ack, 1460);
         assert_eq!((out[1].cause, out[1].detail), (Cause::ReceiverWindowLimited, Some("congestion_window")));
         // The peer's window binding (no cwnd in the evidence): no detail.
-        t.hold(HoldReason::Window, Ctx::Ack, output(0));
+        t.hold(HoldReason::Window, Ctx::Ack, output(0), 400 * MS);
         t.progress(&mut no_loss, &mut out, 600 * MS, Trigger::Ack, 1460);
         assert_eq!((out[2].cause, out[2].detail), (Cause::ReceiverWindowLimited, None));
     }
@@ -419,23 +432,23 @@ mod tests {
     fn a_timer_ack_turns_a_full_buffer_into_a_window_update_deadlock_and_marks_the_nagle_phase() {
         let mut t = tracker();
         let mut out = Vec::new();
-        t.hold(HoldReason::BufferFull, Ctx::Copy, HoldEvidence::Copy { b_sent: 4096, s_byte: 4096 });
+        t.hold(HoldReason::BufferFull, Ctx::Copy, HoldEvidence::Copy { b_sent: 4096, s_byte: 4096 }, 0);
         t.timer_ack();
         t.progress(&mut no_loss, &mut out, 200 * MS, Trigger::Ack, 4096);
         assert_eq!(out[0].cause, Cause::WindowUpdateDeadlock);
         assert_eq!(out[0].evidence.last().unwrap(), &("trigger", Evidence::Str("timer_ack")));
         // Within TIMER_PHASE_SENDS sends of the timer ACK a Nagle hold was entered through its phase.
-        t.hold(HoldReason::Nagle, Ctx::Ack, output(100));
+        t.hold(HoldReason::Nagle, Ctx::Ack, output(100), 200 * MS);
         t.progress(&mut no_loss, &mut out, 400 * MS, Trigger::Ack, 100);
         assert_eq!((out[1].cause, out[1].detail), (Cause::NagleDelayedAck, Some("timer_phase")));
         // The next Nagle stall within sticky_bytes keeps that class.
         let tail = HoldEvidence::Output { b_sent: 1000, s_byte: 100, held: 100, snd_wnd: 4096, writing: false, cwnd: None, blocked: false, maxseg: 1460 };
-        t.hold(HoldReason::Nagle, Ctx::Ack, tail);
+        t.hold(HoldReason::Nagle, Ctx::Ack, tail, 400 * MS);
         t.progress(&mut no_loss, &mut out, 600 * MS, Trigger::Ack, 100);
         assert_eq!(out[2].detail, Some("timer_phase"));
         // update_unreachable: a Nagle stall released by a timer ACK is the window-update rule's.
         t.update_unreachable = true;
-        t.hold(HoldReason::Nagle, Ctx::Ack, output(5));
+        t.hold(HoldReason::Nagle, Ctx::Ack, output(5), 600 * MS);
         t.timer_ack();
         t.progress(&mut no_loss, &mut out, 800 * MS, Trigger::Ack, 5);
         assert_eq!(out[3].cause, Cause::WindowUpdateDeadlock);
@@ -466,11 +479,33 @@ mod tests {
     }
 
     #[test]
+    fn a_hold_entered_late_in_an_application_idle_gap_does_not_explain_it() {
+        let mut t = tracker();
+        let mut out = Vec::new();
+        // The writer slept 60 ms once its data was out; its next write's first chunk was held by
+        // Nagle for an instant before the second let a segment go.
+        t.hold(HoldReason::AppIdle, Ctx::App, HoldEvidence::None, 0);
+        t.hold(HoldReason::Nagle, Ctx::Copy, output(2048), 60 * MS);
+        t.progress(&mut no_loss, &mut out, 60 * MS, Trigger::Write, 4096);
+        assert_eq!((out[0].start_ns, out[0].cause), (0, Cause::ApplicationIdle));
+        // Idle, then Nagle held the next write for half of the gap: Nagle's.
+        t.hold(HoldReason::AppIdle, Ctx::App, HoldEvidence::None, 60 * MS);
+        t.hold(HoldReason::Nagle, Ctx::Copy, output(100), 70 * MS);
+        t.progress(&mut no_loss, &mut out, 80 * MS, Trigger::Ack, 100);
+        assert_eq!((out[1].start_ns, out[1].cause), (60 * MS, Cause::NagleDelayedAck));
+        // With no idle application before it, the last hold names the gap however late it came
+        // (a repair's resends record no hold).
+        t.hold(HoldReason::Sws, Ctx::Ack, output(0), 95 * MS);
+        t.progress(&mut no_loss, &mut out, 100 * MS, Trigger::Ack, 1460);
+        assert_eq!((out[2].start_ns, out[2].cause), (80 * MS, Cause::SenderSws));
+    }
+
+    #[test]
     fn a_tracker_without_ground_truth_records_nothing() {
         let mut t = StallTracker::new(false, 10 * MS, String::new(), false);
         let mut out = Vec::new();
         t.start(0);
-        t.hold(HoldReason::Window, Ctx::Ack, output(0));
+        t.hold(HoldReason::Window, Ctx::Ack, output(0), 0);
         t.progress(&mut no_loss, &mut out, 900 * MS, Trigger::Ack, 1);
         assert!(out.is_empty());
     }
