@@ -174,3 +174,19 @@ def test_single_losses_of_large_frames_with_no_small_ones_are_no_jumbo_slot_exha
     assert report["causes"]["single_loss_timeout"]["true"] == 4
     assert report["causes"]["single_loss_timeout"]["recall"] == 1.0, report
     assert report["totals"]["misattributed"] == 0
+
+
+@pytest.mark.parametrize("personality", ["linux", "bsd44"])
+def test_a_black_hole_below_ethernets_mtu_names_its_stall(tmp_path: Path, personality: str) -> None:
+    """A hop of MTU 1280 (IPv6's minimum, a tunnel) that drops 1500-byte datagrams silently: the
+    connection dies with its first full segment resent again and again. Its stall is the black
+    hole's, though the resends are no larger than Ethernet's MTU (out-of-sample: the scoring
+    corpus's holes are 1500-byte hops under FDDI and jumbo links)."""
+    spec = corpus._bulk("pmtu", f"{personality}-fastethernet-1280-blackhole", personality=personality,
+                        link="fastethernet", seed=4, impairments={"pmtu_mtu": 1280, "pmtu_mode": "blackhole"})
+    corpus.run_trace(spec, tmp_path)
+    pcap = tmp_path / f"{spec.name}.pcap"
+    report = scoring.score_files(pcap, Path(f"{pcap}.truth.json")).to_json()["ground_truth"]
+    assert report["causes"]["pmtu_blackhole"]["true"] == 1
+    assert report["causes"]["pmtu_blackhole"]["recall"] == 1.0, report
+    assert report["totals"]["undetermined"] == 0

@@ -57,7 +57,11 @@ def rule(ctx: StallContext) -> Verdict | None:
         return Verdict(cause, None, 0.7, evidence,
                        (Alternative(Cause.SINGLE_LOSS_TIMEOUT.value, None, 0.3, "if the DSACK came from a reordering"),))
     path = ctx.profile.get("path_cause")
-    big = evidence["largest_resent_ip_len"] > STANDARD_IP_MTU
+    # Resends of datagrams the path finding says it drops: above Ethernet's MTU, or as large as the
+    # segment a black hole swallowed (a 1280-byte hop drops 1500-byte datagrams).
+    hole_ip_len = ctx.profile.get("path_lost_ip_len")
+    big = (evidence["largest_resent_ip_len"] > STANDARD_IP_MTU
+           or bool(hole_ip_len) and evidence["largest_resent_ip_len"] >= hole_ip_len)
     if path is not None and big:
         evidence["path_finding"] = path
         alt = Cause.BURST_LOSS_TIMEOUT.value if episode > 1 else Cause.SINGLE_LOSS_TIMEOUT.value
