@@ -313,12 +313,17 @@ def _run_one(args: tuple[TraceSpec, Path]) -> dict[str, Any]:
 
 
 def generate(out_dir: Path, *, small: bool = False, jobs: int = 2, only: list[str] | None = None,
-             on_trace: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+             on_trace: Callable[[int, int], None] | None = None, holdout: bool = False) -> dict[str, Any]:
     """Write the corpus (or the small one) into `out_dir` with its manifest; the manifest.
     `on_trace(done, total)` is called as each trace is written (a progress display)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    specs = small_plan() if small else plan()
+    if holdout:
+        from stallscope.analyzers import corpus_holdout
+
+        specs = corpus_holdout.plan()
+    else:
+        specs = small_plan() if small else plan()
     if only:
         specs = [s for s in specs if any(o in s.name for o in only)]
     tasks = [(s, out_dir) for s in specs]
@@ -339,7 +344,7 @@ def generate(out_dir: Path, *, small: bool = False, jobs: int = 2, only: list[st
                 on_trace(len(entries), len(tasks))
     manifest = {
         "schema": MANIFEST_SCHEMA,
-        "mode": "small" if small else "full",
+        "mode": "holdout" if holdout else "small" if small else "full",
         "traces": entries,
         "coverage": coverage(entries),
     }
@@ -389,18 +394,23 @@ def main(argv: list[str] | None = None) -> int:
                                      description="Generate the scoring corpus (simulated traces with ground truth).")
     parser.add_argument("out_dir", type=Path, help="directory to write NAME.pcap, NAME.pcap.truth.json and manifest.json")
     parser.add_argument("--small", action="store_true", help="about 30 traces, for CI")
+    parser.add_argument("--holdout", action="store_true",
+                        help="the holdout corpus instead (analyzers/corpus_holdout.py: parameters the full one never uses)")
     parser.add_argument("--jobs", "-j", type=int, default=2, help="worker processes (default 2)")
     parser.add_argument("--only", action="append", help="only traces whose name contains this (repeatable)")
     parser.add_argument("--list", action="store_true", help="print the plan's trace names and exit")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar (shown only on a terminal)")
     args = parser.parse_args(argv)
     if args.list:
-        for s in (small_plan() if args.small else plan()):
+        from stallscope.analyzers import corpus_holdout
+
+        for s in (corpus_holdout.plan() if args.holdout else small_plan() if args.small else plan()):
             print(s.name)
         return 0
     t0 = time.monotonic()
     with _progress(args.quiet) as advance:
-        manifest = generate(args.out_dir, small=args.small, jobs=args.jobs, only=args.only, on_trace=advance)
+        manifest = generate(args.out_dir, small=args.small, jobs=args.jobs, only=args.only, on_trace=advance,
+                            holdout=args.holdout)
     cov = manifest["coverage"]
     print(f"{cov['traces']} traces, {cov['pcap_bytes'] / 1e6:.1f} MB of pcap in {args.out_dir} "
           f"({time.monotonic() - t0:.1f} s, {args.jobs} worker(s))", file=sys.stderr)

@@ -263,3 +263,17 @@ def test_full_corpus_precision_and_recall_per_cause(full_scored):
     low = {c: (r["precision"], r["recall"]) for c, r in causes.items()
            if (r["precision"] is not None and r["precision"] < 0.9) or (r["recall"] is not None and r["recall"] < 0.9)}
     assert low == {}
+
+
+def test_holdout_plan_shares_no_trace_or_configuration_with_the_scoring_plan():
+    """The holdout corpus measures rules on traces they were not shaped on: no name, and no
+    (kind, configuration, impairments, read rate) of the scoring plan, recurs in it."""
+    from stallscope.analyzers import corpus_holdout
+
+    full, holdout = corpus.plan(), corpus_holdout.plan()
+    assert len(holdout) >= 150 and len({s.name for s in holdout}) == len(holdout)
+    assert not {s.name for s in full} & {s.name for s in holdout}
+    key = lambda s: json.dumps([s.kind, s.config, s.impairments, s.read_rate_bps], sort_keys=True)  # noqa: E731
+    assert not {key(s) for s in full} & {key(s) for s in holdout}
+    # Every family of the scoring plan but the Salamon and MSS ones is measured.
+    assert {s.family for s in full} - {s.family for s in holdout} <= {"nodelay", "mss"}
