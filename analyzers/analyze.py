@@ -255,7 +255,7 @@ def _complete_profile(conn: ConnectionAnalysis, c: dict[str, Any], d: int, part:
     prof["path_cause"] = next((p for p in PATH_PRIORITY if p in causes), None)
     # The datagram size a black hole was shown to drop (a hop's MTU may be below Ethernet's: 1280).
     hole = next((f for f in conn.findings if f.dir == d and f.cause == Cause.PMTU_BLACKHOLE.value), None)
-    prof["path_lost_ip_len"] = hole.evidence.get("segment_ip_len") if hole is not None else None
+    prof["_path_lost_ip_len"] = hole.evidence.get("segment_ip_len") if hole is not None else None
 
 
 def _direction_summary(conn: ConnectionAnalysis, c: dict[str, Any], d: int, part: pl.DataFrame,

@@ -59,7 +59,7 @@ def rule(ctx: StallContext) -> Verdict | None:
     path = ctx.profile.get("path_cause")
     # Resends of datagrams the path finding says it drops: above Ethernet's MTU, or as large as the
     # segment a black hole swallowed (a 1280-byte hop drops 1500-byte datagrams).
-    hole_ip_len = ctx.profile.get("path_lost_ip_len")
+    hole_ip_len = ctx.profile.get("_path_lost_ip_len")
     big = (evidence["largest_resent_ip_len"] > STANDARD_IP_MTU
            or bool(hole_ip_len) and evidence["largest_resent_ip_len"] >= hole_ip_len)
     if path is not None and big:
