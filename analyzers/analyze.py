@@ -179,6 +179,10 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
     for r in ip_max.iter_rows(named=True):
         profiles[(r["stream"], r["dir"])]["max_ip_len"] = r["ip_len"]
     window_known = dict(state.group_by("stream").agg(pl.col("wscale_known").all()).iter_rows())
+    unscaled = artifacts.unscaled_windows(state.filter(pl.col("stream").is_in(
+        [s for s, known in window_known.items() if not known])))
+    for s in unscaled:
+        window_known[s] = True
     cands = candidates(state, timings)
     cand_streams = set(cands["stream"].to_list())
     by_stream = state.select(_PART_COLUMNS).partition_by("stream", as_dict=True, maintain_order=True)
@@ -192,6 +196,8 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
             vantage={str(d): timings[(s, d)].to_json() for d in (0, 1) if (s, d) in timings},
         )
         conn.notes.extend(conn_notes.get(s, []))
+        if s in unscaled:
+            conn.notes.append(unscaled[s])
         if not c["start_captured"]:
             conn.notes.append(Note("no_syn", "the capture starts mid-connection: no SYN, so the MSS, window scale "
                                    "and SACK were not seen and windows may be unscaled"))

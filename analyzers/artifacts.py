@@ -227,6 +227,39 @@ def _window_scale_notes(packets: pl.DataFrame) -> dict[int, Note]:
     return out
 
 
+# A window of unknown scale is read as unscaled when the sender's flight never went past the raw
+# window's edge (at most this share of its data packets: a tap's timing) and filled it to within a
+# segment at least this many times. Under any scale the window would be twice the raw value or more,
+# and a sender stopping again and again at the raw edge, never beyond, would be a coincidence.
+UNSCALED_OVER_SHARE = 0.01
+UNSCALED_FILLS_MIN = 3
+
+
+def unscaled_windows(state: pl.DataFrame) -> dict[int, Note]:
+    """Connections of unknown window scale (no SYN seen) whose data senders kept inside the raw
+    advertised window and filled it: the windows are read as unscaled (scale 0, as every stack
+    before RFC 1323 and any peer that did not offer scaling), so the window rules apply."""
+    data = state.filter(~pl.col("wscale_known") & (pl.col("payload_len") > 0) & ~pl.col("retransmission")
+                        & pl.col("usable_window").is_not_null() & ~pl.col("flag_syn"))
+    if data.height == 0:
+        return {}
+    seg = pl.col("payload_len").max().over(["stream", "dir"])
+    per = data.with_columns(_seg=seg).group_by(["stream", "dir"]).agg(
+        pl.len().alias("n"), (pl.col("usable_window") < 0).sum().alias("over"),
+        # (A raw window under two segments is "filled" by any packet: a scaled one read raw, small.)
+        ((pl.col("usable_window") < pl.col("_seg")) & (pl.col("peer_window") >= 2 * pl.col("_seg"))).sum().alias("fills"))
+    out: dict[int, Note] = {}
+    for (stream,), g in per.group_by("stream", maintain_order=True):
+        inside = all(r["over"] <= UNSCALED_OVER_SHARE * r["n"] for r in g.iter_rows(named=True))
+        fills = int(g["fills"].max())
+        if inside and fills >= UNSCALED_FILLS_MIN:
+            out[int(stream)] = Note(
+                "window_scale_inferred", f"the windows are read as unscaled: the sender's flight filled the raw "
+                f"advertised window to within a segment {fills} times and never went past it, which no scaled window "
+                "(twice the raw value or more) would explain; the window rules apply", fills)
+    return out
+
+
 def _wrap_notes(packets: pl.DataFrame) -> dict[int, list[Note]]:
     """Directions whose sequence numbers pass 2^32 on the wire. The analysis works on unwrapped
     relative numbers, so nothing changes; the note says where raw numbers jump back to 0."""

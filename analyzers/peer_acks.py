@@ -13,12 +13,12 @@ from typing import Any
 
 import polars as pl
 
-from stallscope.analyzers.vantage import Timing
+from stallscope.analyzers.vantage import DELAYED_ACK_NS, Timing
 
 # An ACK later than this after the data it covers was held by a timer, not sent at once: no
 # delayed-ACK timer runs shorter (Linux TCP_DELACK_MIN 40 ms, FreeBSD 100 ms, BSD 0..200 ms tick), and
 # queueing on a loaded path can hold an immediate ACK several ms.
-DELAYED_MIN_NS = 20_000_000
+DELAYED_MIN_NS = DELAYED_ACK_NS  # (one value: vantage reads it for the round trip)
 LINUX_DELACK_MIN_NS = 40_000_000  # TCP_DELACK_MIN
 # The shortest delay a one-shot delayed-ACK timer gives, with some jitter below Linux's minimum.
 ONE_SHOT_MIN_NS = 35_000_000

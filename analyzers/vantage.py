@@ -19,6 +19,8 @@ import polars as pl
 
 # Low percentile used for "the fastest the path can be": robust to one odd packet.
 LOW_Q = 0.05
+# A data-to-ACK time this long is a delayed ACK's (peer_acks.DELAYED_MIN_NS), not the path's.
+DELAYED_ACK_NS = 20_000_000
 # Vantage classes by lag / path RTT.
 AT_SENDER_MAX = 0.2
 AT_RECEIVER_MIN = 0.8
@@ -97,7 +99,8 @@ def data_lags(state: pl.DataFrame) -> pl.DataFrame:
     lag = state.select("stream", "dir", "reaction_ns").filter(pl.col("reaction_ns").is_not_null()).group_by(
         ["stream", "dir"]).agg(pl.col("reaction_ns").quantile(LOW_Q).alias("lag"), pl.len().alias("lag_n"))
     rtt = state.select("stream", "dir", "rtt_ns").filter(pl.col("rtt_ns").is_not_null()).group_by(["stream", "dir"]).agg(
-        pl.col("rtt_ns").quantile(LOW_Q).alias("d2a"), pl.col("rtt_ns").median().alias("d2a_median"))
+        pl.col("rtt_ns").quantile(LOW_Q).alias("d2a"), pl.col("rtt_ns").median().alias("d2a_median"),
+        pl.col("rtt_ns").min().alias("d2a_min"))
     # The fastest such ACK: in a stop-and-go deadlock nearly every ACK is the timer's, so even a
     # low percentile would be one.
     prompt = state.select("stream", "dir", "ack_segments", "ack_delay_ns").filter(pl.col("ack_segments") >= 2).group_by(
@@ -137,6 +140,11 @@ def timings(state: pl.DataFrame) -> dict[tuple[int, int], Timing]:
         if other.get("d2a") is not None:
             lag = max(lag, int(other["d2a"]))
         d2a = int(r["d2a"]) if r.get("d2a") is not None else None
+        if d2a is not None and d2a >= DELAYED_ACK_NS and r.get("d2a_min") is not None:
+            # Even the low percentile was held by the receiver's timer (a stop-and-go deadlock, a
+            # writer of one short segment per ACK): the fastest ACK is the only one that shows the
+            # path. (None comes sooner than the round trip: the tap saw the data before the ACK.)
+            d2a = int(r["d2a_min"])
         rtt = None if d2a is None else d2a + lag
         out[(stream, d)] = Timing(rtt, lag, _classify(lag, rtt), "data", None if rtt is None else rtt + queueing,
                                   _int(r.get("prompt")))

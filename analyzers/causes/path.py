@@ -35,6 +35,9 @@ PROMPT_SHARE = 0.25
 # With no small frame sent to compare, the losses must come in bursts: this many frames resent per
 # timeout on average.
 BURST_PER_TIMEOUT = 2
+# ...and where no SYN told the link's MTU, bursts of this many (an ATM switch's overflow took one or two
+# 8 KB frames per timeout in the simulator's runs; jumbo_slots, dozens).
+UNKNOWN_LINK_BURST = 4
 
 
 # An IPv4 id counter that steps by 1 per packet shows packets the sender sent that never arrived.
@@ -184,6 +187,11 @@ def _jumbo_slots(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None):
     timeouts = own.filter(pl.col("retrans_kind") == "timeout").height
     ip_max = p.get("max_ip_len") or 0
     if lost.height == 0 or timeouts < 2 or not (STANDARD_IP_MTU < ip_max and link_mtu(p) < ATM_MTU_LOW):
+        return None
+    if not (p.get("mss_advertised") or p.get("mss_offered_by_peer")) and lost.height < UNKNOWN_LINK_BURST * timeouts:
+        # No SYN's MSS names the link: datagrams of 8 KB fit an ATM MTU (9180) as well as a jumbo
+        # Ethernet one, and an ATM switch's cell loss takes large frames first too, one or two at a
+        # time (Kung & Morris). A dry slot pool drops the rest of the burst.
         return None
     # A small frame counts as lost when its resend filled the hole the peer's cumulative ACK
     # pointed at. After a timeout Linux without SACK resends everything past the hole (go-back-N),

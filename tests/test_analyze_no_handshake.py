@@ -1,0 +1,66 @@
+"""Simulated traces with their handshake cut off (a capture started mid-connection), scored against
+the simulator's truth: the round trip read from the data when every ACK but one was held by the
+receiver's timer, windows read as unscaled when the flight shows it, and no jumbo-slot finding
+where no SYN named the link. The traces are holdout ones (analyzers/corpus_holdout.py), not the
+scoring corpus's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import pcap_edit as pe
+from stallscope.analyzers import corpus, corpus_holdout, scoring
+from stallscope.analyzers.analyze import analyze_file
+
+NAMES = ("moldeklev-bsd44-S8192-R32768-w4096", "slowreader-linux-3mbit-rcv65535-fastethernet",
+         "atm-bsd44-none-400cells-s7")
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("no_handshake")
+    for spec in corpus_holdout.plan():
+        if spec.name in NAMES:
+            corpus.run_trace(spec, out)
+            pcap = out / f"{spec.name}.pcap"
+            pe.drop_syns(pe.read(pcap)).write(out / f"{spec.name}.nosyn.pcap")
+            (out / f"{spec.name}.nosyn.pcap.truth.json").write_text(Path(f"{pcap}.truth.json").read_text())
+    return out
+
+
+def _score(traces: Path, name: str) -> dict:
+    pcap = traces / f"{name}.nosyn.pcap"
+    return scoring.score_files(pcap, Path(f"{pcap}.truth.json")).to_json()["ground_truth"]
+
+
+def test_the_round_trip_is_the_fastest_ack_when_the_timer_held_the_rest(traces: Path) -> None:
+    """4.4BSD writing 4 KB into an 8 KB buffer: every ACK but one waits for the peer's 200 ms tick,
+    so even the 5th percentile of data-to-ACK times is 200 ms. Read as the round trip, it put the
+    stall threshold at 400 ms and hid all 126 stalls."""
+    name = "moldeklev-bsd44-S8192-R32768-w4096"
+    timing = analyze_file(traces / f"{name}.nosyn.pcap").files[0].connections[0].vantage["0"]
+    assert timing["from"] == "data" and timing["path_rtt_ns"] < 1_000_000
+    report = _score(traces, name)
+    assert report["totals"]["missed"] == 0, report["totals"]
+
+
+def test_a_window_the_flight_filled_is_read_unscaled(traces: Path) -> None:
+    """A slow reader's window of Linux without scaling offered: the sender's flight stopped at the
+    raw window again and again, never past it. Its sender_sws stalls are found as with the SYNs."""
+    name = "slowreader-linux-3mbit-rcv65535-fastethernet"
+    conn = analyze_file(traces / f"{name}.nosyn.pcap").files[0].connections[0]
+    assert "window_scale_inferred" in {n.kind for n in conn.notes}
+    report = _score(traces, name)
+    assert report["causes"]["sender_sws"]["recall"] >= 0.9, report["causes"]
+    assert report["totals"]["misattributed"] == 0
+
+
+def test_no_jumbo_slot_finding_where_no_syn_named_the_link(traces: Path) -> None:
+    """8232-byte datagrams through a congested ATM switch, one or two lost per timeout: without a
+    SYN's MSS the link could be ATM or jumbo Ethernet, and so few per timeout is no dry slot pool."""
+    f = analyze_file(traces / "atm-bsd44-none-400cells-s7.nosyn.pcap").files[0]
+    assert not [x for c in f.connections for x in c.findings if x.cause == "jumbo_slot_exhaustion"]
+    report = _score(traces, "atm-bsd44-none-400cells-s7")
+    assert report["causes"].get("jumbo_slot_exhaustion", {}).get("reported", 0) == 0
