@@ -198,3 +198,19 @@ def test_a_window_rules_out_the_stack_of_the_host_that_advertised_it(tmp_path):
     row = validate_trace(str(pcap))
     assert row["personality"] == "linux20" and row["personality_ok"], row
     assert row["goodput_ok"], row
+
+
+def test_a_writers_pauses_are_no_link_rate(tmp_path):
+    """4.4BSD writing 2000 bytes every 300 ms (a holdout trace: the scoring corpus's think times
+    are 30 and 120 ms): each ACK came a write's pause after the one before, so their spacing said
+    82 kbit/s, the run then needed a 496 ms pause to keep that pace, and ran at half the trace's
+    goodput. ACKs whose data the sender sent a stall threshold or more after the ACK before them
+    pair with nothing."""
+    from stallscope.analyzers import corpus_holdout
+
+    spec = {s.name: s for s in corpus_holdout.plan()}["idle-bsd44-think300ms-w2000"]
+    run_trace(spec, tmp_path)
+    row = validate_trace(str(tmp_path / f"{spec.name}.pcap"))
+    assert row["fit_rate_bps"] is None or row["fit_rate_bps"] >= 1_000_000, row  # not the ~82 kbit/s of the pauses
+    assert row["fit_think_ns"] == 300_000_000, row
+    assert row["goodput_ok"] and row["personality_ok"], row

@@ -187,7 +187,7 @@ def _framed(fit: Fit, rows: Any, chosen: dict[str, Any] | None = None) -> list[d
         return [_hosted({"delay_ns": chosen.get("delay_ns")} if chosen.get("delay_ns") else {}, cost)
                 for cost in (first, *(c for c in HOST_MODELS if c != first))]
 
-    from .fit import bottleneck_rates, one_way_delay
+    from .fit import bottleneck_rates, one_way_delay, pause_ns
 
     path = fit.value("_path") or {}
     # The ACK clock either keeps the link busy (the gap is the packets' serialisation) or, with a
@@ -195,7 +195,8 @@ def _framed(fit: Fit, rows: Any, chosen: dict[str, Any] | None = None) -> list[d
     idles = (0, path["rtt"]) if path.get("rtt") and path.get("vantage") not in ("receiver", "middle") else (0,)
     variants = [(link, idle) for link in FRAMINGS for idle in idles]
     rates = bottleneck_rates(rows, fit.dir, path.get("vantage"),
-                             [(LINK_PRESETS[link].wire_bytes, idle) for link, idle in variants])
+                             [(LINK_PRESETS[link].wire_bytes, idle) for link, idle in variants],
+                             pause_ns=pause_ns(path.get("rtt")))
     links = []
     for (link, _idle), (rate, _) in zip(variants, rates):
         wire = LINK_PRESETS[link].wire_bytes
@@ -210,7 +211,8 @@ def _framed(fit: Fit, rows: Any, chosen: dict[str, Any] | None = None) -> list[d
     # back-to-back pairs, or none), so the fastest pair's rate is tried, and each standard link that
     # carries the trace's datagrams at its own rate where that is faster.
     percentile_rate = max((c.get("rate_bps") or 0 for c in links), default=0)
-    (top, _), = bottleneck_rates(rows, fit.dir, path.get("vantage"), [(LINK_PRESETS["custom"].wire_bytes, 0)], 1.0)
+    (top, _), = bottleneck_rates(rows, fit.dir, path.get("vantage"), [(LINK_PRESETS["custom"].wire_bytes, 0)], 1.0,
+                                 pause_ns=pause_ns(path.get("rtt")))
     if top and all(top > (c.get("rate_bps") or 0) for c in links):
         cand = {"link": "custom", "rate_bps": top}
         if path.get("rtt"):

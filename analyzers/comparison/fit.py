@@ -873,7 +873,7 @@ def _fit_path(d: DirectionAnalysis, conn: ConnectionAnalysis, rows: pl.DataFrame
             values["mtu"] = Fitted(int(ip), "the largest datagram sent (profile.max_ip_len)")
         elif mss:
             values["mtu"] = Fitted(int(mss) + TCP_IP_HEADERS, "MSS + 40")
-    rate, how = bottleneck_rate(rows, d.dir, vantage.get("vantage"))
+    rate, how = bottleneck_rate(rows, d.dir, vantage.get("vantage"), pause_ns=pause_ns(rtt))
     if rate:
         values["rate_bps"] = Fitted(rate, how)
         if rtt:
@@ -890,22 +890,34 @@ def _fit_path(d: DirectionAnalysis, conn: ConnectionAnalysis, rows: pl.DataFrame
                              "the path measurements the calibration re-reads per framing")
 
 
+def pause_ns(rtt: int | None) -> int:
+    """A sender that sent nothing this long after an ACK paused (the analyzer's stall threshold:
+    max(10 ms, two round trips))."""
+    from stallscope.analyzers.stalls import MIN_THRESHOLD_NS, RTT_MULTIPLE
+
+    return max(MIN_THRESHOLD_NS, RTT_MULTIPLE * (rtt or 0))
+
+
 def bottleneck_rate(rows: pl.DataFrame | None, dir_: int, vantage: str | None,
-                    wire: Callable[[int], int] = lambda ip: ip, idle_ns: int = 0) -> tuple[int | None, str]:
+                    wire: Callable[[int], int] = lambda ip: ip, idle_ns: int = 0,
+                    pause_ns: int | None = None) -> tuple[int | None, str]:
     """The path's bottleneck rate in bit/s of wire bytes (`wire`: a datagram's bytes on the link,
     for a candidate framing) from packet spacing: at a tap after the bottleneck (receiver or
     middle) consecutive data packets arrive one serialisation time apart; at the sender, the ACKs
     come back at that spacing (the ACK clock, Jacobson 1988), each for the packets it covers.
     `idle_ns`: a window-limited sender's wait per ACK (the round trip the link stays idle while
-    the whole window is out), taken off each ACK's gap."""
-    return bottleneck_rates(rows, dir_, vantage, [(wire, idle_ns)])[0]
+    the whole window is out), taken off each ACK's gap. `pause_ns`: see bottleneck_rates."""
+    return bottleneck_rates(rows, dir_, vantage, [(wire, idle_ns)], pause_ns=pause_ns)[0]
 
 
 def bottleneck_rates(rows: pl.DataFrame | None, dir_: int, vantage: str | None,
                      variants: list[tuple[Callable[[int], int], int]],
-                     percentile: float = RATE_PERCENTILE) -> list[tuple[int | None, str]]:
+                     percentile: float = RATE_PERCENTILE, pause_ns: int | None = None) -> list[tuple[int | None, str]]:
     """bottleneck_rate for each (wire, idle_ns) of `variants`, the packets paired once; the rate
-    at `percentile` of the pairs'."""
+    at `percentile` of the pairs'. At the sender's tap, with `pause_ns`: an ACK whose data was first
+    sent that long or more after the ACK before it pairs with nothing: the sender paused between
+    them (a writer's think time), so their gap holds the pause, not the path's pace (a 2000-byte
+    write every 300 ms read as an 82 kbit/s link)."""
     if rows is None or rows.is_empty():
         return [(None, "")] * len(variants)
     data = rows.filter((pl.col("dir") == dir_) & pl.col("new_data") & (pl.col("payload_len") > 0)
@@ -925,13 +937,16 @@ def bottleneck_rates(rows: pl.DataFrame | None, dir_: int, vantage: str | None,
     if acks.height < MIN_RATE_SAMPLES or data.is_empty():
         return [(None, "")] * len(variants)
     # Each data packet belongs to the first ACK that covers its end.
-    covered = (data.select("seq_end", "ip_len").sort("seq_end")
+    covered = (data.select("seq_end", "ip_len", pl.col("ts_ns").alias("sent_ns")).sort("seq_end")
                .join_asof(acks.sort("ack_rel").select("ack_rel", "ts_ns"), left_on="seq_end", right_on="ack_rel",
                           strategy="forward"))
     out = []
     for wire, idle_ns in variants:
-        per_ack = framed(covered, wire).group_by("ts_ns").agg(pl.col("wire").sum())
-        pairs = acks.join(per_ack, on="ts_ns").with_columns(gap=pl.col("gap") - idle_ns).filter(pl.col("gap") > 0)
+        per_ack = framed(covered, wire).group_by("ts_ns").agg(pl.col("wire").sum(), pl.col("sent_ns").min())
+        pairs = acks.join(per_ack, on="ts_ns")
+        if pause_ns is not None:
+            pairs = pairs.filter(~(pl.col("sent_ns") - (pl.col("ts_ns") - pl.col("gap")) >= pause_ns).fill_null(False))
+        pairs = pairs.with_columns(gap=pl.col("gap") - idle_ns).filter(pl.col("gap") > 0)
         out.append(_rate(pairs, "spacing of the peer's ACKs at the sender tap per wire byte of the packets each "
                          f"covers ({pairs.height} ACKs", percentile))
     return out
