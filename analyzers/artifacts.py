@@ -245,7 +245,8 @@ def unscaled_windows(state: pl.DataFrame) -> dict[int, Note]:
         return {}
     seg = pl.col("payload_len").max().over(["stream", "dir"])
     per = data.with_columns(_seg=seg).group_by(["stream", "dir"]).agg(
-        pl.len().alias("n"), (pl.col("usable_window") < 0).sum().alias("over"),
+        # (One byte past the edge is a FIN's sequence number or a persist timer's probe: any scale.)
+        pl.len().alias("n"), (pl.col("usable_window") < -1).sum().alias("over"),
         # (A raw window under two segments is "filled" by any packet: a scaled one read raw, small.)
         ((pl.col("usable_window") < pl.col("_seg")) & (pl.col("peer_window") >= 2 * pl.col("_seg"))).sum().alias("fills"))
     out: dict[int, Note] = {}
