@@ -35,6 +35,9 @@ PROMPT_SHARE = 0.25
 # With no small frame sent to compare, the losses must come in bursts: this many frames resent per
 # timeout on average.
 BURST_PER_TIMEOUT = 2
+# Small frames a size-blind loss would have taken (at the large frames' loss rate) for "none lost"
+# to show the loss size-selective: with 3 expected, none lost happens by chance 5 % of the time.
+SELECTIVE_EXPECTED = 3
 # ...and where no SYN told the link's MTU, bursts of this many (an ATM switch's overflow took one or two
 # 8 KB frames per timeout in the simulator's runs; jumbo_slots, dozens).
 UNKNOWN_LINK_BURST = 4
@@ -188,11 +191,6 @@ def _jumbo_slots(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None):
     ip_max = p.get("max_ip_len") or 0
     if lost.height == 0 or timeouts < 2 or not (STANDARD_IP_MTU < ip_max and link_mtu(p) < ATM_MTU_LOW):
         return None
-    if not (p.get("mss_advertised") or p.get("mss_offered_by_peer")) and lost.height < UNKNOWN_LINK_BURST * timeouts:
-        # No SYN's MSS names the link: datagrams of 8 KB fit an ATM MTU (9180) as well as a jumbo
-        # Ethernet one, and an ATM switch's cell loss takes large frames first too, one or two at a
-        # time (Kung & Morris). A dry slot pool drops the rest of the burst.
-        return None
     # A small frame counts as lost when its resend filled the hole the peer's cumulative ACK
     # pointed at. After a timeout Linux without SACK resends everything past the hole (go-back-N),
     # small frames the receiver already had among them: those resends say nothing of what was lost.
@@ -202,15 +200,26 @@ def _jumbo_slots(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None):
                               & (pl.col("seq_rel") + pl.col("payload_len") > pl.col("snd_una"))).height
     if small_lost:
         return None
-    small_sent = own.filter((pl.col("payload_len") > 0) & (pl.col("ip_len") <= STANDARD_IP_MTU)).height
-    if small_sent == 0 and lost.height < BURST_PER_TIMEOUT * timeouts:
-        # No small frame was sent, so none could pass: "only large frames lost" says nothing, and
-        # single losses, each ending in a timeout, are random loss (SunOS's 4 KB segments on FDDI).
-        # What is left of the mechanism is a burst emptying the slot pool.
+    sent = own.filter(pl.col("payload_len") > 0)
+    small_sent = sent.filter(pl.col("ip_len") <= STANDARD_IP_MTU).height
+    large_sent = sent.height - small_sent
+    large_lost = lost.height - small.height
+    # "Only large frames lost" means something where size-blind loss at the large frames' rate
+    # would have taken some small ones too: with one small frame among hundreds it says nothing.
+    expected_small = small_sent * large_lost / large_sent if large_sent else 0.0
+    selective = expected_small >= SELECTIVE_EXPECTED
+    # Else what is left of the mechanism is a burst emptying the slot pool: single losses, each
+    # ending in a timeout, are random loss (SunOS's 4 KB segments on FDDI). Where no SYN's MSS
+    # named the link, 8 KB datagrams fit an ATM MTU (9180) as well as a jumbo Ethernet one, and an
+    # ATM switch's cell loss takes large frames first too, one or two at a time (Kung & Morris).
+    link_known = bool(p.get("mss_advertised") or p.get("mss_offered_by_peer"))
+    burst = BURST_PER_TIMEOUT if link_known else UNKNOWN_LINK_BURST
+    if not selective and lost.height < burst * timeouts:
         return None
-    return (Cause.JUMBO_SLOT_EXHAUSTION.value, 0.6 if small_sent == 0 else 0.8, {
-        "lost_large_frames": lost.height - small.height, "lost_small_frames": 0,
+    return (Cause.JUMBO_SLOT_EXHAUSTION.value, 0.8 if selective else 0.6, {
+        "lost_large_frames": large_lost, "lost_small_frames": 0,
         "small_frames_resent_past_the_hole": small.height, "small_frames_sent": small_sent,
+        "small_losses_expected": round(expected_small, 2),
         "timeouts": timeouts, "largest_ip_len": ip_max,
         "why": "only jumbo frames (above the standard 1500-byte MTU) were lost, in bursts that timed out",
     })
