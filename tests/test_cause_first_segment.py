@@ -18,6 +18,10 @@ SPECS = {
     # timer's minimum, the only ACK it ever held.
     "first-tru64-fddi-w2500": dict(personality="tru64", link="fddi", nagle="NAGLE", write=2500, sndbuf=32768,
                                    seed=100),
+    # 4.4BSD's tick 15.9 ms after the first segment: under 20 ms, yet long enough to make the
+    # stall on its own (the scoring corpus's nagle-bsd44-ethernet10-EOM).
+    "first-bsd44-ethernet10-eom": dict(personality="bsd44", link="ethernet10", nagle="EOM", write=5096,
+                                       sndbuf=16384, seed=6),
     # FreeBSD's one-shot 100 ms timer; the sender's rounds at 100 Mbit/s queue ACKs 2.4 ms on a
     # 200 ms phase.
     "first-freebsd4-fastethernet-w5000": dict(personality="freebsd4", link="fastethernet", write=5000, seed=93),

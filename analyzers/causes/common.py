@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from stallscope.analyzers.peer_acks import (BSD_TICK_NS, DELAYED_MIN_NS, MAX_ACK_DELAY_NS, ONE_SHOT_MIN_NS,
                                             TICK_MIN_DELAY_NS, on_tick)
-from stallscope.analyzers.stalls import PeerAck, StallContext
+from stallscope.analyzers.stalls import MIN_THRESHOLD_NS, PeerAck, StallContext
 
 # How far from the tap's reaction lag an ACK may be and still count as what released the sender.
 LAG_TOLERANCE_NS = 2_000_000
@@ -79,13 +79,14 @@ def timer_driven(ctx: StallContext, ack: PeerAck) -> bool:
         return True  # on the phase of the clock the peer's held ACKs are locked to
     if tick and tick["period_ns"] == BSD_TICK_NS:
         return False  # tcp_fasttimo fires only on its tick: a held ACK off it was sent by a read
-    if d is None or d < DELAYED_MIN_NS:
+    if d is None or d < MIN_THRESHOLD_NS:
         return False
     learned = ctx.profile.get("peer_delayed_ack", {})
-    if d >= ONE_SHOT_MIN_NS or learned.get("timer") == "tick":
+    if d >= DELAYED_MIN_NS and (d >= ONE_SHOT_MIN_NS or learned.get("timer") == "tick"):
         return True
-    # Under a one-shot timer's minimum, yet the only ACK this peer ever held: a 200 ms tick fires at
-    # any phase, and with less than two segments to acknowledge no window update (BSD: two
+    # Under a one-shot timer's minimum (even under 20 ms, a delay long enough to make a stall on
+    # its own), yet the only ACK this peer ever held: a 200 ms tick fires at any phase (one ACK in
+    # ten under 20 ms), and with less than two segments to acknowledge no window update (BSD: two
     # segments or 35 % of the buffer; Linux: doubling its window) and no every-second-segment ACK
     # was due, so nothing but a timer sent it (the first segment of slow start, waiting for the
     # delayed ACK). A receiver that held many ACKs this long is paced by something else.
