@@ -158,18 +158,26 @@ def test_data_the_capture_filtered_out_but_the_receiver_acknowledged_is_no_black
     assert [f.cause for c in conns for f in c.findings] == []
 
 
+def _fddi_random_loss(tmp_path: Path, personality: str, seed: int):
+    """A 384 KB transfer over FDDI (4352-byte frames) with 2 % random loss: its pcap and analysis."""
+    spec = corpus._bulk("loss", f"{personality}-random2-fddi", personality=personality, link="fddi",
+                        bytes=384 * 1024, seed=seed, impairments={"loss": 0.02})
+    corpus.run_trace(spec, tmp_path)
+    pcap = tmp_path / f"{spec.name}.pcap"
+    return pcap, analyze_file(pcap)
+
+
+def _jumbo_findings(analysis) -> list:
+    return [x for f in analysis.files for c in f.connections for x in c.findings if x.cause == "jumbo_slot_exhaustion"]
+
+
 def test_single_losses_of_large_frames_with_no_small_ones_are_no_jumbo_slot_exhaustion(tmp_path: Path) -> None:
     """SunOS 4.1 with 4 KB buffers on FDDI sends only 4136-byte frames; 2 % random loss takes one at
     a time and each ends in a timeout. No small frame could show the loss to be size-selective, and
     single losses are no slot pool emptied by a burst: single-loss timeouts (an out-of-sample
     trace: the scoring corpus has no FDDI loss run)."""
-    spec = corpus._bulk("loss", "sunos41-random2-fddi", personality="sunos41", link="fddi", bytes=384 * 1024,
-                        seed=60, impairments={"loss": 0.02})
-    corpus.run_trace(spec, tmp_path)
-    pcap = tmp_path / f"{spec.name}.pcap"
-    analysis = analyze_file(pcap)
-    assert not [x for f in analysis.files for c in f.connections for x in c.findings
-                if x.cause == "jumbo_slot_exhaustion"]
+    pcap, analysis = _fddi_random_loss(tmp_path, "sunos41", seed=60)
+    assert not _jumbo_findings(analysis)
     report = scoring.score_files(pcap, Path(f"{pcap}.truth.json")).to_json()["ground_truth"]
     assert report["causes"]["single_loss_timeout"]["true"] == 4
     assert report["causes"]["single_loss_timeout"]["recall"] == 1.0, report
@@ -197,13 +205,8 @@ def test_one_small_frame_among_hundreds_shows_no_size_selective_loss(tmp_path: P
     one small frame it sent (the transfer's tail) passed. Size-blind loss at that rate would have
     taken 0.02 small frames: "only large frames lost" shows nothing, and 1.5 frames per timeout is
     no burst (a holdout trace with its seed moved by 1000)."""
-    spec = corpus._bulk("loss", "linux20-random2-fddi", personality="linux20", link="fddi", bytes=384 * 1024,
-                        seed=1064, impairments={"loss": 0.02})
-    corpus.run_trace(spec, tmp_path)
-    pcap = tmp_path / f"{spec.name}.pcap"
-    analysis = analyze_file(pcap)
-    assert not [x for f in analysis.files for c in f.connections for x in c.findings
-                if x.cause == "jumbo_slot_exhaustion"]
+    _, analysis = _fddi_random_loss(tmp_path, "linux20", seed=1064)
+    assert not _jumbo_findings(analysis)
     # Its one stall is the tail's: resent twice, and the trace ends before anything acknowledged it
     # (the simulator's truth records no stall there, the transfer having closed).
     assert [s.cause for s in analysis.stalls] == ["undetermined"]
