@@ -1,8 +1,9 @@
-"""Simulated traces with their handshake cut off (a capture started mid-connection), scored against
-the simulator's truth: the round trip read from the data when every ACK but one was held by the
-receiver's timer, windows read as unscaled when the flight shows it, and no jumbo-slot finding
-where no SYN named the link. The traces are holdout ones (analyzers/corpus_holdout.py), not the
-scoring corpus's."""
+"""Simulated traces with their handshake cut off (a capture started mid-connection) or its options
+cut by a 54-byte snaplen, scored against the simulator's truth: the round trip read from the data
+when every ACK but one was held by the receiver's timer, windows read as unscaled when the flight
+shows it, no jumbo-slot finding where no SYN named the link, and Moldeklev's deadlock read against
+the raw window. The traces are holdout ones (analyzers/corpus_holdout.py), not the scoring
+corpus's."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from stallscope.analyzers import corpus, corpus_holdout, scoring
 from stallscope.analyzers.analyze import analyze_file
 
 NAMES = ("moldeklev-bsd44-S8192-R32768-w4096", "slowreader-linux-3mbit-rcv65535-fastethernet",
-         "slowreader-linux-2mbit-rcv16384-fddi", "atm-bsd44-none-400cells-s7")
+         "slowreader-linux-2mbit-rcv16384-fddi", "atm-bsd44-none-400cells-s7", "sndbuf-linux20-snd4096-2m-20ms")
 
 
 @pytest.fixture(scope="module")
@@ -66,3 +67,23 @@ def test_no_jumbo_slot_finding_where_no_syn_named_the_link(traces: Path) -> None
     assert not [x for c in f.connections for x in c.findings if x.cause == "jumbo_slot_exhaustion"]
     report = _score(traces, "atm-bsd44-none-400cells-s7")
     assert report["causes"].get("jumbo_slot_exhaustion", {}).get("reported", 0) == 0
+
+
+def test_a_deadlock_needs_no_window_scale(traces: Path) -> None:
+    """Linux 2.0 with a 4 KB send buffer on a 40 ms path: each short tail waits for the peer's timer
+    because even the whole buffer could not make the receiver send a window update (Moldeklev's
+    rule). The raw window of an unknown scale is a floor of the real one, so a buffer below the
+    update threshold of the raw window is below that of the real one too: the deadlock is named
+    when a 54-byte snaplen cut the SYNs' options (it was read as a plain Nagle stall)."""
+    from dataclasses import replace
+
+    name = "sndbuf-linux20-snd4096-2m-20ms"
+    cap = pe.read(traces / f"{name}.pcap")
+    cut = traces / f"{name}.snap54.pcap"
+    replace(cap, snaplen=54, records=[r.with_data(r.data[:54]) for r in cap.records]).write(cut)
+    report = scoring.score_files(cut, traces / f"{name}.pcap.truth.json").to_json()["ground_truth"]
+    conn = analyze_file(cut).files[0].connections[0]
+    assert "window_scale_unknown" in {n.kind for n in conn.notes}
+    assert report["causes"]["window_update_deadlock"]["true"] == 73
+    assert report["causes"]["window_update_deadlock"]["recall"] >= 0.9, report["causes"]
+    assert report["totals"]["misattributed"] == 0

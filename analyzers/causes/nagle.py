@@ -96,11 +96,12 @@ def rule(ctx: StallContext) -> Verdict | None:
         return None  # the whole buffer was in flight: nothing was held back (the window rules' case)
     # Moldeklev (1): the sender's whole buffer was in use and still below the receiver's
     # window-update threshold, so no ACK but the timer's could come.
-    # The window's scale must be known: raw windows of a scaled connection shrink the plateau too.
+    # A window of unknown scale (no SYN, or its options cut) is read raw: a floor of the real one,
+    # so a buffer below the update threshold of the raw window is below that of the real one too.
     # ...for a bulk writer with more queued behind (the peer sends no requests): a message that is
     # complete once the tail goes waits for nothing else.
     bulk = (ctx.profile.get("peer_data_packets") or 0) <= BULK_PEER_PACKETS
-    if (timer and bulk and peer_max and plateau and ctx.profile.get("window_known", True) and total >= BUFFER_IN_USE * plateau
+    if (timer and bulk and peer_max and plateau and total >= BUFFER_IN_USE * plateau
             and not _update_reachable(ctx, rel, ack_before, total, m, peer_max)):
         evidence["buffer_in_use"] = total
         return Verdict(Cause.WINDOW_UPDATE_DEADLOCK.value, None, 0.7, evidence,
