@@ -179,8 +179,7 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
     for r in ip_max.iter_rows(named=True):
         profiles[(r["stream"], r["dir"])]["max_ip_len"] = r["ip_len"]
     window_known = dict(state.group_by("stream").agg(pl.col("wscale_known").all()).iter_rows())
-    unscaled = artifacts.unscaled_windows(state.filter(pl.col("stream").is_in(
-        [s for s, known in window_known.items() if not known])))
+    unscaled = {} if all(window_known.values()) else artifacts.unscaled_windows(state)
     for s in unscaled:
         window_known[s] = True
     cands = candidates(state, timings)

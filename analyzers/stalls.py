@@ -47,9 +47,14 @@ CLOCK_MULTIPLE = 3
 
 
 def threshold_ns(timing: Timing | None) -> int:
-    rtt = None if timing is None else timing.path_rtt_ns
-    clock = 0 if timing is None else timing.clock_ns
-    return max(MIN_THRESHOLD_NS, RTT_MULTIPLE * (rtt or 0), CLOCK_MULTIPLE * clock)
+    if timing is None:
+        return gap_threshold_ns(None)
+    return gap_threshold_ns(timing.path_rtt_ns, timing.clock_ns)
+
+
+def gap_threshold_ns(rtt_ns: int | None, clock_ns: int = 0) -> int:
+    """The shortest silence that is a stall on a path of this round trip and capture clock step."""
+    return max(MIN_THRESHOLD_NS, RTT_MULTIPLE * (rtt_ns or 0), CLOCK_MULTIPLE * clock_ns)
 
 
 @dataclass(frozen=True)

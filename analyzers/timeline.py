@@ -47,8 +47,8 @@ def limit_shares(part: pl.DataFrame, d: int, profile: dict[str, Any], stalls: li
                                       (refill & (flight.shift(1) >= (plateau or 0) - m)).sum().alias("at_plateau")).row(0)
     clocked = refills >= REFILLS_MIN
     buffered = bool(plateau) and at_plateau >= REFILLS_MIN
-    first, last = part.select(pl.col("ts_ns").filter(own & (pl.col("payload_len") > 0)).min().alias("first"),
-                              pl.col("ts_ns").filter(own & (pl.col("payload_len") > 0)).max().alias("last")).row(0)
+    sent_ts = pl.col("ts_ns").filter(own & (pl.col("payload_len") > 0))
+    first, last = part.select(sent_ts.min().alias("first"), sent_ts.max().alias("last")).row(0)
     df = df.filter((pl.col("ts_ns") >= first) & (pl.col("ts_ns") < last))
     limit = (
         pl.when(pl.col("recovering")).then(pl.lit("loss"))

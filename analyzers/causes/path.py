@@ -32,8 +32,8 @@ FAR_SIDE_FIRST_DATA_NS = 1_000_000_000
 PROMPT_SHARE = 0.25
 
 
-# With no small frame sent to compare, the losses must come in bursts: this many frames resent per
-# timeout on average.
+# Where the loss is not shown size-selective (below), the losses must come in bursts: this many
+# frames resent per timeout on average.
 BURST_PER_TIMEOUT = 2
 # Small frames a size-blind loss would have taken (at the large frames' loss rate) for "none lost"
 # to show the loss size-selective: with 3 expected, none lost happens by chance 5 % of the time.

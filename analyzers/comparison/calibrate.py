@@ -187,16 +187,18 @@ def _framed(fit: Fit, rows: Any, chosen: dict[str, Any] | None = None) -> list[d
         return [_hosted({"delay_ns": chosen.get("delay_ns")} if chosen.get("delay_ns") else {}, cost)
                 for cost in (first, *(c for c in HOST_MODELS if c != first))]
 
-    from .fit import bottleneck_rates, one_way_delay, pause_ns
+    from ..stalls import gap_threshold_ns
+    from .fit import bottleneck_rates, one_way_delay
 
     path = fit.value("_path") or {}
+    pause = gap_threshold_ns(path.get("rtt"))  # a sender this long silent after an ACK paused
     # The ACK clock either keeps the link busy (the gap is the packets' serialisation) or, with a
     # window smaller than the path holds, leaves it idle a round trip per ACK: both are tried.
     idles = (0, path["rtt"]) if path.get("rtt") and path.get("vantage") not in ("receiver", "middle") else (0,)
     variants = [(link, idle) for link in FRAMINGS for idle in idles]
     rates = bottleneck_rates(rows, fit.dir, path.get("vantage"),
                              [(LINK_PRESETS[link].wire_bytes, idle) for link, idle in variants],
-                             pause_ns=pause_ns(path.get("rtt")))
+                             pause_ns=pause)
     links = []
     for (link, _idle), (rate, _) in zip(variants, rates):
         wire = LINK_PRESETS[link].wire_bytes
@@ -212,7 +214,7 @@ def _framed(fit: Fit, rows: Any, chosen: dict[str, Any] | None = None) -> list[d
     # carries the trace's datagrams at its own rate where that is faster.
     percentile_rate = max((c.get("rate_bps") or 0 for c in links), default=0)
     (top, _), = bottleneck_rates(rows, fit.dir, path.get("vantage"), [(LINK_PRESETS["custom"].wire_bytes, 0)], 1.0,
-                                 pause_ns=pause_ns(path.get("rtt")))
+                                 pause_ns=pause)
     if top and all(top > (c.get("rate_bps") or 0) for c in links):
         cand = {"link": "custom", "rate_bps": top}
         if path.get("rtt"):

@@ -25,6 +25,7 @@ import polars as pl
 from stallscope.simulate.run_bulk import BulkConfig
 
 from ..findings import ConnectionAnalysis, DirectionAnalysis
+from ..stalls import gap_threshold_ns
 
 # The peer sent more data packets than this share of the sender's: a request/response exchange.
 REQUEST_RESPONSE_SHARE = 0.02
@@ -873,7 +874,8 @@ def _fit_path(d: DirectionAnalysis, conn: ConnectionAnalysis, rows: pl.DataFrame
             values["mtu"] = Fitted(int(ip), "the largest datagram sent (profile.max_ip_len)")
         elif mss:
             values["mtu"] = Fitted(int(mss) + TCP_IP_HEADERS, "MSS + 40")
-    rate, how = bottleneck_rate(rows, d.dir, vantage.get("vantage"), pause_ns=pause_ns(rtt))
+    # A sender silent for a stall's length after an ACK paused (stalls.gap_threshold_ns).
+    rate, how = bottleneck_rate(rows, d.dir, vantage.get("vantage"), pause_ns=gap_threshold_ns(rtt))
     if rate:
         values["rate_bps"] = Fitted(rate, how)
         if rtt:
@@ -888,14 +890,6 @@ def _fit_path(d: DirectionAnalysis, conn: ConnectionAnalysis, rows: pl.DataFrame
     flight = p.get("send_buffer_estimate") or p.get("max_in_flight")
     values["_path"] = Fitted({"rtt": rtt, "vantage": vantage.get("vantage"), "from": vantage.get("from"), "flight": flight},
                              "the path measurements the calibration re-reads per framing")
-
-
-def pause_ns(rtt: int | None) -> int:
-    """A sender that sent nothing this long after an ACK paused (the analyzer's stall threshold:
-    max(10 ms, two round trips))."""
-    from stallscope.analyzers.stalls import MIN_THRESHOLD_NS, RTT_MULTIPLE
-
-    return max(MIN_THRESHOLD_NS, RTT_MULTIPLE * (rtt or 0))
 
 
 def bottleneck_rate(rows: pl.DataFrame | None, dir_: int, vantage: str | None,

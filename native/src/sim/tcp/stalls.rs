@@ -293,8 +293,7 @@ impl StallTracker {
                 return (Cause::ApplicationIdle, None, Vec::with_capacity(1));
             }
         }
-        let holds = &self.holds;
-        let Some(final_hold) = holds.last().copied() else {
+        let Some(final_hold) = self.holds.last().copied() else {
             return (Cause::ApplicationIdle, None, Vec::with_capacity(1));
         };
         // A short segment held with nothing unacknowledged waits for no ACK: the hold before it
@@ -303,7 +302,7 @@ impl StallTracker {
         // of the gap explains it either.
         let ends_alone = final_hold.alone();
         let explains = |h: &&Hold| if ends_alone { h.reason != HoldReason::Nagle } else { !h.alone() };
-        let Some(last) = holds.iter().rev().find(explains).copied() else {
+        let Some(last) = self.holds.iter().rev().find(explains).copied() else {
             let ev = final_hold.evidence.to_dict();
             if matches!(final_hold.evidence, HoldEvidence::Output { writing: true, .. }) {
                 return (Cause::SendBufferLimited, None, ev);
