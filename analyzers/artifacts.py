@@ -221,8 +221,8 @@ def _window_scale_notes(packets: pl.DataFrame) -> dict[int, Note]:
     for s, g in unknown.group_by("stream", maintain_order=True):
         out[int(s[0])] = Note(
             "window_scale_unknown", f"{g.height} packets carry a window whose scale is unknown (both SYNs were not "
-            "captured, or the snaplen cut their options): windows are the raw field values, so no stall is attributed "
-            "to a window but a zero one", g.height,
+            "captured, or the snaplen cut their options): windows are the raw field values, a floor of the real ones, "
+            "so no stall is attributed to a window too small but a zero one", g.height,
             _examples(g))
     return out
 

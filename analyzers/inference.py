@@ -83,6 +83,16 @@ def full_segment_size(profile: dict[str, Any], recent: int | None = None) -> int
     return max(recent or 0, largest, negotiated)
 
 
+def segment_size_shown(profile: dict[str, Any]) -> bool:
+    """Whether the trace shows what a full segment is for this sender: a SYN's MSS offer, or many
+    segments of the largest size most without PSH (the MSS cut them, not each a write). Otherwise
+    full_segment_size's largest segment may be a write, and a segment of that size a short one."""
+    if profile.get("mss_offered_by_peer") or profile.get("mss_advertised"):
+        return True
+    at_max = profile.get("segments_at_max") or 0
+    return at_max >= MSS_EVIDENCE_SEGMENTS and (profile.get("pushed_at_max") or 0) < WRITE_SIZED_SHARE * at_max
+
+
 # Columns the profile reads: selected first, so that no filter copies the whole state table.
 _PROFILE_COLUMNS = ["stream", "dir", "ts_ns", "payload_len", "superframe", "new_data", "seq_end", "seq_rel",
                     "retransmission", "control_retransmission", "retrans_kind", "dup_ack", "win_scaled", "flag_syn", "flag_fin",

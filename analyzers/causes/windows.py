@@ -11,6 +11,7 @@ from __future__ import annotations
 from stallscope.analyzers.causes.nagle import buffer_in_flight
 from stallscope.analyzers.causes.common import (before, filled_small_window, mss, zero_window_at_end, peer_delay, release, send_buffer_plateau,
                                                 sporadic_peer_delay, timer_driven)
+from stallscope.analyzers.inference import segment_size_shown
 from stallscope.analyzers.peer_acks import DELAYED_MIN_NS, MAX_ACK_DELAY_NS
 from stallscope.analyzers.findings import Alternative, Verdict
 from stallscope.analyzers.stalls import RTT_MULTIPLE, StallContext
@@ -31,9 +32,13 @@ def rule(ctx: StallContext) -> Verdict | None:
     ack_before, win_before = before(ctx, rel)
     if win_before is None or not m:
         return None
-    if not ctx.profile.get("window_known", True):
-        return _zero_window_unscaled(ctx, rel, ack_before, win_before)
     outstanding = max(0, ctx.snd_max_before_end - ack_before)
+    if not ctx.profile.get("window_known", True):
+        # A window of unknown scale is read raw, a floor of the real one: room in the raw window
+        # is room in the real one (so the sender's own limits held it, below), but a raw window
+        # too small says nothing unless it is zero at every scale.
+        if win_before == 0 or ack_before + win_before - ctx.snd_max_before_end < max(1, ctx.held_len):
+            return _zero_window_unscaled(ctx, rel, ack_before, win_before)
     if lost_flight(ctx, outstanding, m):
         # Most of a flight of several segments was lost and fast retransmission resent it after
         # the stall: the receiver had one segment to acknowledge (its timer did) instead of the
@@ -102,9 +107,17 @@ def rule(ctx: StallContext) -> Verdict | None:
     if sporadic_peer_delay(ctx, rel):
         return None  # neither the buffer nor the window: the peer or the path paused (undetermined)
     if timer:
-        return Verdict(Cause.WINDOW_UPDATE_DEADLOCK.value, detail, 0.75, evidence,
-                       (Alternative(Cause.SEND_BUFFER_LIMITED.value if buffer_full else Cause.RECEIVER_WINDOW_LIMITED.value,
-                                    detail, 0.25, "the ACK that released it was the peer's delayed-ACK timer's"),))
+        alts = [Alternative(Cause.SEND_BUFFER_LIMITED.value if buffer_full else Cause.RECEIVER_WINDOW_LIMITED.value,
+                            detail, 0.25, "the ACK that released it was the peer's delayed-ACK timer's")]
+        if ctx.held_len >= m and not segment_size_shown(ctx.profile):
+            # No SYN gave the MSS and every segment of the largest size was a write's: the flight
+            # may be a short segment, the next write waiting in the buffer behind it for Nagle
+            # (SunOS's 4 KB copies under an 8 KB buffer look the same as a 4 KB buffer).
+            evidence["segment_size_shown"] = False
+            alts.insert(0, Alternative(Cause.NAGLE_DELAYED_ACK.value, None, 0.45,
+                                       f"if the MSS exceeds the {m}-byte segments, Nagle held the next one"))
+            return Verdict(Cause.WINDOW_UPDATE_DEADLOCK.value, detail, 0.5, evidence, tuple(alts))
+        return Verdict(Cause.WINDOW_UPDATE_DEADLOCK.value, detail, 0.75, evidence, tuple(alts))
     if buffer_full:
         return Verdict(Cause.SEND_BUFFER_LIMITED.value, None, 0.75, evidence)
     typical = ctx.timing.typical_rtt_ns or ctx.timing.path_rtt_ns or 0
