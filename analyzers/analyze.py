@@ -151,7 +151,8 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
         return result
     result.endpoints = packets.group_by(["stream", "dir"]).agg(pl.col(c).first() for c in ENDPOINT_COLUMNS)
     id_counters = inference.id_counters(packets, result.endpoints)
-    packets, file_notes, conn_notes = artifacts.clean(packets.drop(ENDPOINT_COLUMNS + [inference.TTL], strict=False))
+    packets, file_notes, conn_notes = artifacts.clean(packets.drop(ENDPOINT_COLUMNS + [inference.TTL], strict=False),
+                                                      artifacts.loopback_streams(result.endpoints))
     result.notes.extend(file_notes)
     state = sender_state(packets)
     for s_, notes in artifacts.unseen_notes(state).items():

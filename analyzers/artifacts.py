@@ -39,8 +39,10 @@ def _examples(df: pl.DataFrame) -> tuple[int, ...]:
     return tuple(int(f) for f in df["frame"].head(5).to_list())
 
 
-def clean(packets: pl.DataFrame) -> tuple[pl.DataFrame, list[Note], dict[int, list[Note]]]:
-    """(packets without duplicated frames, file notes, notes per stream)."""
+def clean(packets: pl.DataFrame, loopback: frozenset[int] = frozenset()
+          ) -> tuple[pl.DataFrame, list[Note], dict[int, list[Note]]]:
+    """(packets without duplicated frames, file notes, notes per stream). `loopback`: the streams
+    between loopback addresses (loopback_streams)."""
     file_notes: list[Note] = []
     conn_notes: dict[int, list[Note]] = {}
     # The decoder yields rows in file order; only the time column is read for backward steps.
@@ -62,7 +64,8 @@ def clean(packets: pl.DataFrame) -> tuple[pl.DataFrame, list[Note], dict[int, li
     else:
         cleaned = keyed
     offered = _mss_offered(cleaned)
-    cleaned = _superframes_by_common_segment(_superframes_by_mss(cleaned, offered), offered)
+    cleaned = _superframes_by_common_segment(
+        _superframes_on_loopback(_superframes_by_mss(cleaned, offered), offered, loopback), offered)
     if back.height:
         worst = int(in_file["_behind"].max() or 0)
         cleaned, stepped = _order(cleaned)
@@ -172,6 +175,36 @@ def _superframes_by_mss(packets: pl.DataFrame, offered: pl.DataFrame) -> pl.Data
     by_mss = pl.when(pl.col("_offered").is_null()).then(pl.col("superframe")).otherwise(
         pl.col("payload_len") > pl.col("_offered"))
     return out.with_columns(superframe=by_mss).drop("_offered")
+
+
+# The loopback interface's MTU (Linux lo: 65536): every datagram that fits an IP header's length
+# field crosses it as one segment.
+LOOPBACK_MAX_IP_LEN = 65535
+
+
+def loopback_streams(endpoints: pl.DataFrame) -> frozenset[int]:
+    """Streams whose two addresses are loopback ones (127.0.0.0/8, ::1): they never left the host.
+    `endpoints`: one row per (stream, dir) with src_addr and dst_addr."""
+    def lo(c: str) -> pl.Expr:
+        return pl.col(c).str.starts_with("127.") | (pl.col(c) == "::1")
+    return frozenset(endpoints.filter(lo("src_addr") & lo("dst_addr"))["stream"].to_list())
+
+
+def _superframes_on_loopback(packets: pl.DataFrame, offered: pl.DataFrame, loopback: frozenset[int]) -> pl.DataFrame:
+    """Where no SYN told the MSS, a connection between loopback addresses never left the host: lo
+    carries 64 KB datagrams whole, so its 65483-byte segments are segments, not TSO/GRO
+    super-frames (tcpdump on lo mid-connection read every full segment as one, and segment sizes
+    from the short tails). Only a datagram past IP's 16-bit length (BIG TCP) is one."""
+    if not loopback:
+        return packets
+    flagged = (pl.col("superframe") & (pl.col("ip_len") <= LOOPBACK_MAX_IP_LEN)
+               & pl.col("stream").is_in(list(loopback)))
+    keys = (packets.filter(flagged).select("stream", "dir").unique()
+            .join(offered.select("stream", "dir"), on=["stream", "dir"], how="anti"))
+    if keys.height == 0:
+        return packets
+    out = packets.join(keys.with_columns(_lo=pl.lit(True)), on=["stream", "dir"], how="left", maintain_order="left")
+    return out.with_columns(superframe=pl.col("superframe") & ~(flagged & pl.col("_lo").fill_null(False))).drop("_lo")
 
 
 # Without the SYN's MSS: the IP datagram an Ethernet link carries at most, the smallest segment a
