@@ -145,6 +145,11 @@ def timings(state: pl.DataFrame) -> dict[tuple[int, int], Timing]:
             # writer of one short segment per ACK): the fastest ACK is the only one that shows the
             # path. (None comes sooner than the round trip: the tap saw the data before the ACK.)
             d2a = int(r["d2a_min"])
+        if d2a is not None and r.get("prompt") is not None and r["prompt"] < d2a:
+            # An ACK of two segments or more comes at once (RFC 1122's every second segment): its
+            # time bounds the path's. A slow reader's ACKs wait for its reads (each its window
+            # update, 11 ms after the data), so even their low percentile was the reader's pace.
+            d2a = int(r["prompt"])
         rtt = None if d2a is None else d2a + lag
         out[(stream, d)] = Timing(rtt, lag, _classify(lag, rtt), "data", None if rtt is None else rtt + queueing,
                                   _int(r.get("prompt")))

@@ -17,7 +17,8 @@ from stallscope.analyzers.analyze import analyze_file
 
 NAMES = ("moldeklev-bsd44-S8192-R32768-w4096", "slowreader-linux-3mbit-rcv65535-fastethernet",
          "slowreader-linux-2mbit-rcv16384-fddi", "atm-bsd44-none-400cells-s7", "sndbuf-linux20-snd4096-2m-20ms",
-         "moldeklev-freebsd4-S8192-R32768-w4096", "slowreader-sunos41-2mbit-rcv16384-fddi")
+         "moldeklev-freebsd4-S8192-R32768-w4096", "slowreader-sunos41-2mbit-rcv16384-fddi",
+         "slowreader-sunos41-3mbit-rcv65535-fastethernet")
 
 
 @pytest.fixture(scope="module")
@@ -105,3 +106,15 @@ def test_room_in_a_raw_window_is_room(traces: Path, name: str) -> None:
     named = [s for s in stalls if s.cause == "window_update_deadlock"]
     assert named and all(s.evidence["segment_size_shown"] is False and s.alternatives[0].cause == "nagle_delayed_ack"
                          for s in named)
+
+
+def test_the_round_trip_is_no_longer_than_a_prompt_ack(traces: Path) -> None:
+    """SunOS sending 4 KB segments to a reader of 3 Mbit/s: the reader ACKs each segment as it reads
+    it, 11 ms after it came, so even the 5th percentile of data-to-ACK times was the reader's pace
+    and the stall threshold (two such round trips) hid every 11-14 ms stall. An ACK of two segments
+    comes at once (0.38 ms here), so it bounds the round trip."""
+    name = "slowreader-sunos41-3mbit-rcv65535-fastethernet"
+    timing = analyze_file(traces / f"{name}.nosyn.pcap").files[0].connections[0].vantage["0"]
+    assert timing["from"] == "data" and timing["path_rtt_ns"] < 1_000_000
+    report = _score(traces, name)
+    assert report["causes"]["send_buffer_limited"]["recall"] >= 0.9, report["causes"]
