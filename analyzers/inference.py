@@ -247,6 +247,15 @@ LINUX_TTL = 64
 TTL = "ttl"  # read for this alone (a table without it: no direction is judged by it)
 
 
+def ttl_max(packets: pl.DataFrame) -> dict[tuple[int, int], int]:
+    """The largest IP TTL (IPv6 hop limit) per (stream, dir): the fewest routers its packets crossed
+    before the tap. Empty for a table without the column."""
+    if TTL not in packets.columns:
+        return {}
+    rows = packets.select("stream", "dir", TTL).drop_nulls(TTL).group_by(["stream", "dir"]).agg(pl.col(TTL).max())
+    return {(int(st), int(d)): int(t) for st, d, t in rows.iter_rows()}
+
+
 def _ttl_shared(packets: pl.DataFrame) -> dict[tuple[int, int], str]:
     if TTL not in packets.columns:
         return {}

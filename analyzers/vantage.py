@@ -113,8 +113,22 @@ def _int(v) -> int | None:
     return None if v is None else int(v)
 
 
-def timings(state: pl.DataFrame) -> dict[tuple[int, int], Timing]:
-    """Timing per (stream, dir) for every direction that appears in the state table."""
+# The TTLs (IPv6 hop limits) stacks start their packets with. A packet seen with one of these was
+# captured on its sender's own network segment, no router between; one seen below it crossed routers.
+INITIAL_TTLS = (32, 64, 128, 255)
+
+
+def sender_side(ttls: dict[tuple[int, int], int], stream: int, d: int) -> bool:
+    """The IP TTLs put the tap on this sender's side of the path: its packets carry an initial TTL
+    (no router between it and the tap) and its peer's arrive with routers behind them. `ttls`: the
+    largest TTL seen per (stream, dir)."""
+    own, peer = ttls.get((stream, d)), ttls.get((stream, 1 - d))
+    return own in INITIAL_TTLS and peer is not None and peer not in INITIAL_TTLS
+
+
+def timings(state: pl.DataFrame, ttls: dict[tuple[int, int], int] | None = None) -> dict[tuple[int, int], Timing]:
+    """Timing per (stream, dir) for every direction that appears in the state table. `ttls`: the
+    largest IP TTL per (stream, dir), where the capture had them (sender_side)."""
     out: dict[tuple[int, int], Timing] = {}
     hs = {r["stream"]: r for r in handshake_times(state).iter_rows(named=True)}
     lags = {(r["stream"], r["dir"]): r for r in data_lags(state).iter_rows(named=True)}
@@ -139,6 +153,11 @@ def timings(state: pl.DataFrame) -> dict[tuple[int, int], Timing]:
         other = lags.get((stream, 1 - d)) or {}
         if other.get("d2a") is not None:
             lag = max(lag, int(other["d2a"]))
+        if ttls and sender_side(ttls, stream, d):
+            # A writer paced by its application, each write a fixed time after the peer's ACK,
+            # shows "reactions" as long as a receiver-side tap's round trip; the TTLs say the tap
+            # is beside the sender, where a reaction takes no time.
+            lag = 0
         d2a = int(r["d2a"]) if r.get("d2a") is not None else None
         if d2a is not None and d2a >= DELAYED_ACK_NS and r.get("d2a_min") is not None:
             # Even the low percentile was held by the receiver's timer (a stop-and-go deadlock, a

@@ -196,6 +196,25 @@ def drop_syns(cap: Capture, syn: bool = True, synack: bool = True) -> Capture:
     return cap.replace_records([r for r in cap.records if keep(tcp_of(r))])
 
 
+def routed_peer(cap: Capture, hops: int = 7) -> Capture:
+    """The data receiver's packets with their IPv4 TTL lowered by `hops` (header checksum redone),
+    as a tap beside the sender sees a peer `hops` routers away."""
+    k = data_dir_key(cap)
+
+    def lowered(r: Record) -> Record:
+        d = r.data
+        ttl_at, csum_at = ETH_LEN + 8, ETH_LEN + 10
+        hdr = bytearray(d[ETH_LEN:ETH_LEN + (d[ETH_LEN] & 0x0F) * 4])
+        hdr[8] = max(1, hdr[8] - hops)
+        hdr[10:12] = b"\0\0"
+        total = sum(struct.unpack(f"!{len(hdr) // 2}H", bytes(hdr)))
+        while total >> 16:
+            total = (total & 0xFFFF) + (total >> 16)
+        d = d[:ttl_at] + bytes([hdr[8]]) + d[ttl_at + 1:csum_at] + struct.pack("!H", ~total & 0xFFFF) + d[csum_at + 2:]
+        return r.with_data(d)
+    return cap.replace_records([lowered(r) if (t := tcp_of(r)) and t.key != k else r for r in cap.records])
+
+
 def isn_wrap(cap: Capture) -> tuple[Capture, dict[tuple, int]]:
     """Each direction's sequence numbers (and the peer's ACKs and SACK edges of them) shifted so that
     they pass 2^32 half way through what that direction sends; returns the shift per direction."""

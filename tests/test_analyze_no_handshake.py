@@ -18,7 +18,7 @@ from stallscope.analyzers.analyze import analyze_file
 NAMES = ("moldeklev-bsd44-S8192-R32768-w4096", "slowreader-linux-3mbit-rcv65535-fastethernet",
          "slowreader-linux-2mbit-rcv16384-fddi", "atm-bsd44-none-400cells-s7", "sndbuf-linux20-snd4096-2m-20ms",
          "moldeklev-freebsd4-S8192-R32768-w4096", "slowreader-sunos41-2mbit-rcv16384-fddi",
-         "slowreader-sunos41-3mbit-rcv65535-fastethernet")
+         "slowreader-sunos41-3mbit-rcv65535-fastethernet", "idle-linux-think300ms-w2000")
 
 
 @pytest.fixture(scope="module")
@@ -118,3 +118,20 @@ def test_the_round_trip_is_no_longer_than_a_prompt_ack(traces: Path) -> None:
     assert timing["from"] == "data" and timing["path_rtt_ns"] < 1_000_000
     report = _score(traces, name)
     assert report["causes"]["send_buffer_limited"]["recall"] >= 0.9, report["causes"]
+
+
+def test_ttls_place_the_tap_beside_an_application_paced_sender(traces: Path) -> None:
+    """Linux writing 2000 bytes every 300 ms, each write 260 ms after the peer's delayed ACK: without
+    a handshake those "reactions" read as a receiver-side tap's 260 ms round trip, and the idle
+    gaps went unseen. Both ends' TTLs 64 (one network segment) tell nothing, so the control still
+    misses them; with the peer 7 routers away and the sender's packets at their initial TTL, the tap
+    is beside the sender and every think time is application_idle."""
+    name = "idle-linux-think300ms-w2000"
+    assert _score(traces, name)["causes"]["application_idle"]["recall"] < 0.1
+    routed = traces / f"{name}.routed.nosyn.pcap"
+    pe.routed_peer(pe.read(traces / f"{name}.nosyn.pcap")).write(routed)
+    timing = analyze_file(routed).files[0].connections[0].vantage["0"]
+    assert timing["vantage"] == "sender" and timing["reaction_lag_ns"] == 0
+    report = scoring.score_files(routed, traces / f"{name}.nosyn.pcap.truth.json").to_json()["ground_truth"]
+    assert report["causes"]["application_idle"]["recall"] >= 0.9, report["causes"]
+    assert report["totals"]["misattributed"] == 0
