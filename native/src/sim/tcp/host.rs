@@ -536,7 +536,10 @@ impl Host {
     fn sosend_step(&mut self, net: &mut Net, now: Ns) {
         let in_round = self.round_space > 0;
         let space = if in_round { self.round_space } else { self.sndbuf - self.sb_cc };
-        let lowat = if self.p.lowat_is_mss { self.maxseg } else { self.p.writer_lowat };
+        // The low-water mark never exceeds the buffer (soreserve; FreeBSD's sosetopt clips it again
+        // after SO_SNDBUF): Tru64's 8 KB cluster mark under a 4 KB buffer would never be met, and
+        // the writer would sleep forever with nothing sent.
+        let lowat = if self.p.lowat_is_mss { self.maxseg } else { self.p.writer_lowat }.min(self.sndbuf);
         let n = rules::sosend_chunk(self.p, self.w_resid, space, in_round, Some(lowat));
         if n != 0 && !in_round && rules::sosend_rounds(self.p) {
             self.round_space = space; // measured once; the round copies until it is used up
