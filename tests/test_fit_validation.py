@@ -214,3 +214,18 @@ def test_a_writers_pauses_are_no_link_rate(tmp_path):
     assert row["fit_rate_bps"] is None or row["fit_rate_bps"] >= 1_000_000, row  # not the ~82 kbit/s of the pauses
     assert row["fit_think_ns"] == 300_000_000, row
     assert row["goodput_ok"] and row["personality_ok"], row
+
+
+def test_a_stack_that_copies_past_its_buffer_floors_s_below_its_flight(tmp_path):
+    """Tru64 with a 4 KB send buffer (a holdout trace): OSF/1's sosend copies a whole 8 KB cluster
+    once any room is left, so its flights reach 8 KB and the fit's S is 8192. A buffer holds its
+    flight for every other stack, so the claim stopped at the 8 KB plateau and left the true 4 KB
+    out, though the run with it is the same; for Tru64 the floor is a cluster below the plateau."""
+    from stallscope.analyzers import corpus_holdout
+
+    spec = {s.name: s for s in corpus_holdout.plan()}["sndbuf-tru64-snd4096-2m-20ms"]
+    run_trace(spec, tmp_path)
+    row = validate_trace(str(tmp_path / f"{spec.name}.pcap"))
+    assert row["true_sndbuf"] == 4096 and row["sndbuf"] == 8192, row
+    assert not row["sndbuf_claims_value"] and row["sndbuf_low"] <= 4096 and row["sndbuf_interval_ok"], row
+    assert row["goodput_ok"] and row["personality_ok"], row

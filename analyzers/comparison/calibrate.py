@@ -1026,6 +1026,10 @@ SNDBUF_STEPS_UP = (1.1, 1.25, 1.5, 2, 3, 4, 8, 16, 64)
 SNDBUF_MARGIN = KEEP_FIRST_MARGIN
 # A fit claims S when the buffers consistent with the trace all lie within this share of it.
 SNDBUF_CLAIM = 0.10
+# How far a stack's flight can stand above its send buffer: OSF/1's sosend (Tru64) copies a whole
+# 8 KB cluster once any room is left (the simulator's mbuf_threshold copy), so a 4 KB buffer carries
+# 8 KB flights. Every other stack copies no more than the room (its flight is at most its buffer).
+SNDBUF_OVERFILL = {"tru64": 8192}
 # A buffer whose run's goodput is within this share of the fitted run's is taken into an interval or
 # floor even where the run is further off by its stalls: S there did not change the goodput.
 SNDBUF_SAME_GOODPUT = 0.05
@@ -1055,6 +1059,9 @@ def sndbuf_range(fit: Fit, conn: ConnectionAnalysis, rows: Any, target: Target) 
         return None
     d = conn.data_direction
     plateau = int((d.profile.get("send_buffer_estimate") or 0) if d is not None else 0)
+    # The smallest buffer that could hold the flight the trace showed (a buffer holds its flight, but
+    # for a stack that copies past it).
+    floor = max(0, plateau - SNDBUF_OVERFILL.get(fit.value("personality"), 0))
     prefix = _prefix(fit, conn, rows)
     cut, target = prefix if prefix is not None else (fit, target)
     base = _scored(cut, {}, target)
@@ -1063,11 +1070,12 @@ def sndbuf_range(fit: Fit, conn: ConnectionAnalysis, rows: Any, target: Target) 
     settled0 = int(base[1])
     if base[0] > SECOND_PASS_SCORE:
         # A run this far from its trace cannot tell one buffer from another by how close it comes.
-        return Fitted({"low": plateau or None, "high": None, "fitted": settled0, "claims_value": False,
-                       "floor": plateau},
+        return Fitted({"low": floor or None, "high": None, "fitted": settled0, "claims_value": False,
+                       "floor": floor},
                       f"undetermined: the fitted run is too far from the trace (distance {base[0]:.3f}, above "
-                      f"{SECOND_PASS_SCORE}) for runs with other send buffers to tell them apart; S is at least the "
-                      f"flight's plateau ({plateau}: a buffer holds its flight)")
+                      f"{SECOND_PASS_SCORE}) for runs with other send buffers to tell them apart; S is at least "
+                      f"{floor} (the flight's plateau {plateau}: a buffer holds its flight"
+                      + (", less the cluster its stack copies past it)" if floor != plateau else ")"))
     asked0 = fit.value("sndbuf")
     if not asked0:
         from .fit import SNDBUF_DOUBLED
@@ -1086,7 +1094,7 @@ def sndbuf_range(fit: Fit, conn: ConnectionAnalysis, rows: Any, target: Target) 
             continue
         got = _scored(cut, {"sndbuf": asked}, target)
         runs += 1
-        if got is None or not got[1] or got[1] < plateau:
+        if got is None or not got[1] or got[1] < floor:
             # Below the flight the trace showed: ruled out by the trace itself.
             continue
         alike = got[0] <= base[0] + SNDBUF_MARGIN
@@ -1101,10 +1109,10 @@ def sndbuf_range(fit: Fit, conn: ConnectionAnalysis, rows: Any, target: Target) 
     hull = close if claims else close + same
     low, high = min(hull), (None if (top if claims else top_same) else max(hull))
     tried_low = min(close + far)
-    if not claims and plateau and tried_low in hull and tried_low > plateau:
+    if not claims and floor and tried_low in hull and tried_low > floor:
         # The smallest buffer tried (a quarter of the request) is as close: no run ruled out one
         # between it and the flight's plateau.
-        low = plateau
+        low = floor
     below = max((x for x in far if x < low), default=None)
     above = min((x for x in far if high is not None and x > high), default=None)
     tried = (f"{runs} runs of the fit with other send buffers, each held against the trace (the fitted one's "
@@ -1113,15 +1121,15 @@ def sndbuf_range(fit: Fit, conn: ConnectionAnalysis, rows: Any, target: Target) 
                 else "") + ")")
     if claims:
         how = (f"determined: {tried}; only buffers within {SNDBUF_CLAIM:.0%} of the fitted {settled0} are as close "
-               f"(at {below if below else 'the flight plateau ' + str(plateau)} and {above} the runs are further off)")
+               f"(at {below if below else 'the floor ' + str(floor)} and {above} the runs are further off)")
     elif high is None:
         how = (f"undetermined above a floor: {tried}; the buffers as close to the trace span {low} (the flight's "
-               f"plateau {plateau} is a floor: a buffer holds its flight) to 64 times the fitted request: a window, "
+               f"plateau {plateau} makes {floor} a floor: a buffer holds its flight) to 64 times the fitted request: a window, "
                "the congestion window or the application held the flight, not the buffer")
     else:
         how = (f"an interval: {tried}; the buffers as close to the trace as the fitted {settled0} span {low} to "
                f"{high}" + (f" (at {below} and at {above} further off)" if below else f" (at {above} further off)"))
-    return Fitted({"low": low, "high": high, "fitted": settled0, "claims_value": claims, "floor": plateau}, how)
+    return Fitted({"low": low, "high": high, "fitted": settled0, "claims_value": claims, "floor": floor}, how)
 
 
 def with_sndbuf_range(fit: Fit, conn: ConnectionAnalysis, rows: Any, target: Target) -> Fit:
