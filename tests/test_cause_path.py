@@ -210,3 +210,21 @@ def test_one_small_frame_among_hundreds_shows_no_size_selective_loss(tmp_path: P
     # Its one stall is the tail's: resent twice, and the trace ends before anything acknowledged it
     # (the simulator's truth records no stall there, the transfer having closed).
     assert [s.cause for s in analysis.stalls] == ["undetermined"]
+
+
+def test_the_jumbo_findings_why_says_which_evidence_named_it() -> None:
+    """Size-selective loss (small frames enough that loss blind to size would have taken some) and
+    loss in bursts per timeout are two readings of GigaTCP's dry slot pool; the finding's `why`
+    says which one it rests on, with its numbers (it said "in bursts" for both)."""
+    from stallscope.analyzers.causes.path import _jumbo_slots
+
+    profile = {"max_ip_len": 9000, "mss_advertised": 8960, "mss_offered_by_peer": 8960}
+    bursts = _jumbo_slots(_jumbo_rows(small_resend_seq=200_001), profile, None)
+    assert bursts is not None and bursts[2]["small_losses_expected"] < 3
+    assert bursts[2]["why"].endswith("in bursts that timed out (5 frames resent over 2 timeouts)"), bursts[2]["why"]
+    rows = _jumbo_rows(small_resend_seq=200_001)
+    small = pl.DataFrame([{"seq_rel": 400_001 + i * 1000, "payload_len": 1000, "ip_len": 1052, "retransmission": False,
+                           "retrans_kind": None, "snd_una": 1} for i in range(400)])
+    selective = _jumbo_slots(pl.concat([rows, small]), profile, None)
+    assert selective is not None and selective[2]["small_losses_expected"] >= 3
+    assert f"would have taken {selective[2]['small_losses_expected']:.0f} of the 401 small ones" in selective[2]["why"]

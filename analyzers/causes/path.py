@@ -221,5 +221,8 @@ def _jumbo_slots(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None):
         "small_frames_resent_past_the_hole": small.height, "small_frames_sent": small_sent,
         "small_losses_expected": round(expected_small, 2),
         "timeouts": timeouts, "largest_ip_len": ip_max,
-        "why": "only jumbo frames (above the standard 1500-byte MTU) were lost, in bursts that timed out",
+        "why": ("only jumbo frames (above the standard 1500-byte MTU) were lost, "
+                + (f"where loss blind to size would have taken {expected_small:.0f} of the "
+                   f"{small_sent} small ones" if selective else f"in bursts that timed out ({lost.height} frames "
+                                                               f"resent over {timeouts} timeouts)")),
     })
