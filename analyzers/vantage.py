@@ -113,9 +113,11 @@ def _int(v) -> int | None:
     return None if v is None else int(v)
 
 
-# The TTLs (IPv6 hop limits) stacks start their packets with. A packet seen with one of these was
-# captured on its sender's own network segment, no router between; one seen below it crossed routers.
-INITIAL_TTLS = (32, 64, 128, 255)
+# The TTLs (IPv6 hop limits) stacks start their packets with: 32 (old Windows), 60 (AIX), 64, 128,
+# 255, and 1 where a protocol keeps to its link on purpose (eBGP, GTSM's peers). A packet seen with
+# one of these was captured on its sender's own network segment, no router between; one seen below
+# it crossed routers.
+INITIAL_TTLS = (1, 32, 60, 64, 128, 255)
 
 
 def sender_side(ttls: dict[tuple[int, int], int], stream: int, d: int) -> bool:
