@@ -41,6 +41,12 @@ WRITE_SIZED_SHARE = 0.5
 # slow start) or a host-wide counter's other flows: the lower share is trusted only where the
 # host's other captured connections show counters of their own (id_counters).
 IP_ID_COUNTING_SHARE = 0.8
+# ...over this many packets of the direction at least, unless the host's other connections show it
+# keeps a counter per connection (id_counters): a host-wide counter counts one per packet too
+# while the host sends nothing else, and a short connection can fall in such a quiet spell (nDPI's
+# skinny.pcap: a phone's 12 signalling packets stepped by one until its RTP stream began, then
+# skipped 4 ids for the RTP packets it sent, read as 4 segments lost).
+IP_ID_MIN_PACKETS = 20
 IP_ID_COUNTING_SHARE_OWN = 0.25
 IP_ID_FORWARD_SHARE = 0.95
 IP_ID_FORWARD_MAX = 256
@@ -317,19 +323,20 @@ def _profile(r: dict[str, Any], peer: dict[str, Any]) -> dict[str, Any]:
         "_peer_dupacks_visible": bool(peer.get("ip_ids_vary")) or not peer.get("timestamps", False),
         # The direction's IPv4 ids count up by one per packet (a per-connection counter, Linux's for
         # DF packets), so a skipped id is a packet sent and not seen here. (Private.)
-        "_ip_ids_count": _ids_count(r, peer, IP_ID_COUNTING_SHARE),
+        "_ip_ids_count": _ids_count(r, peer, IP_ID_COUNTING_SHARE, IP_ID_MIN_PACKETS),
         # The same with the lower share, for a host whose counters are its connections' own. (Private.)
         "_ip_ids_count_own": _ids_count(r, peer, IP_ID_COUNTING_SHARE_OWN),
     }
     return p
 
 
-def _ids_count(r: dict[str, Any], peer: dict[str, Any], step_one_share: float) -> bool:
-    """Whether the direction's IPv4 ids count one per packet, at `step_one_share` of steps of one.
+def _ids_count(r: dict[str, Any], peer: dict[str, Any], step_one_share: float, min_packets: int = 0) -> bool:
+    """Whether the direction's IPv4 ids count one per packet, at `step_one_share` of steps of one
+    over `min_packets` packets or more.
     Not where it sent not one pure ACK for the peer's data segments: a capture filter kept only
     packets with payload (or every ACK rode on data), and its ids skip for the ACKs it dropped."""
     no_pure_acks = r["pure_acks"] == 0 and (peer.get("data_packets") or 0) >= ACKS_EXPECTED_AFTER
-    return ((r["ip_id_step_one"] or 0) >= step_one_share and (r["ip_id_forward"] or 0) >= IP_ID_FORWARD_SHARE
+    return (r["packets"] >= min_packets and (r["ip_id_step_one"] or 0) >= step_one_share and (r["ip_id_forward"] or 0) >= IP_ID_FORWARD_SHARE
             and not no_pure_acks)
 
 

@@ -11,6 +11,9 @@ from other people's hosts, cut to 96 bytes.
   the server answers with a 31-byte alert; and two HTTP downloads whose sniffer missed runs of the
   server's segments (the segment after each silence starts thousands of bytes past the last one
   seen, and nothing ever resends the bytes between), in one of which the client held an ACK 564 ms.
+- ndpi_skinny_phone_rtp.pcap: two SCCP phones (TTL 64, their call manager two hops off), no
+  handshake. A phone's 12 signalling packets stepped by one id until its call's RTP stream began,
+  and then skipped the ids of the RTP packets it sent (UDP, in the file but not in the analysis).
 - ndpi_ultrasurf_gro_no_handshake.pcap: a download taken on a cloud VM with GRO on, no handshake:
   frames of 2576 bytes among 1288-byte ones, each two segments merged.
 """
@@ -85,3 +88,17 @@ def test_merged_segments_without_a_handshake_are_super_frames() -> None:
     assert {"superframes", "no_syn"} <= {n.kind for n in c.notes}
     assert c.findings == []
 
+
+
+def test_a_short_connections_id_steps_do_not_prove_a_counter_of_its_own() -> None:
+    """The phones' TTLs put the tap on their side, so their 20-100 ms pauses are stalls. One ended
+    after 4 ids were skipped: RTP packets of the same host, its one counter having stepped by one
+    only while the phone sent nothing else. Twelve packets do not show a per-connection counter,
+    so the skip is no loss (it was a 42 ms burst_loss_timeout)."""
+    [f] = analyze_file(DATA / "ndpi_skinny_phone_rtp.pcap").files
+    assert len(f.connections) == 2
+    phones = [s for c in f.connections for s in c.stalls if s.direction.startswith("192.168.195.")]
+    assert phones and all(v["vantage"] == "sender" for c in f.connections
+                          for k, v in c.vantage.items() if c.directions[int(k)].direction.startswith("192.168.195."))
+    assert not {s.cause for s in phones} & LOSS
+    assert not any("ids_unseen" in s.evidence for s in phones)
