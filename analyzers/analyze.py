@@ -152,13 +152,14 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
     result.endpoints = packets.group_by(["stream", "dir"]).agg(pl.col(c).first() for c in ENDPOINT_COLUMNS)
     ttls = inference.ttl_max(packets)
     id_counters = inference.id_counters(packets, result.endpoints)
+    loopback = artifacts.loopback_streams(result.endpoints)
     packets, file_notes, conn_notes = artifacts.clean(packets.drop(ENDPOINT_COLUMNS + [inference.TTL], strict=False),
-                                                      artifacts.loopback_streams(result.endpoints))
+                                                      loopback)
     result.notes.extend(file_notes)
     state = sender_state(packets)
     for s_, notes in artifacts.unseen_notes(state).items():
         conn_notes.setdefault(s_, []).extend(notes)
-    timings = vantage.timings(state, ttls)
+    timings = vantage.timings(state, ttls, loopback)
     clock = vantage.clock_step_ns(state["ts_ns"])
     if clock >= COARSE_CLOCK_NS:
         timings = {k: replace(t, clock_ns=clock) for k, t in timings.items()}

@@ -18,9 +18,10 @@ SEGMENT = 65483
 SNAPLEN = 128
 
 
-def _capture(path: Path, src: str, dst: str, segments: int = 20) -> Path:
-    """A bulk transfer seen from its middle: no SYN, `segments` full segments each acknowledged at
-    once, payload cut by the snaplen (the IP header keeps the length)."""
+def _capture(path: Path, src: str, dst: str, segments: int = 20, gap_ns: int = 50_000) -> Path:
+    """A bulk transfer seen from its middle: no SYN, `segments` full segments each acknowledged
+    `gap_ns` after it and the next sent `gap_ns` after the ACK, payload cut by the snaplen (the IP
+    header keeps the length)."""
     a, b = socket.inet_aton(src), socket.inet_aton(dst)
     records = []
     t = 1_000_000_000
@@ -39,9 +40,9 @@ def _capture(path: Path, src: str, dst: str, segments: int = 20) -> Path:
     for _ in range(segments):
         records.append((t, *frame(a, b, 40000, 5001, seq, ack, SEGMENT)))
         seq += SEGMENT
-        t += 50_000
+        t += gap_ns
         records.append((t, *frame(b, a, 5001, 40000, ack, seq, 0)))
-        t += 50_000
+        t += gap_ns
     with open(path, "wb") as fh:
         dpkt.pcap.Writer(fh, snaplen=SNAPLEN, nano=True)  # the file header only
         for ts, data, wire in records:
@@ -62,3 +63,19 @@ def test_loopback_segments_are_not_superframes(tmp_path: Path, src: str, dst: st
         assert "superframes" in kinds and sender["superframes"] == 20 and sender["max_segment"] is None
     else:
         assert "superframes" not in kinds and sender["superframes"] == 0 and sender["max_segment"] == SEGMENT
+
+
+def test_a_loopback_tap_is_beside_both_ends(tmp_path: Path) -> None:
+    """Over lo the tap sees each packet as it is sent: every direction's reaction lag is 0 and its
+    vantage the sender's. The same timings between two hosts (each ACK 50 us after the data, the
+    next data 50 us after it) put the tap half way."""
+    on_lo = analyze_file(_capture(tmp_path / "lo.pcap", "127.0.0.1", "127.0.0.1")).files[0].connections[0]
+    assert {d: (v["vantage"], v["reaction_lag_ns"]) for d, v in on_lo.vantage.items()} == {
+        "0": ("sender", 0), "1": ("sender", 0)}
+    apart = analyze_file(_capture(tmp_path / "net.pcap", "10.0.0.1", "10.0.0.2")).files[0].connections[0]
+    assert apart.vantage["0"]["vantage"] == "middle" and apart.vantage["0"]["reaction_lag_ns"] > 0
+
+    # Loopback addresses 22 ms apart are a tunnel or relay that kept them, not lo: the measured
+    # timing stands (nDPI's openvpn.pcap).
+    relayed = analyze_file(_capture(tmp_path / "relay.pcap", "127.0.0.1", "127.0.0.1", gap_ns=11_000_000))
+    assert relayed.files[0].connections[0].vantage["0"]["reaction_lag_ns"] > 0
