@@ -151,7 +151,7 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
         return result
     result.endpoints = packets.group_by(["stream", "dir"]).agg(pl.col(c).first() for c in ENDPOINT_COLUMNS)
     ttls = inference.ttl_max(packets)
-    id_counters = inference.id_counters(packets, result.endpoints)
+    id_counters = inference.id_counters(packets, result.endpoints, ttls)
     loopback = artifacts.loopback_streams(result.endpoints)
     packets, file_notes, conn_notes = artifacts.clean(packets.drop(ENDPOINT_COLUMNS + [inference.TTL], strict=False),
                                                       loopback)

@@ -312,18 +312,22 @@ def _run_one(args: tuple[TraceSpec, Path]) -> dict[str, Any]:
     return run_trace(*args)
 
 
+def _plan(small: bool, holdout: bool) -> list[TraceSpec]:
+    """The scoring corpus's plan, its small subset, or the holdout plan."""
+    if holdout:
+        from stallscope.analyzers import corpus_holdout  # (it imports this module)
+
+        return corpus_holdout.plan()
+    return small_plan() if small else plan()
+
+
 def generate(out_dir: Path, *, small: bool = False, jobs: int = 2, only: list[str] | None = None,
              on_trace: Callable[[int, int], None] | None = None, holdout: bool = False) -> dict[str, Any]:
     """Write the corpus (or the small one) into `out_dir` with its manifest; the manifest.
     `on_trace(done, total)` is called as each trace is written (a progress display)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    if holdout:
-        from stallscope.analyzers import corpus_holdout
-
-        specs = corpus_holdout.plan()
-    else:
-        specs = small_plan() if small else plan()
+    specs = _plan(small, holdout)
     if only:
         specs = [s for s in specs if any(o in s.name for o in only)]
     tasks = [(s, out_dir) for s in specs]
@@ -402,9 +406,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar (shown only on a terminal)")
     args = parser.parse_args(argv)
     if args.list:
-        from stallscope.analyzers import corpus_holdout
-
-        for s in (corpus_holdout.plan() if args.holdout else small_plan() if args.small else plan()):
+        for s in _plan(args.small, args.holdout):
             print(s.name)
         return 0
     t0 = time.monotonic()

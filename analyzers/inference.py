@@ -214,13 +214,14 @@ SHARED_COUNTER_MIN_SWITCHES = 4
 ID_COUNTER_SAMPLE = 200_000
 
 
-def id_counters(packets: pl.DataFrame, endpoints: pl.DataFrame) -> dict[tuple[int, int], str]:
+def id_counters(packets: pl.DataFrame, endpoints: pl.DataFrame,
+                ttls: dict[tuple[int, int], int]) -> dict[tuple[int, int], str]:
     """Per (stream, dir) of a source address with more than one captured connection: "shared"
     when the host numbers all its packets with one counter (a skipped id is then another flow's
     packet, not one lost before the tap), "own" when each connection has its own, as Linux's do.
     A sender whose IPv4 packets arrive with a TTL above 64 is "shared" whatever its connections
-    show (`_ttl_shared`)."""
-    kinds = _ttl_shared(packets)
+    show (`_ttl_shared`; `ttls`: `ttl_max(packets)`)."""
+    kinds = _ttl_shared(ttls)
     addrs = endpoints.group_by("src_addr").agg(pl.len().alias("n")).filter(pl.col("n") > 1)["src_addr"]
     if addrs.len() == 0:
         return kinds
@@ -262,12 +263,10 @@ def ttl_max(packets: pl.DataFrame) -> dict[tuple[int, int], int]:
     return {(int(st), int(d)): int(t) for st, d, t in rows.iter_rows()}
 
 
-def _ttl_shared(packets: pl.DataFrame) -> dict[tuple[int, int], str]:
-    if TTL not in packets.columns:
-        return {}
-    ttl = packets.select("stream", "dir", "ttl", "ip_id").filter(pl.col("ip_id").is_not_null()).group_by(
-        ["stream", "dir"]).agg(pl.col("ttl").max()).filter(pl.col("ttl") > LINUX_TTL)
-    return {(int(st), int(d)): "shared" for st, d in ttl.select("stream", "dir").iter_rows()}
+def _ttl_shared(ttls: dict[tuple[int, int], int]) -> dict[tuple[int, int], str]:
+    """"shared" for each direction whose packets arrive with a TTL above 64 (`ttl_max`). (An IPv6
+    direction's hop limit may count too: it carries no ids, so nothing reads its counter.)"""
+    return {k: "shared" for k, t in ttls.items() if t > LINUX_TTL}
 
 
 def flight_fields(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, Any]]:

@@ -216,13 +216,12 @@ def _jumbo_slots(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None):
     burst = BURST_PER_TIMEOUT if link_known else UNKNOWN_LINK_BURST
     if not selective and lost.height < burst * timeouts:
         return None
+    shown = (f"where loss blind to size would have taken {expected_small:.0f} of the {small_sent} small ones"
+             if selective else f"in bursts that timed out ({lost.height} frames resent over {timeouts} timeouts)")
     return (Cause.JUMBO_SLOT_EXHAUSTION.value, 0.8 if selective else 0.6, {
         "lost_large_frames": large_lost, "lost_small_frames": 0,
         "small_frames_resent_past_the_hole": small.height, "small_frames_sent": small_sent,
         "small_losses_expected": round(expected_small, 2),
         "timeouts": timeouts, "largest_ip_len": ip_max,
-        "why": ("only jumbo frames (above the standard 1500-byte MTU) were lost, "
-                + (f"where loss blind to size would have taken {expected_small:.0f} of the "
-                   f"{small_sent} small ones" if selective else f"in bursts that timed out ({lost.height} frames "
-                                                               f"resent over {timeouts} timeouts)")),
+        "why": "only jumbo frames (above the standard 1500-byte MTU) were lost, " + shown,
     })

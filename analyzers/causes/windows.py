@@ -33,12 +33,13 @@ def rule(ctx: StallContext) -> Verdict | None:
     if win_before is None or not m:
         return None
     outstanding = max(0, ctx.snd_max_before_end - ack_before)
-    if not ctx.profile.get("window_known", True):
+    usable = ack_before + win_before - ctx.snd_max_before_end
+    need = max(1, ctx.held_len)
+    if not ctx.profile.get("window_known", True) and (win_before == 0 or usable < need):
         # A window of unknown scale is read raw, a floor of the real one: room in the raw window
         # is room in the real one (so the sender's own limits held it, below), but a raw window
         # too small says nothing unless it is zero at every scale.
-        if win_before == 0 or ack_before + win_before - ctx.snd_max_before_end < max(1, ctx.held_len):
-            return _zero_window_unscaled(ctx, rel, ack_before, win_before)
+        return _zero_window_unscaled(ctx, rel, ack_before, win_before)
     if lost_flight(ctx, outstanding, m):
         # Most of a flight of several segments was lost and fast retransmission resent it after
         # the stall: the receiver had one segment to acknowledge (its timer did) instead of the
@@ -58,8 +59,6 @@ def rule(ctx: StallContext) -> Verdict | None:
             (Alternative(Cause.BURST_LOSS_TIMEOUT.value, None, 0.4, "the flight was lost"),
              Alternative(Cause.WINDOW_UPDATE_DEADLOCK.value, "congestion_window", 0.3,
                          "the congestion window waited for the delayed ACK")))
-    usable = ack_before + win_before - ctx.snd_max_before_end
-    need = max(1, ctx.held_len)
     timer = timer_driven(ctx, rel)
     evidence = {
         "releasing_ack_frame": rel.frame,
@@ -109,6 +108,7 @@ def rule(ctx: StallContext) -> Verdict | None:
     if timer:
         alts = [Alternative(Cause.SEND_BUFFER_LIMITED.value if buffer_full else Cause.RECEIVER_WINDOW_LIMITED.value,
                             detail, 0.25, "the ACK that released it was the peer's delayed-ACK timer's")]
+        conf = 0.75
         if ctx.held_len >= m and not segment_size_shown(ctx.profile):
             # No SYN gave the MSS and every segment of the largest size was a write's: the flight
             # may be a short segment, the next write waiting in the buffer behind it for Nagle
@@ -116,8 +116,8 @@ def rule(ctx: StallContext) -> Verdict | None:
             evidence["segment_size_shown"] = False
             alts.insert(0, Alternative(Cause.NAGLE_DELAYED_ACK.value, None, 0.45,
                                        f"if the MSS exceeds the {m}-byte segments, Nagle held the next one"))
-            return Verdict(Cause.WINDOW_UPDATE_DEADLOCK.value, detail, 0.5, evidence, tuple(alts))
-        return Verdict(Cause.WINDOW_UPDATE_DEADLOCK.value, detail, 0.75, evidence, tuple(alts))
+            conf = 0.5
+        return Verdict(Cause.WINDOW_UPDATE_DEADLOCK.value, detail, conf, evidence, tuple(alts))
     if buffer_full:
         return Verdict(Cause.SEND_BUFFER_LIMITED.value, None, 0.75, evidence)
     typical = ctx.timing.typical_rtt_ns or ctx.timing.path_rtt_ns or 0
