@@ -257,6 +257,8 @@ def _complete_profile(conn: ConnectionAnalysis, c: dict[str, Any], d: int, part:
             sb = windows.send_buffer_finding(own_rows, prof, timings.get((s, d)), peer_prof.get("data_packets", 0),
                                              peer_acks_rows)
             found += [sb] if sb else []
+            if sb and "ceiling_from_ns" in sb[2]:
+                prof["_buffer_bound_from_ns"] = sb[2]["ceiling_from_ns"]  # the timeline's send_buffer share
     for cause, conf, ev in found:
         conn.findings.append(ConnectionFinding(d, _direction(c, d), cause, None, conf, ev))
     causes = [f.cause for f in conn.findings if f.dir == d]

@@ -58,6 +58,9 @@ def limit_shares(part: pl.DataFrame, d: int, profile: dict[str, Any], stalls: li
               & (pl.lit(bool(profile.get("window_known", True))) | (pl.col("peer_window") == 0))).then(pl.lit("peer_window"))
         .when(pl.col("usable").fill_null(1 << 40) < m).then(pl.lit("window_unknown"))
         .when(pl.lit(buffered) & (pl.col("flight") >= (plateau or 0) - m)).then(pl.lit("send_buffer"))
+        # A flight shown to press against the buffer every round trip (windows.send_buffer_finding's
+        # ceiling) waits for buffer space between its peaks too: no congestion window held it.
+        .when(pl.col("ts_ns") >= (profile.get("_buffer_bound_from_ns") or (1 << 62))).then(pl.lit("send_buffer"))
         .when(pl.lit(not clocked)).then(pl.lit("application"))
         .otherwise(pl.lit("cwnd"))
     )

@@ -77,7 +77,7 @@ def _flights(ack_after_ns: int, gap_ns: int, rounds: int = 20):
         last = ts + 7 * 10_000
         for i in range(8):
             rows.append({"ts_ns": ts + i * 10_000, "payload_len": seg, "in_flight": (i + 1) * seg,
-                         "rtt_ns": last + ack_after_ns - (ts + i * 10_000)})
+                         "rtt_ns": last + ack_after_ns - (ts + i * 10_000), "peer_window": 256 * 1024})
         acks.append(last + ack_after_ns)
         ts = last + gap_ns
     return pl.DataFrame(rows), pl.DataFrame({"ts_ns": acks})
@@ -232,3 +232,63 @@ def test_an_ack_held_40_ms_with_segments_arriving_behind_it_is_no_timer() -> Non
 
     conn = analyze_file(Path(__file__).parent / "data" / "burst_loss_sack_loaded_host.pcap").files[0].connections[0]
     assert {s.cause for s in conn.stalls} <= {"undetermined"}
+
+
+def _clocked(peaks: list[int], windows: list[int] | None = None, rtt: int = 60_000_000):
+    """An ACK-clocked sender with no silence: each round trip 40 segments spread evenly across it,
+    the flight climbing from 60 % of that round trip's peak to the peak (a writer woken when half
+    its buffer is free refills it). Returns own rows for send_buffer_finding."""
+    seg, rows = 1448, []
+    for r, peak in enumerate(peaks):
+        for i in range(40):
+            rows.append({"ts_ns": r * rtt + i * rtt // 40, "payload_len": seg,
+                         "in_flight": int(peak * (0.6 + 0.4 * i / 39)), "rtt_ns": rtt + 50_000,
+                         "peer_window": (windows or [442_368] * len(peaks))[r]})
+    return pl.DataFrame(rows)
+
+
+def test_an_ack_clocked_flight_pressed_against_its_buffer_is_send_buffer_limited() -> None:
+    """small_sndbuf_long_rtt captured again with 64 KB and a 60 ms round trip: Linux wakes the writer
+    as half its buffer frees, so the flight refills on every ACK and never falls silent (the silence
+    rule saw nothing), yet its peak stood at the same 130 KB in 45 of 45 round trips while the peer
+    offered 442 KB. A congestion window growing without loss, an application's own wandering pace
+    and a peer window at the ceiling each make no such finding."""
+    from stallscope.analyzers.causes.windows import send_buffer_finding
+    from stallscope.analyzers.vantage import Timing
+
+    rtt, cap = 60_000_000, 132_896
+    timing = Timing(path_rtt_ns=rtt, lag_ns=20_000, vantage="sender", source="handshake", typical_rtt_ns=rtt)
+    profile = {"send_buffer_estimate": cap, "peer_receive_window_max": 442_368, "bytes": 50 * 40 * 1448,
+               "max_segment": 1448, "timeouts": 0, "retransmitted_packets": 0, "window_known": True}
+    slow_start = [cap // 8, cap // 4, cap // 2]
+    found = send_buffer_finding(_clocked(slow_start + [cap] * 30), profile, timing, 0, None)
+    assert found is not None and found[0] == "send_buffer_limited"
+    assert found[2]["ceiling_rtts"] == 30 and found[2]["rtts"] == 30 and found[2]["waiting_share"] < 0.5
+    # Congestion avoidance without loss: the peak grows a segment per round trip.
+    growing = [cap - (30 - r) * 1448 for r in range(30)]
+    assert send_buffer_finding(_clocked(slow_start + growing), {**profile, "send_buffer_estimate": max(growing)},
+                               timing, 0, None) is None
+    # An application's pace: the peaks wander between half the largest and the largest.
+    wandering = [cap if r % 3 == 0 else int(cap * (0.5 + 0.1 * (r % 4))) for r in range(30)]
+    assert send_buffer_finding(_clocked(wandering), profile, timing, 0, None) is None
+    # The peer's window sat at the ceiling: the window, not the buffer, held the flight.
+    assert send_buffer_finding(_clocked([cap] * 30, [cap + 1448] * 30), profile, timing, 0, None) is None
+    # A writer that paused whole round trips paced itself.
+    paused = _clocked([cap] * 30).filter(pl.col("ts_ns") // rtt % 5 != 4)
+    assert send_buffer_finding(paused, profile, timing, 0, None) is None
+    # With the window scale unknown the window's room is not shown.
+    assert send_buffer_finding(_clocked([cap] * 30), {**profile, "window_known": False}, timing, 0, None) is None
+
+
+def test_a_linux_sender_refilled_on_every_ack_is_send_buffer_limited_in_a_real_capture() -> None:
+    """The capture behind the synthetic case above (tests/data/README.md): the finding, and the
+    timeline charging the round trips after the flight first met its buffer to the send buffer,
+    not to a congestion window that never bound it."""
+    from stallscope.analyzers.analyze import analyze_file
+
+    cap = Path(__file__).resolve().parent / "data" / "linux_sndbuf_64k_ack_clocked.pcap"
+    (conn,) = analyze_file(cap).files[0].connections
+    (finding,) = [f for f in conn.findings if f.cause == "send_buffer_limited"]
+    assert finding.evidence["ceiling_rtts"] >= 15 and finding.evidence["waiting_share"] < 0.5
+    sender = next(d for d in conn.directions if d.role == "data sender")
+    assert sender.limits["send_buffer"] > 0.7 and not conn.stalls

@@ -247,13 +247,60 @@ def send_buffer_finding(own, profile: dict, timing, peer_data_packets: int = 0,
     span = int(data["ts_ns"].max() - data["ts_ns"].min())
     waiting = _waiting_for_acks(silences, peer_acks, timing, rtt)
     share = waiting / span if span else 0.0
-    if share < SILENCE_SHARE:
+    evidence = {"send_buffer_estimate": plateau, "peer_window_max": peer, "waiting_share": round(share, 3),
+                "path_rtt_ns": rtt}
+    if share >= SILENCE_SHARE:
+        return (Cause.SEND_BUFFER_LIMITED.value, 0.75, {**evidence, "why": (
+            f"the flight stopped at {plateau} bytes while the peer offered {peer}; the sender spent "
+            f"{share:.0%} of the transfer waiting for ACKs with its buffer in flight")})
+    ceiling = _flight_ceiling(own, plateau, rtt, profile.get("max_segment") or 1, bool(profile.get("window_known", True)))
+    if ceiling is None:
         return None
+    at, rtts, start = ceiling
     return (Cause.SEND_BUFFER_LIMITED.value, 0.75, {
-        "send_buffer_estimate": plateau, "peer_window_max": peer, "waiting_share": round(share, 3),
-        "path_rtt_ns": rtt,
-        "why": f"the flight stopped at {plateau} bytes while the peer offered {peer}; the sender spent "
-               f"{share:.0%} of the transfer waiting for ACKs with its buffer in flight"})
+        **evidence, "ceiling_rtts": at, "rtts": rtts, "ceiling_from_ns": start,
+        "why": f"the flight's peak stood at the send buffer's {plateau} bytes in {at} of the {rtts} round trips "
+               f"after it first got there, while the peer offered {peer} and nothing was lost: "
+               "each ACK let the writer refill its buffer (no congestion window stays that flat)"})
+
+
+# An ACK-clocked sender refilled as its buffer drains has no silences: each round trip its flight
+# climbs back to the same ceiling (Linux wakes the writer once half its buffer is free). A congestion
+# window without loss would outgrow a ceiling held this many round trips; an application's own pace
+# would not press against one. A round trip reaches the ceiling with its peak at CEILING_NEAR of it.
+CEILING_NEAR = 0.9
+CEILING_SHARE = 0.8
+MIN_CEILING_RTTS = 8
+
+
+def _flight_ceiling(own, plateau: int, rtt: int, m: int, window_known: bool) -> tuple[int, int, int] | None:
+    """(round trips at the ceiling, round trips from the first there to the last data, time of the
+    first) where the flight pressed against `plateau` in CEILING_SHARE of MIN_CEILING_RTTS or more
+    round trips with data, each with the peer's window at least twice the plateau (so the window did
+    not set the ceiling), and no round trip without data (an idle writer's pace is its own)."""
+    import polars as pl
+
+    if not window_known:
+        return None  # a raw window of unknown scale cannot show the window had room
+    data = own.filter(pl.col("payload_len") > 0)
+    t0 = data["ts_ns"].min()
+    per_rtt = data.group_by(((pl.col("ts_ns") - t0) // rtt).alias("rtt_index")).agg(
+        pl.col("ts_ns").min().alias("first_ts"), pl.col("in_flight").max().alias("peak"),
+        pl.col("peer_window").min().alias("window")).sort("rtt_index")
+    near = (per_rtt["peak"] >= CEILING_NEAR * plateau) & (per_rtt["peak"] >= plateau - 2 * m)
+    if not near.any():
+        return None
+    first = int(near.arg_true()[0])
+    steady = per_rtt.slice(first)
+    last_index = int(per_rtt["rtt_index"][-1])
+    rtts = last_index - int(steady["rtt_index"][0]) + 1
+    if steady.height < rtts:
+        return None  # a round trip without data: the writer paused
+    at = int(steady.filter((pl.col("peak") >= CEILING_NEAR * plateau) & (pl.col("peak") >= plateau - 2 * m)
+                           & (pl.col("window").fill_null(0) >= plateau / PLATEAU_OF_WINDOW)).height)
+    if at < MIN_CEILING_RTTS or at < CEILING_SHARE * rtts:
+        return None
+    return at, rtts, int(steady["first_ts"][0])
 
 
 def _queued_flight(data, timing, rtt: int) -> bool:
