@@ -147,6 +147,18 @@ def test_a_server_resending_to_a_receiver_that_stopped_is_no_black_hole() -> Non
     assert [f.cause for c in a.files[0].connections for f in c.findings] == []
 
 
+def test_a_segment_size_the_path_had_carried_is_no_black_hole_when_the_peer_falls_silent() -> None:
+    """The scenario library's ack_loss with bursts of 24 lost ACKs instead of 16, at the sender:
+    the burst swallowed the answers to five timeouts of the same 1448-byte segment, and the capture
+    ended before one came. Seen from the sender that is a black hole "never acknowledged", yet
+    1448-byte segments had been acknowledged up to the one before it: nothing shows it was lost for
+    its size (a peer or path gone silent looks the same). The stall is undetermined, not a black hole."""
+    (conn,) = analyze_file(Path(__file__).parent / "data" / "linux_ack_loss_to_capture_end.pcap").files[0].connections
+    assert [f.cause for f in conn.findings] == []
+    (stall,) = [s for s in conn.stalls if s.time_lost_ns > 1_000_000_000]
+    assert stall.cause == "undetermined" and "capture ends" in stall.evidence["reason"]
+
+
 def test_data_the_capture_filtered_out_but_the_receiver_acknowledged_is_no_black_hole() -> None:
     """Zeek's http_bro.org-filtered.pcap: HTTP connections with the requests filtered out of
     the capture, acknowledged by the server. The sender's sequence numbers ran ahead of the

@@ -177,12 +177,26 @@ def _pmtu_blackhole(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None)
         return None  # its resends reached the receiver's tap, and none was answered: the receiver stopped
     if not (passed or never_acked):
         return None
+    if not passed and _size_passed_before(own, r):
+        # Datagrams that large had crossed the path and been acknowledged just before: nothing
+        # shows this one was lost for its size. A path or peer gone silent (lost ACKs to the end of
+        # the capture: ack_loss captured with longer bursts) times it out the same way.
+        return None
     return (Cause.PMTU_BLACKHOLE.value, 0.85 if never_acked or passed else 0.6, {
         "segment_seq": r["seq_rel"], "segment_ip_len": r["ip"], "timeouts_in_a_row": r["n"], "first_frame": r["frame"],
         "smaller_segments_after": smaller.height, "never_acknowledged": never_acked,
         "why": "the same full-size segment timed out again and again"
                + (" until smaller segments went through" if passed else " and was never acknowledged"),
     })
+
+
+def _size_passed_before(own: pl.DataFrame, r: dict[str, Any]) -> bool:
+    """A data segment as large as the resent one (`r`: its first timeout's time and datagram size)
+    was acknowledged before that segment was first resent."""
+    before = own.filter(pl.col("ts_ns") < r["ts"])
+    una = before["snd_una"].max() or 0
+    return before.filter((pl.col("payload_len") > 0) & (pl.col("ip_len") >= r["ip"]) & ~pl.col("superframe")
+                         & (pl.col("seq_end") <= una)).height > 0
 
 
 def _jumbo_slots(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None):
