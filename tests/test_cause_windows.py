@@ -273,6 +273,15 @@ def test_an_ack_clocked_flight_pressed_against_its_buffer_is_send_buffer_limited
     assert send_buffer_finding(_clocked(wandering), profile, timing, 0, None) is None
     # The peer's window sat at the ceiling: the window, not the buffer, held the flight.
     assert send_buffer_finding(_clocked([cap] * 30, [cap + 1448] * 30), profile, timing, 0, None) is None
+    # A 2.8 MB flight (Linux's send buffer autotuned to 4 MB, a 30 ms path) sits a few segments
+    # below its largest; a congestion window growing a segment a round trip inside that band is no
+    # ceiling.
+    big = 2_820_056
+    large = {**profile, "send_buffer_estimate": big, "peer_receive_window_max": 4 * big, "bytes": 40 * big}
+    steady = [big] + [big - 3 * 1448] * 29
+    assert send_buffer_finding(_clocked(steady, [4 * big] * 30), large, timing, 0, None) is not None
+    reno = [big - (29 - r) * 1448 for r in range(30)]
+    assert send_buffer_finding(_clocked(reno, [4 * big] * 30), large, timing, 0, None) is None
     # A writer that paused whole round trips paced itself.
     paused = _clocked([cap] * 30).filter(pl.col("ts_ns") // rtt % 5 != 4)
     assert send_buffer_finding(paused, profile, timing, 0, None) is None

@@ -269,15 +269,20 @@ def send_buffer_finding(own, profile: dict, timing, peer_data_packets: int = 0,
 # window without loss would outgrow a ceiling held this many round trips; an application's own pace
 # would not press against one. A round trip reaches the ceiling with its peak at CEILING_NEAR of it.
 CEILING_NEAR = 0.9
+# ...and within two segments of it, or this share of a flight of more than 66 segments (Linux's
+# send buffer, autotuned to 4 MB, holds a 2.8 MB flight a few segments either way).
+CEILING_BAND = 0.03
 CEILING_SHARE = 0.8
 MIN_CEILING_RTTS = 8
 
 
 def _flight_ceiling(own, plateau: int, rtt: int, m: int, window_known: bool) -> tuple[int, int, int] | None:
     """(round trips at the ceiling, round trips from the first there to the last data, time of the
-    first) where the flight pressed against `plateau` in CEILING_SHARE of MIN_CEILING_RTTS or more
-    round trips with data, each with the peer's window at least twice the plateau (so the window did
-    not set the ceiling), and no round trip without data (an idle writer's pace is its own)."""
+    first) where the flight pressed against `plateau` (its round trip's peak in the band below it)
+    in CEILING_SHARE of MIN_CEILING_RTTS or more round trips with data, each with the peer's window
+    at least twice the plateau (so the window did not set the ceiling), no round trip without data
+    (an idle writer's pace is its own), and the peaks not rising by more than a segment from the
+    first third of those round trips to the last."""
     import polars as pl
 
     if not window_known:
@@ -287,7 +292,8 @@ def _flight_ceiling(own, plateau: int, rtt: int, m: int, window_known: bool) -> 
     per_rtt = data.group_by(((pl.col("ts_ns") - t0) // rtt).alias("rtt_index")).agg(
         pl.col("ts_ns").min().alias("first_ts"), pl.col("in_flight").max().alias("peak"),
         pl.col("peer_window").min().alias("window")).sort("rtt_index")
-    near = (per_rtt["peak"] >= CEILING_NEAR * plateau) & (per_rtt["peak"] >= plateau - 2 * m)
+    band = pl.col("peak") >= max(CEILING_NEAR * plateau, plateau - max(2 * m, CEILING_BAND * plateau))
+    near = per_rtt.select(band).to_series()
     if not near.any():
         return None
     first = int(near.arg_true()[0])
@@ -296,10 +302,13 @@ def _flight_ceiling(own, plateau: int, rtt: int, m: int, window_known: bool) -> 
     rtts = last_index - int(steady["rtt_index"][0]) + 1
     if steady.height < rtts:
         return None  # a round trip without data: the writer paused
-    at = int(steady.filter((pl.col("peak") >= CEILING_NEAR * plateau) & (pl.col("peak") >= plateau - 2 * m)
-                           & (pl.col("window").fill_null(0) >= plateau / PLATEAU_OF_WINDOW)).height)
+    at_ceiling = steady.filter(band & (pl.col("window").fill_null(0) >= plateau / PLATEAU_OF_WINDOW))["peak"]
+    at = at_ceiling.len()
     if at < MIN_CEILING_RTTS or at < CEILING_SHARE * rtts:
         return None
+    third = at // 3
+    if float(at_ceiling.tail(third).median()) - float(at_ceiling.head(third).median()) > m:
+        return None  # still rising within the band: a congestion window growing a segment a round trip
     return at, rtts, int(steady["first_ts"][0])
 
 
