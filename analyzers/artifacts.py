@@ -28,8 +28,10 @@ DATA_ONLY_MIN_PACKETS = 20
 # window and SACK blocks this close in time (native/src/analysis/duplicates.rs).
 DUPLICATE_WINDOW_NS = 1_000_000
 # ...or this close where a non-zero IPv4 id and a TCP timestamp value both name the packet: no
-# resend repeats both (a mirror port's copies 1.2-1.6 ms late, Practical Packet Analysis' telnet).
-IDENTIFIED_WINDOW_NS = 10_000_000
+# resend repeats both. A mirror port's copies come 1.2-1.6 ms late (Practical Packet Analysis'
+# telnet); two taps merged, one at each end, a one-way delay late (small_sndbuf_long_rtt's sender
+# and receiver captures merged: 50 ms, every data copy read as a resend before).
+IDENTIFIED_WINDOW_NS = 1_000_000_000
 # Optional column (the wire's sequence number) read for the wrap note when the packet table has it.
 SEQ_RAW = "seq_raw"
 _WRAP = 1 << 32
@@ -58,8 +60,9 @@ def clean(packets: pl.DataFrame, loopback: frozenset[int] = frozenset()
     if dups.height:
         for s, g in dups.group_by("stream", maintain_order=True):
             conn_notes.setdefault(int(s[0]), []).append(Note(
-                "duplicate_frames", f"{g.height} frames appear twice (same headers within 1 ms): two "
-                "capture points merged or a mirror port; the copies are ignored", g.height, _examples(g)))
+                "duplicate_frames", f"{g.height} frames are copies of earlier ones (the same headers within 1 ms, or within 1 s "
+                "where a non-zero IPv4 id and a TCP timestamp name the frame): capture points merged or a mirror "
+                "port; the copies are ignored", g.height, _examples(g)))
         cleaned = keyed.filter(~dup)
     else:
         cleaned = keyed

@@ -49,3 +49,47 @@ def test_a_merged_capture_loses_every_copy() -> None:
     assert cleaned.height == 6
     (note,) = notes[0]
     assert note.kind == "duplicate_frames" and note.count == 6
+
+
+def test_taps_at_both_ends_of_a_long_path_merged_are_copies_not_resends(tmp_path) -> None:
+    """small_sndbuf_long_rtt's sender and receiver captures merged by time: each frame's second copy
+    comes a one-way delay (50 ms) after the first. A non-zero IPv4 id with a TCP timestamp names
+    the frame (no resend repeats both), so every copy is removed and the verdict is the single
+    tap's: send-buffer limited, nothing resent. Within 10 ms only, every data copy was a
+    retransmission and the finding was lost."""
+    from pathlib import Path
+
+    import pcap_edit as pe
+    from stallscope.analyzers.analyze import analyze_file
+
+    fixtures = Path(__file__).resolve().parent.parent / "fixtures"
+    sender = pe.read(fixtures / "small_sndbuf_long_rtt.pcap")
+    receiver = pe.read(fixtures / "small_sndbuf_long_rtt.receiver.pcap")
+    assert (sender.nano, sender.linktype) == (receiver.nano, receiver.linktype)
+    both = sorted([(sender.ts(r), 0, r) for r in sender.records] + [(receiver.ts(r), 1, r) for r in receiver.records],
+                  key=lambda x: (x[0], x[1]))
+    merged = sender.replace_records([r for _, _, r in both]).write(tmp_path / "merged.pcap")
+    (conn,) = analyze_file(merged).files[0].connections
+    (note,) = [n for n in conn.notes if n.kind == "duplicate_frames"]
+    assert note.count >= 0.99 * min(len(sender.records), len(receiver.records))
+    sender_dir = next(d for d in conn.directions if d.role == "data sender")
+    assert sender_dir.profile["retransmitted_packets"] == 0
+    assert [f.cause for f in conn.findings] == ["send_buffer_limited"] and not conn.stalls
+
+
+def test_a_frame_mirrored_three_times_loses_both_copies() -> None:
+    """Zeek's vlan-collisions.pcap: one HTTP connection seen untagged, on VLAN 42 and on VLANs 10/20,
+    each copy 50 ms after the last, with the same IPv4 ids and timestamps. A frame named by both
+    may be copied more than once (no duplicate ACK repeats an id); with one copy allowed, the
+    third copies of the response read as a writer idle 100 ms."""
+    from pathlib import Path
+
+    from stallscope.analyzers.analyze import analyze_file
+
+    (conn,) = analyze_file(Path(__file__).resolve().parent / "data" / "zeek_vlan_mirrored_three_times.pcap").files[0].connections
+    (note,) = [n for n in conn.notes if n.kind == "duplicate_frames"]
+    assert note.count == 26  # of 42 frames: the SYN/ACK, its id 0, is named by no id
+    assert not conn.stalls and not conn.findings
+    # Only the SYN/ACK's copies stay, as resent SYN/ACKs: no data was resent.
+    sender = next(d for d in conn.directions if d.role == "data sender")
+    assert sender.profile["retransmitted_bytes"] == 0

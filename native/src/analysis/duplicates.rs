@@ -58,7 +58,8 @@ pub fn duplicate_rows(
 ) -> Vec<bool> {
     // The latest original row per digest, and whether its copy was seen: two capture points give
     // each frame one copy, so a row matching an original that already has its copy is a frame of
-    // its own (TCP's duplicate ACKs repeat the same headers too). Swept of rows older than the
+    // its own (TCP's duplicate ACKs repeat the same headers too), unless an IPv4 id and a timestamp
+    // name it (no duplicate ACK repeats an id: more capture points, more copies). Swept of rows older than the
     // window so that the map stays a few hundred entries (in cache). The default hasher over the
     // digest resists crafted captures; two identities with one digest only share a slot (the later
     // replaces the earlier), so a copy can at worst be missed, never invented.
@@ -78,7 +79,11 @@ pub fn duplicate_rows(
         let (t, original, copied) = *slot;
         let identified = id.ip_id.is_some_and(|v| v != 0) && id.ts_val.is_some();
         let window = if identified { identified_window_ns } else { window_ns };
-        if original == id && !copied && ts - t <= window {
+        // A frame that names itself (IPv4 id and timestamp), or carries data, may be copied more
+        // than once: a mirror feeding one tap from several VLANs (Zeek's vlan-collisions.pcap: three
+        // copies 50 ms apart; tcp_ssh-dups.pcap: four at once). Only pure ACKs repeat as TCP's own.
+        let seen = t != i64::MIN; // a new slot holds no earlier frame
+        if seen && original == id && (identified || id.len > 0 || !copied) && ts - t <= window {
             out[i] = true;
             slot.2 = true;
         } else {
@@ -110,12 +115,30 @@ mod tests {
 
     #[test]
     fn one_copy_per_frame() {
-        // A frame, its copy, then the same headers again (a duplicate ACK) and its copy.
-        let ids = [id(1), id(1), id(1), id(1)];
+        // A pure ACK, its copy, then the same headers again (a duplicate ACK) and its copy.
+        let mut ack = id(1);
+        ack.len = 0;
         assert_eq!(
-            duplicate_rows(&[0, 1, 2, 3], |i| ids[i], &[0, 50, 400, 450], 1_000, 1_000),
+            duplicate_rows(&[0, 1, 2, 3], |_| ack, &[0, 50, 400, 450], 1_000, 1_000),
             vec![false, true, false, true]
         );
+    }
+
+    #[test]
+    fn a_frame_that_names_itself_may_be_copied_more_than_once() {
+        let mut named = id(1);
+        named.ts_val = Some(50);
+        named.ts_ecr = Some(7);
+        assert_eq!(
+            duplicate_rows(&[0, 1, 2], |_| named, &[0, 50_000, 100_000], 1_000, 1_000_000),
+            vec![false, true, true]
+        );
+        // Without a timestamp a pure ACK's third instance is a frame of its own (a duplicate ACK
+        // repeats the headers); data's is a copy.
+        let mut ack = id(1);
+        ack.len = 0;
+        assert_eq!(duplicate_rows(&[0, 1, 2], |_| ack, &[0, 50, 100], 1_000, 1_000), vec![false, true, false]);
+        assert_eq!(duplicate_rows(&[0, 1, 2], |_| id(1), &[0, 50, 100], 1_000, 1_000), vec![false, true, true]);
     }
 
     #[test]
