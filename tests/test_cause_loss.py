@@ -104,6 +104,16 @@ def test_acks_lost_after_a_receiver_side_tap_are_named_from_the_resend() -> None
     assert not _stalls(FIXTURES / "ack_loss.receiver.pcap", "application_idle")
 
 
+def test_a_tail_probe_the_receiver_reported_duplicate_repairs_nothing() -> None:
+    """ack_loss captured again with TCP timestamps off on both hosts, at the receiver (its first
+    1000 frames): the last segment before the lost ACKs waited for the receiver's delayed ACK, and
+    the sender's tail-loss probe resent it first, which the receiver answered with a DSACK. That
+    resend repaired nothing, so it does not hide the timer's resends of data this tap had seen
+    acknowledged (the stall was undetermined)."""
+    (stall,) = _stalls(Path(__file__).parent / "data" / "linux_ack_loss_no_timestamps.receiver.pcap", "ack_loss_timeout")
+    assert stall.evidence["vantage"] == "receiver" and stall.evidence["acked_before_resend_ns"] > 100_000_000
+
+
 def test_a_dsack_after_a_long_silence_is_lost_acks_at_the_sender() -> None:
     """The same run at the sender: nothing came back until the resend drew a DSACK. The receiver,
     which ACKs every second segment at once, owed an ACK for the full flight within a few round

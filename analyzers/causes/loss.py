@@ -188,7 +188,7 @@ def _acked_at_tap_resent(ctx: StallContext) -> Verdict | None:
     reached the sender: a sender's timer resends only what it still holds unacknowledged. When the
     resend left the sender before the ACK could have reached it (less than a round trip after the
     ACK at a tap by the receiver), the timer fired early instead."""
-    if ctx.repairs() or ctx.timing.vantage not in ("receiver", "middle"):
+    if ctx.timing.vantage not in ("receiver", "middle") or any(not _reported_duplicate(ctx, r) for r in ctx.repairs()):
         return None
     stale = stale_resends(ctx)
     if not stale:
@@ -218,6 +218,13 @@ def _acked_at_tap_resent(ctx: StallContext) -> Verdict | None:
                        "after the ACK: the ACKs were lost between the tap and the sender")
     return Verdict(Cause.ACK_LOSS_TIMEOUT.value, None, 0.7, evidence,
                    (Alternative(Cause.SPURIOUS_TIMEOUT.value, None, 0.2, "if the sender's timer misfired"),))
+
+
+def _reported_duplicate(ctx: StallContext, resend) -> bool:
+    """The peer's next ACK after `resend` reported it a duplicate (DSACK): it repaired nothing (a
+    tail-loss probe of a segment whose delayed ACK the peer still held, ack_loss without timestamps)."""
+    after = next((a for a in ctx.acks if (a.ts_ns, a.frame) > (resend.ts_ns, resend.frame)), None)
+    return after is not None and after.dsack
 
 
 def _acked_beyond_resends(ctx: StallContext, first) -> tuple[object, int] | None:
