@@ -70,7 +70,7 @@ fixtures: setup
 # scored on those captures against their truth: captures it has never seen (root; a few minutes).
 rescore: setup
 	@d=$$(mktemp -d /tmp/stallscope-rescore-XXXXXX); echo "captures in $$d"; \
-	for s in $$(stallscope capture list -f json | python3 -c 'import json, sys; print(" ".join(r["name"] for r in json.load(sys.stdin)["rows"]))'); do \
+	for s in $$(stallscope capture list $(if $(VARIANTS),--variants) -f json | python3 -c 'import json, sys; print(" ".join(r["name"] for r in json.load(sys.stdin)["rows"]))'); do \
 		stallscope capture scenario $$s --out $$d -q --format json >/dev/null || exit 1; \
 	done; \
 	stallscope score --corpus $$d -j 2

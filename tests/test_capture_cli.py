@@ -54,3 +54,20 @@ def test_without_root_the_error_is_one_line_and_exit_code_environment(monkeypatc
 def test_files_without_rotate_is_a_usage_error():
     result = CliRunner().invoke(app, ["capture", "live", "-i", "lo", "-w", "x.pcap", "--files", "3"])
     assert result.exit_code == ExitCode.USAGE
+
+
+def test_every_variant_changes_its_base_and_keeps_its_label():
+    """A variant runs its base scenario with other settings (capture/scenarios/variants.py): its
+    configuration differs from the base's and its expected causes are the base's. `capture list
+    --variants` shows them after the library; plain `capture list` does not."""
+    from stallscope.capture.scenarios.variants import VARIANTS
+
+    assert len(VARIANTS) >= 50
+    for name, v in VARIANTS.items():
+        base = SCENARIOS[name.split("__")[0]]
+        assert v.parameters(3.0) != base.parameters(3.0), name
+        assert (v.expected, v.detail, v.workload) == (base.expected, base.detail, base.workload), name
+    listed = json.loads(CliRunner().invoke(app, ["capture", "list", "--variants", "--format", "json"]).stdout)["rows"]
+    assert [r["name"] for r in listed] == list(SCENARIOS) + list(VARIANTS)
+    plain = json.loads(CliRunner().invoke(app, ["capture", "list", "--format", "json"]).stdout)["rows"]
+    assert [r["name"] for r in plain] == list(SCENARIOS)

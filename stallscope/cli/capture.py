@@ -25,18 +25,31 @@ def _fail(message: str, code: ExitCode) -> None:
     raise typer.Exit(int(code))
 
 
+def _known() -> dict:
+    """The library's scenarios, then their variants (capture/scenarios/variants.py)."""
+    from stallscope.capture.scenarios.library import SCENARIOS
+    from stallscope.capture.scenarios.variants import VARIANTS
+
+    return {**SCENARIOS, **VARIANTS}
+
+
 @app.command("list")
-def list_scenarios(fmt: FormatOption = OutputFormat.table, output: OutputOption = None) -> None:
+def list_scenarios(
+    variants: Annotated[bool, typer.Option("--variants", help="List the library's variants too: each scenario with "
+                                           "settings its fixture never used, labelled the same.")] = False,
+    fmt: FormatOption = OutputFormat.table,
+    output: OutputOption = None,
+) -> None:
     """List the scenario library: name, workload, expected causes (empty: a negative control)."""
     from stallscope.capture.scenarios.library import SCENARIOS
 
+    shown = list((_known() if variants else SCENARIOS).values())
     df = pl.DataFrame(
         {
-            "name": [s.name for s in SCENARIOS.values()],
-            "workload": [s.workload for s in SCENARIOS.values()],
-            "expected_causes": [",".join(c.value for c in s.expected) or "(negative control)"
-                                for s in SCENARIOS.values()],
-            "description": [s.description for s in SCENARIOS.values()],
+            "name": [s.name for s in shown],
+            "workload": [s.workload for s in shown],
+            "expected_causes": [",".join(c.value for c in s.expected) or "(negative control)" for s in shown],
+            "description": [s.description for s in shown],
         }
     )
     render_frame(df, fmt, output=output, title="capture scenarios",
@@ -45,7 +58,7 @@ def list_scenarios(fmt: FormatOption = OutputFormat.table, output: OutputOption 
 
 @app.command("scenario")
 def scenario(
-    name: Annotated[str, typer.Argument(help="Scenario name (see `stallscope capture list`).")],
+    name: Annotated[str, typer.Argument(help="Scenario name (see `stallscope capture list [--variants]`).")],
     out: Annotated[Path, typer.Option("--out", help="Directory for NAME.pcap, NAME.receiver.pcap, NAME.json.")] = Path("."),
     seconds: Annotated[Optional[float], typer.Option("--seconds", help="Workload duration (default: the scenario's).")] = None,
     snaplen: Annotated[int, typer.Option("--snaplen", help="Bytes kept per packet.")] = 128,
@@ -58,13 +71,15 @@ def scenario(
     from stallscope.capture.scenarios.library import SCENARIOS
     from stallscope.capture.scenarios.runner import ScenarioFailed, run_scenario
 
-    if name not in SCENARIOS:
-        _fail(f"no scenario {name!r}; known: {', '.join(SCENARIOS)}", ExitCode.USAGE)
+    known = _known()
+    if name not in known:
+        _fail(f"no scenario {name!r}; known: {', '.join(SCENARIOS)} (and their variants: "
+              "`stallscope capture list --variants`)", ExitCode.USAGE)
     if seconds is not None and seconds <= 0:
         _fail("--seconds must be positive", ExitCode.USAGE)
     try:
         with spinner(f"capture scenario {name}", quiet):
-            doc = run_scenario(SCENARIOS[name], out, seconds=seconds, snaplen=snaplen)
+            doc = run_scenario(known[name], out, seconds=seconds, snaplen=snaplen)
     except EnvironmentUnavailable as e:
         _fail(str(e), ExitCode.ENVIRONMENT)
     except (ScenarioFailed, CommandFailed) as e:
