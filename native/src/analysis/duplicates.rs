@@ -79,11 +79,13 @@ pub fn duplicate_rows(
         let (t, original, copied) = *slot;
         let identified = id.ip_id.is_some_and(|v| v != 0) && id.ts_val.is_some();
         let window = if identified { identified_window_ns } else { window_ns };
-        // A frame that names itself (IPv4 id and timestamp), or carries data, may be copied more
-        // than once: a mirror feeding one tap from several VLANs (Zeek's vlan-collisions.pcap: three
-        // copies 50 ms apart; tcp_ssh-dups.pcap: four at once). Only pure ACKs repeat as TCP's own.
+        // A frame that carries data or a non-zero IPv4 id may be copied more than once: a mirror
+        // feeding one tap from several VLANs (Zeek's vlan-collisions.pcap: three copies 50 ms apart;
+        // tcp_ssh-dups.pcap: four at once; nDPI's dnp3.pcap: three). Only a pure ACK without an id
+        // repeats as TCP's own duplicate ACK.
         let seen = t != i64::MIN; // a new slot holds no earlier frame
-        if seen && original == id && (identified || id.len > 0 || !copied) && ts - t <= window {
+        let named = id.len > 0 || id.ip_id.is_some_and(|v| v != 0);
+        if seen && original == id && (named || !copied) && ts - t <= window {
             out[i] = true;
             slot.2 = true;
         } else {
@@ -118,6 +120,7 @@ mod tests {
         // A pure ACK, its copy, then the same headers again (a duplicate ACK) and its copy.
         let mut ack = id(1);
         ack.len = 0;
+        ack.ip_id = Some(0);
         assert_eq!(
             duplicate_rows(&[0, 1, 2, 3], |_| ack, &[0, 50, 400, 450], 1_000, 1_000),
             vec![false, true, false, true]
@@ -133,12 +136,16 @@ mod tests {
             duplicate_rows(&[0, 1, 2], |_| named, &[0, 50_000, 100_000], 1_000, 1_000_000),
             vec![false, true, true]
         );
-        // Without a timestamp a pure ACK's third instance is a frame of its own (a duplicate ACK
+        // A pure ACK without an id: its third instance is a frame of its own (a duplicate ACK
         // repeats the headers); data's is a copy.
         let mut ack = id(1);
         ack.len = 0;
+        ack.ip_id = None;
         assert_eq!(duplicate_rows(&[0, 1, 2], |_| ack, &[0, 50, 100], 1_000, 1_000), vec![false, true, false]);
         assert_eq!(duplicate_rows(&[0, 1, 2], |_| id(1), &[0, 50, 100], 1_000, 1_000), vec![false, true, true]);
+        // A pure ACK with an IPv4 id names itself: TCP's next duplicate ACK would carry another.
+        ack.ip_id = Some(7);
+        assert_eq!(duplicate_rows(&[0, 1, 2], |_| ack, &[0, 50, 100], 1_000, 1_000), vec![false, true, true]);
     }
 
     #[test]
