@@ -109,6 +109,33 @@ def data_lags(state: pl.DataFrame) -> pl.DataFrame:
                                                                              coalesce=True)
 
 
+# A zero window reopened this many times gives the sender's reaction lag on its own.
+REOPENS_MIN = 3
+
+
+def reopen_lags(state: pl.DataFrame) -> dict[tuple[int, int], int]:
+    """Per (stream, data direction): the median time from the peer's ACK that reopened a zero
+    window to the sender's next new data, where that happened REOPENS_MIN times or more. Nothing
+    was in flight behind a zero window, so the data that follows answers that ACK: at the sender's
+    tap at once, at the receiver's a round trip later. (Any other ACK may be followed by data
+    already on its way: at a receiver's tap in a bulk transfer, microseconds after each ACK.)"""
+    acks = state.filter(pl.col("flag_ack") & (pl.col("payload_len") == 0)).select("stream", "dir", "ts_ns", "win_scaled")
+    if not (acks["win_scaled"] == 0).any():
+        return {}
+    reopened = (acks.sort(["stream", "dir", "ts_ns"])
+                .with_columns(prev=pl.col("win_scaled").shift(1).over(["stream", "dir"]))
+                .filter((pl.col("prev") == 0) & (pl.col("win_scaled") > 0))
+                .select("stream", sender=(1 - pl.col("dir").cast(pl.Int64)), at=pl.col("ts_ns")).sort("at"))
+    data = (state.filter(pl.col("new_data") & (pl.col("payload_len") > 0))
+            .select("stream", sender=pl.col("dir").cast(pl.Int64), data_ts=pl.col("ts_ns")).sort("data_ts"))
+    joined = reopened.join_asof(data, left_on="at", right_on="data_ts", by=["stream", "sender"], strategy="forward",
+                               check_sortedness=False)
+    lags = (joined.drop_nulls("data_ts").group_by(["stream", "sender"])
+            .agg((pl.col("data_ts") - pl.col("at")).median().alias("lag"), pl.len().alias("n"))
+            .filter(pl.col("n") >= REOPENS_MIN))
+    return {(int(r["stream"]), int(r["sender"])): int(r["lag"]) for r in lags.iter_rows(named=True)}
+
+
 def _int(v) -> int | None:
     return None if v is None else int(v)
 
@@ -157,6 +184,7 @@ def _timings(state: pl.DataFrame, ttls: dict[tuple[int, int], int] | None) -> di
     out: dict[tuple[int, int], Timing] = {}
     hs = {r["stream"]: r for r in handshake_times(state).iter_rows(named=True)}
     lags = {(r["stream"], r["dir"]): r for r in data_lags(state).iter_rows(named=True)}
+    reopens = reopen_lags(state) if len(hs) < state["stream"].n_unique() else {}
     keys = state.select("stream", "dir").unique().sort(["stream", "dir"]).iter_rows()
     for stream, d in keys:
         h = hs.get(stream)
@@ -178,6 +206,10 @@ def _timings(state: pl.DataFrame, ttls: dict[tuple[int, int], int] | None) -> di
         other = lags.get((stream, 1 - d)) or {}
         if other.get("d2a") is not None:
             lag = max(lag, int(other["d2a"]))
+        if (stream, d) in reopens:
+            # Reactions to reopened zero windows are the only ones no data in flight can fake (a
+            # slow reader's own tap without its handshake read a 4 us lag on a 2 ms path).
+            lag = reopens[(stream, d)]
         if ttls and sender_side(ttls, stream, d):
             # A writer paced by its application, each write a fixed time after the peer's ACK,
             # shows "reactions" as long as a receiver-side tap's round trip; the TTLs say the tap

@@ -135,3 +135,18 @@ def test_ttls_place_the_tap_beside_an_application_paced_sender(traces: Path) -> 
     report = scoring.score_files(routed, traces / f"{name}.nosyn.pcap.truth.json").to_json()["ground_truth"]
     assert report["causes"]["application_idle"]["recall"] >= 0.9, report["causes"]
     assert report["totals"]["misattributed"] == 0
+
+
+def test_reopened_zero_windows_place_a_receivers_tap(tmp_path: Path) -> None:
+    """fixtures/slow_reader at the receiver's tap with its SYNs dropped, TTL 64 both ways (the
+    emulator forwards at layer 2): data arriving right behind the receiver's own ACKs looked like
+    4 us reactions to them, the tap was taken for the sender's, and every zero-window wait became
+    application_idle. Behind a zero window nothing is in flight, so the data after the ACK that
+    reopened it answers that ACK: a round trip later here."""
+    fixtures = Path(__file__).resolve().parent.parent / "fixtures"
+    cut = pe.drop_syns(pe.read(fixtures / "slow_reader.receiver.pcap")).write(tmp_path / "nosyn.pcap")
+    (conn,) = analyze_file(cut).files[0].connections
+    sender = next(d for d in conn.directions if d.role == "data sender")
+    assert conn.vantage[str(sender.dir)]["reaction_lag_ns"] >= 1_000_000  # the path's 2.2 ms round trip
+    causes = [s.cause for s in conn.stalls]
+    assert causes.count("receiver_window_limited") >= 150 and causes.count("application_idle") <= 5
