@@ -161,7 +161,9 @@ def _pmtu_blackhole(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None)
     r = runs.row(0, named=True)
     if r["ip"] <= STANDARD_IP_MTU // 2:
         return None
-    if (own.filter(pl.col("ts_ns") <= r["ts"])["snd_una"].max() or 0) > r["seq_rel"]:
+    before = own.filter(pl.col("ts_ns") <= r["ts"])
+    una_before = before["snd_una"].max() or 0
+    if una_before > r["seq_rel"]:
         return None  # the peer acknowledged it before the first resend: it arrived, its ACKs did not
     later = own.filter((pl.col("ts_ns") > r["ts"]) & (pl.col("payload_len") > 0))
     smaller = later.filter(pl.col("ip_len") < r["ip"])
@@ -177,7 +179,7 @@ def _pmtu_blackhole(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None)
         return None  # its resends reached the receiver's tap, and none was answered: the receiver stopped
     if not (passed or never_acked):
         return None
-    if not passed and _size_passed_before(own, r):
+    if not passed and _size_passed_before(before, una_before, r["ip"]):
         # Datagrams that large had crossed the path and been acknowledged just before: nothing
         # shows this one was lost for its size. A path or peer gone silent (lost ACKs to the end of
         # the capture: ack_loss captured with longer bursts) times it out the same way.
@@ -190,12 +192,10 @@ def _pmtu_blackhole(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None)
     })
 
 
-def _size_passed_before(own: pl.DataFrame, r: dict[str, Any]) -> bool:
-    """A data segment as large as the resent one (`r`: its first timeout's time and datagram size)
-    was acknowledged before that segment was first resent."""
-    before = own.filter(pl.col("ts_ns") < r["ts"])
-    una = before["snd_una"].max() or 0
-    return before.filter((pl.col("payload_len") > 0) & (pl.col("ip_len") >= r["ip"]) & ~pl.col("superframe")
+def _size_passed_before(before: pl.DataFrame, una: int, ip_len: int) -> bool:
+    """Among the rows up to the first resend (`before`, acknowledged up to `una` then), a data
+    segment in a datagram of `ip_len` bytes or more that was acknowledged."""
+    return before.filter((pl.col("payload_len") > 0) & (pl.col("ip_len") >= ip_len) & ~pl.col("superframe")
                          & (pl.col("seq_end") <= una)).height > 0
 
 
