@@ -301,3 +301,27 @@ def test_a_linux_sender_refilled_on_every_ack_is_send_buffer_limited_in_a_real_c
     assert finding.evidence["ceiling_rtts"] >= 15 and finding.evidence["waiting_share"] < 0.5
     sender = next(d for d in conn.directions if d.role == "data sender")
     assert sender.limits["send_buffer"] > 0.7 and not conn.stalls
+
+
+def test_a_winsock_writer_waiting_on_its_8k_buffer_through_a_slow_uplink_is_no_deadlock() -> None:
+    """An SMTP upload tapped at a Windows XP client (suricata-verify's smtp-raw-extraction, cut to
+    80 bytes): each 8192-byte write leaves in one burst and its three ACKs come back 30-45 ms apart
+    as the burst drains through a ~600 kbit/s uplink; the writer sends the next only once the last
+    one is in (SO_SNDBUF 8 KB). The last ACK covers two segments and comes at the pace of the other
+    two, yet its data-to-ACK time (111 ms) read as a receiver's 85 ms hold made the stall
+    Moldeklev's window_update_deadlock. The hold is what the flight's ACK pace leaves: 2 ms. And
+    the 5-byte end of the message goes on an ACK that leaves a short segment outstanding, which
+    neither Nagle's rule nor Minshall's allows: no Nagle hold ended there (it was
+    nagle_delayed_ack)."""
+    from stallscope.analyzers.analyze import analyze_file
+
+    conn = analyze_file(Path(__file__).parent / "data" / "smtp_winsock_8k_send_buffer.pcap").files[0].connections[0]
+    stalls = {s.start_frame: s for s in conn.stalls if s.cause != "application_idle"}
+    assert sorted(stalls) == [26, 34]
+    buffer = stalls[26]
+    assert buffer.cause == "send_buffer_limited"
+    assert buffer.evidence["releasing_ack_delay_ns"] < 10_000_000
+    assert buffer.evidence["room_unused_after_frame"] == 27
+    tail = stalls[34]
+    assert tail.cause == "undetermined" and tail.evidence["short_segment_unacknowledged"] == 34
+

@@ -60,10 +60,50 @@ def before(ctx: StallContext, ack: PeerAck) -> tuple[int, int | None]:
 
 
 def peer_delay(ctx: StallContext, ack: PeerAck) -> int | None:
-    """How long the peer held `ack` after the data it covers reached it."""
+    """How long the peer held `ack` after the data it covers reached it: its data-to-ACK time at
+    the tap less the rest of the round trip, and never more than the flight's own ACK pace leaves
+    (`queue_paced_hold`)."""
     if ack.delay_ns is None:
         return None
-    return max(0, ack.delay_ns - ctx.timing.rest_of_rtt())
+    held = max(0, ack.delay_ns - ctx.timing.rest_of_rtt())
+    paced = queue_paced_hold(ctx, ack)
+    return held if paced is None else min(held, paced)
+
+
+# Consecutive ACKs of the stall's flight needed before `ack` to read the pace at which its data
+# reached the receiver, and how far past that pace the flight's first ACK may come.
+PACE_ACKS = 2
+PACE_SLACK = 1.5
+
+
+def queue_paced_hold(ctx: StallContext, ack: PeerAck) -> int | None:
+    """What the receiver added to `ack`, read from the pace of the flight's earlier ACKs. A tap
+    before the bottleneck sees a burst leave at once and its ACKs return as the burst drains
+    through the queue, so the last segment's data-to-ACK time holds the whole flight's queueing
+    (8 KB through a 600 kbit/s uplink: 110 ms, a delayed-ACK timer's figure). The earlier ACKs of
+    the same flight give the time per byte at which its data reached the receiver; the gap before
+    `ack` less its bytes at that pace is the receiver's own hold. None where that cannot be read (a
+    receiver's tap measures the hold itself; fewer than PACE_ACKS advancing ACKs before it)."""
+    if ctx.timing.vantage == "receiver":
+        return None
+    prior = [a for a in ctx.acks if a.advances and not a.dup and a.ts_ns < ack.ts_ns and a.ts_ns >= ctx.start_ns]
+    if len(prior) < PACE_ACKS:
+        return None
+    paces = sorted((b.ts_ns - a.ts_ns) / (b.ack - a.ack) for a, b in zip(prior, prior[1:]) if b.ack > a.ack)
+    covered = ack.ack - prior[-1].ack
+    if not paces or covered <= 0:
+        return None
+    pace = paces[len(paces) // 2]
+    # The pace is a queue's only if the flight's first ACK came when that queue would have let it:
+    # ACKs that all arrive together after a pause (the peer's host or the path stopped) have a fast
+    # pace between them and say nothing of how long each was held.
+    first = prior[0]
+    if first.delay_ns is None:
+        return None
+    first_held = first.delay_ns - ctx.timing.rest_of_rtt()
+    if first_held > PACE_SLACK * (first.ack - ctx.una_at_start) * pace + tolerance(ctx):
+        return None
+    return max(0, int(ack.ts_ns - prior[-1].ts_ns - covered * pace))
 
 
 def timer_driven(ctx: StallContext, ack: PeerAck) -> bool:

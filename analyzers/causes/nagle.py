@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from stallscope.analyzers.causes.common import before, mss, peer_delay, release, send_buffer_plateau, timer_driven
 from stallscope.analyzers.findings import Alternative, Verdict
-from stallscope.analyzers.peer_acks import BSD_TICK_NS
+from stallscope.analyzers.peer_acks import BSD_TICK_NS, MAX_ACK_DELAY_NS
 from stallscope.analyzers.stalls import StallContext
 from stallscope.vocabulary import UNDETERMINED, Cause
 
@@ -89,6 +89,26 @@ def rule(ctx: StallContext) -> Verdict | None:
             # docs/tcp-rules.md#linux-20-partial-segment).
             evidence["window_opened_frame"] = opened.frame
             return Verdict(Cause.NODELAY_TAIL_HELD.value, None, conf, evidence)
+    if ctx.first_len < m and rel.ack < ctx.snd_max_before_end:
+        # The last segment before the silence was short and the releasing ACK left it unacknowledged:
+        # Nagle's rule (everything acknowledged) and Minshall's (no short segment outstanding) both
+        # still held the segment then, so that ACK did not release it from either. It went when its
+        # write came (a Winsock writer blocked on its 8 KB send buffer, woken by the partial ACK).
+        return Verdict(UNDETERMINED, None, 0.0, {
+            **evidence, "short_segment_unacknowledged": ctx.start_frame,
+            "reason": (f"the {ctx.held_len}-byte segment went on ACK frame {rel.frame}, which left the short segment "
+                       f"of frame {ctx.start_frame} unacknowledged: neither Nagle's rule nor Minshall's lets a short "
+                       "segment go then, so no Nagle hold ended there; the write came then")},
+            (Alternative(Cause.SEND_BUFFER_LIMITED.value, None, 0.3, "the writer waited for room in its send buffer"),
+             Alternative(Cause.APPLICATION_IDLE.value, None, 0.3, "the application wrote it then")))
+    if delay is not None and delay > MAX_ACK_DELAY_NS:
+        # Nagle held the segment, but what it waited for was no delayed ACK: no timer may hold one
+        # that long. The peer's host paused, a queue held the flight, or the capture missed an ACK.
+        return Verdict(UNDETERMINED, None, 0.0, {**evidence, "reason": (
+            f"Nagle held the {ctx.held_len}-byte segment for the ACK of frame {rel.frame}, which the peer held "
+            f"{delay / 1e6:.0f} ms, longer than any delayed-ACK timer may (RFC 1122: 0.5 s): its host paused, a "
+            "queue held the data, or the capture missed an earlier ACK")},
+            (Alternative(Cause.NAGLE_DELAYED_ACK.value, None, 0.3, "if a delayed ACK was among what held it"),))
     peer_max = ctx.profile.get("peer_receive_window_max") or 0
     total = outstanding + ctx.held_len
     plateau = send_buffer_plateau(ctx)

@@ -9,7 +9,7 @@ stops at the buffer's size with the peer's window open).
 from __future__ import annotations
 
 from stallscope.analyzers.causes.nagle import buffer_in_flight
-from stallscope.analyzers.causes.common import (before, filled_small_window, mss, zero_window_at_end, peer_delay, release, send_buffer_plateau,
+from stallscope.analyzers.causes.common import (before, filled_small_window, mss, tolerance, zero_window_at_end, peer_delay, release, send_buffer_plateau,
                                                 sporadic_peer_delay, timer_driven)
 from stallscope.analyzers.inference import segment_size_shown
 from stallscope.analyzers.peer_acks import DELAYED_MIN_NS, MAX_ACK_DELAY_NS
@@ -132,7 +132,34 @@ def rule(ctx: StallContext) -> Verdict | None:
         # The congestion window at the pace of a queued path: no stall, the path was full. (Not
         # when the receiver itself held the releasing ACK: its delay is not the path's queue.)
         return None
+    unused = _room_left_unused(ctx, rel, m)
+    if unused is not None:
+        # An earlier ACK of the stall freed a segment of the flight with the peer's window open, and
+        # the sender sent nothing until this one: a congestion window would have let it go (an ACK
+        # frees what it acknowledges), so the window did not hold it. A sender that had its whole
+        # buffer out waits for the buffer to drain far enough to wake its writer (Linux at half of
+        # it; a Winsock writer with an 8 KB SO_SNDBUF until its write is acknowledged).
+        evidence["room_unused_after_frame"] = unused.frame
+        if plateau and ctx.in_flight_at_start >= plateau - m:
+            return Verdict(Cause.SEND_BUFFER_LIMITED.value, None, 0.6, evidence,
+                           (Alternative(Cause.APPLICATION_IDLE.value, None, 0.3,
+                                        "the application wrote again only once its data was acknowledged"),))
+        return None
     return Verdict(Cause.RECEIVER_WINDOW_LIMITED.value, "congestion_window", 0.5, evidence)
+
+
+def _room_left_unused(ctx: StallContext, rel, m: int):
+    """The first of the peer's ACKs during the stall, seen by the sender well before it sent again,
+    after which a segment of the flight had been acknowledged and the peer's window had room for
+    another: room a congestion-window-bound sender fills at once. None if there was none."""
+    seen_by = ctx.end_ns - ctx.timing.lag_ns - tolerance(ctx)
+    for a in ctx.acks:
+        if a is rel or a.ts_ns >= seen_by:
+            return None
+        if (a.advances and not a.dup and a.ack - ctx.una_at_start >= m
+                and a.ack + a.window - ctx.snd_max_before_end >= m):
+            return a
+    return None
 
 
 def _zero_window_held(ctx: StallContext) -> Verdict:
