@@ -225,6 +225,10 @@ def candidates(state: pl.DataFrame, timings: dict[tuple[int, int], Timing]) -> p
         .filter(pl.col("start_ns").is_not_null() & pl.col("new_data"))
         .join(thr, on=["stream", "dir"], how="left")
         .filter((pl.col("end_ns") - pl.col("_from_ns")) >= pl.col("_thr"))
+        # The closing segment must begin a burst of its own: one within a burst of the opening one
+        # followed without a pause (a sender paced at a segment a millisecond, its burst longer than
+        # the threshold) ends no silence.
+        .filter(pl.col("_burst_ns") != pl.col("_from_ns"))
         .with_columns(ended_by_new_data=pl.lit(True))
     )
     # Tails: the last new data of a direction, then only retransmissions until the end, or probes:

@@ -325,3 +325,13 @@ def test_a_winsock_writer_waiting_on_its_8k_buffer_through_a_slow_uplink_is_no_d
     tail = stalls[34]
     assert tail.cause == "undetermined" and tail.evidence["short_segment_unacknowledged"] == 34
 
+
+def test_a_sender_paced_a_segment_a_millisecond_has_no_stalls() -> None:
+    """suricata-verify's http2-long-frame (cut to 96 bytes): a crafted trace whose server sends 40
+    segments exactly 1 ms apart. They form one burst (no gap above BURST_GAP_NS), so each silence
+    was measured from its start: every segment after the first 10 ms ended a "stall" of 1 ms, 40
+    of them undetermined. A segment inside the burst of the one before it ends no silence."""
+    from stallscope.analyzers.analyze import analyze_file
+
+    conn = analyze_file(Path(__file__).parent / "data" / "http2_paced_1ms_segments.pcap").files[0].connections[0]
+    assert [s.cause for s in conn.stalls] == ["application_idle"]
