@@ -48,7 +48,7 @@ _PART_COLUMNS = ["stream", "dir", "frame", "ts_ns", "payload_len", "flag_psh", "
                  "new_data", "retrans_kind", "retransmission", "seq_end", "seq_rel", "snd_una", "snd_max", "in_flight",
                  "usable_window", "peer_window", "ack_delay_ns", "ack_segments", "ack_rel", "acks_new", "dup_ack",
                  "sack_left", "win_scaled", "superframe", "wscale_known", "opt_ts_val", "opt_ts_ecr", "rtt_ns",
-                 "flag_fin"]
+                 "flag_fin", "flag_rst"]
 # Columns the per-stall reader needs as Python lists.
 _CONTEXT_COLUMNS = ["frame", "ts_ns", "dir", "payload_len", "flag_ack", "flag_psh", "ack_rel", "win_scaled", "acks_new",
                     "dup_ack", "ack_delay_ns", "sack_left", "retransmission", "seq_rel", "retrans_kind", "ip_len",

@@ -427,6 +427,10 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
         elif rows["retransmission"][i]:
             resends.append(Resend(frames[i], rows["ts_ns"][i], rows["seq_rel"][i], rows["payload_len"][i],
                                   rows["retrans_kind"][i], rows["ip_len"][i]))
+        elif rows["flag_syn"][i]:
+            # The SYN sent again by its timer (the stall runs from the first one): a resend of its
+            # one sequence number, as a data segment's would be.
+            resends.append(Resend(frames[i], rows["ts_ns"][i], rows["seq_rel"][i], 1, "timeout", rows["ip_len"][i]))
     ended = cand["ended_by_new_data"]
     recut = _recut_resend(rows, i0, i1, d) if ended else None
     if recut is not None:

@@ -80,11 +80,20 @@ def _classify(lag: int, rtt: int | None) -> str:
 
 
 def handshake_times(state: pl.DataFrame) -> pl.DataFrame:
-    """Per stream: the first SYN, SYN/ACK, and the initiator's first ACK after it (null if unseen)."""
-    syn = state.filter(pl.col("flag_syn") & ~pl.col("flag_ack") & (pl.col("dir") == 0)).group_by("stream").agg(
-        pl.col("ts_ns").min().alias("t_syn"))
+    """Per stream: the SYN the SYN/ACK answered, the first SYN/ACK, and the initiator's first ACK
+    after it (null if unseen). Where the SYN was sent again before the SYN/ACK came, the SYN/ACK
+    answers the last one when it came within half the timer's gap after it (one answering the one
+    before would make a round trip longer than the timer): timed from the first, a lost SYN read as
+    a 3-second round trip. A SYN/ACK later than that is ambiguous (Karn: a server slow to answer, or
+    the earlier SYN's); the stream is left to the data's timing."""
     synack = state.filter(pl.col("flag_syn") & pl.col("flag_ack") & (pl.col("dir") == 1)).group_by("stream").agg(
         pl.col("ts_ns").min().alias("t_synack"))
+    syns = (state.filter(pl.col("flag_syn") & ~pl.col("flag_ack") & (pl.col("dir") == 0)).select("stream", "ts_ns")
+            .join(synack, on="stream", how="inner").filter(pl.col("ts_ns") <= pl.col("t_synack"))
+            .group_by("stream").agg(pl.col("ts_ns").max().alias("t_syn"), pl.col("ts_ns").sort().alias("_all"),
+                                    pl.first("t_synack")))
+    gap = pl.col("_all").list.get(-1) - pl.col("_all").list.get(-2, null_on_oob=True)
+    syn = syns.filter(gap.is_null() | (2 * (pl.col("t_synack") - pl.col("t_syn")) < gap)).select("stream", "t_syn")
     hs = syn.join(synack, on="stream", how="inner")
     ack = (
         state.filter(~pl.col("flag_syn") & pl.col("flag_ack") & (pl.col("dir") == 0))

@@ -233,3 +233,37 @@ def test_a_mirror_ports_late_copies_are_no_retransmissions() -> None:
     assert next(n for n in conn.notes if n.kind == "duplicate_frames").count == 5
     client = next(d for d in conn.directions if d.dir == 0)
     assert client.profile["retransmitted_packets"] == 1
+
+
+def test_a_syn_resent_by_its_timer_is_a_single_loss() -> None:
+    """suricata-verify's bug-5486 154.pcap (its first 40 frames, cut to 96 bytes), at an infected
+    client 159 ms from its server: the SYN goes unanswered, the client's timer sends it again 3 s
+    later, and the SYN/ACK comes 159 ms after that. Timed from the first SYN the path was 3.2 s (a
+    6 s stall threshold hid the wait); timed from the second, the wait from the first SYN to the
+    first data read as a Nagle hold of the request behind the SYN's one sequence number."""
+    (conn,) = analyze_file(Path(__file__).parent / "data" / "http_syn_resent_after_3s.pcap").files[0].connections
+    assert 150_000_000 < conn.vantage["0"]["path_rtt_ns"] < 170_000_000
+    first = conn.stalls[0]
+    assert (first.cause, first.start_frame, first.end_frame) == ("single_loss_timeout", 1, 5)
+    assert first.evidence["first_timeout_frame"] == 2
+    assert "nagle_delayed_ack" not in {s.cause for s in conn.stalls}
+
+
+def test_a_syn_ack_later_than_half_the_syn_timer_leaves_the_round_trip_to_the_data() -> None:
+    """Karn's rule for the handshake: a SYN/ACK 3.96 s after a SYN resent 3.01 s after the first
+    (suricata-verify's tcp-rst-unacked-stream-10, whose data show a 450 ms path) may answer either
+    SYN, or neither at once; one 18 ms after the resend answers the resend."""
+    import polars as pl
+
+    from stallscope.analyzers.vantage import handshake_times
+
+    s = 1_000_000_000
+    rows = [(0, 0, True, False, 0), (0, 0, True, False, 3_010_000_000), (0, 1, True, True, 6_970_000_000),
+            (0, 0, False, True, 6_980_000_000),
+            (1, 0, True, False, 0), (1, 0, True, False, 3 * s), (1, 1, True, True, 3 * s + 18_000_000),
+            (1, 0, False, True, 3 * s + 18_100_000)]
+    state = pl.DataFrame(rows, schema={"stream": pl.UInt32, "dir": pl.UInt8, "flag_syn": pl.Boolean,
+                                       "flag_ack": pl.Boolean, "ts_ns": pl.Int64}, orient="row")
+    hs = {r["stream"]: r for r in handshake_times(state).iter_rows(named=True)}
+    assert set(hs) == {1}
+    assert hs[1]["t_syn"] == 3 * s and hs[1]["t_synack"] - hs[1]["t_syn"] == 18_000_000

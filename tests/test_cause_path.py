@@ -240,3 +240,15 @@ def test_the_jumbo_findings_why_says_which_evidence_named_it() -> None:
     selective = _jumbo_slots(pl.concat([rows, small]), profile, None)
     assert selective is not None and selective[2]["small_losses_expected"] >= 3
     assert f"would have taken {selective[2]['small_losses_expected']:.0f} of the 401 small ones" in selective[2]["why"]
+
+
+def test_a_reset_answering_a_stray_ack_is_no_black_hole() -> None:
+    """One connection of suricata-verify's tls-subjectaltname capture (cut to 96 bytes), taken at
+    the client: its SYN draws a stray ACK from the server (an earlier connection's numbers), the
+    client resets it with that ACK's number as its sequence (RFC 9293 3.10.7.3), resends the SYN 3 s
+    later and the handshake completes; no data follows. Read from the first SYN, the path's round
+    trip was 3.07 s (it is 18 ms from the SYN the SYN/ACK answered), and the stray ACK's sequence
+    number, 525 MB ahead of any data, made a far-side pmtu_blackhole."""
+    (conn,) = analyze_file(Path(__file__).parent / "data" / "tls_syn_resent_after_stray_ack.pcap").files[0].connections
+    assert [f.cause for f in conn.findings] == []
+    assert 15_000_000 < conn.vantage["0"]["path_rtt_ns"] < 25_000_000

@@ -130,10 +130,16 @@ def _far_side_blackhole(own: pl.DataFrame, p: dict[str, Any], timing: Timing | N
     if timing is None or timing.vantage != "receiver" or not p.get("syn_seen", True):
         return None
     data = own.filter(pl.col("payload_len") > 0)
-    ahead = int(own["seq_rel"].max() or 0) - int(data["seq_end"].max() if data.height else 1)
+    # A reset's sequence number is not data sent: one answering a stray ACK before the handshake
+    # (RFC 9293 3.10.7.3) carries that ACK's number, from another connection's space.
+    ahead = int(own.filter(~pl.col("flag_rst"))["seq_rel"].max() or 0) - int(data["seq_end"].max() if data.height else 1)
     offered = [v for v in (p.get("mss_offered_by_peer"), p.get("mss_advertised")) if v]
     # (Unless the receiver acknowledged data the tap never saw: it arrived, a filtered capture.)
-    if data.height == 0 and ahead >= STANDARD_IP_MTU and not p.get("acked_unseen"):
+    # ...and no further than the receiver's window lets a sender run: a packet from beyond it (a
+    # stray ACK of an earlier connection before the handshake) carries another sequence space.
+    window = p.get("peer_receive_window_max") or 0
+    if (data.height == 0 and STANDARD_IP_MTU <= ahead <= window + STANDARD_IP_MTU
+            and not p.get("acked_unseen")):
         return (Cause.PMTU_BLACKHOLE.value, 0.6, {
             "bytes_sent_never_seen": ahead, "data_segments_seen": 0,
             "why": f"the sender's sequence numbers ran {ahead} bytes ahead, yet none of its data arrived "
