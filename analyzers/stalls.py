@@ -427,9 +427,10 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
         elif rows["retransmission"][i]:
             resends.append(Resend(frames[i], rows["ts_ns"][i], rows["seq_rel"][i], rows["payload_len"][i],
                                   rows["retrans_kind"][i], rows["ip_len"][i]))
-        elif rows["flag_syn"][i]:
+        elif rows["flag_syn"][i] and rows["ts_ns"][i] - rows["ts_ns"][i0] >= TIMEOUT_FLOOR_NS:
             # The SYN sent again by its timer (the stall runs from the first one): a resend of its
-            # one sequence number, as a data segment's would be.
+            # one sequence number, as a data segment's would be. (A copy a few milliseconds after
+            # it is a second capture point's, no timer's.)
             resends.append(Resend(frames[i], rows["ts_ns"][i], rows["seq_rel"][i], 1, "timeout", rows["ip_len"][i]))
     ended = cand["ended_by_new_data"]
     recut = _recut_resend(rows, i0, i1, d) if ended else None
@@ -444,7 +445,8 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
     # A timeout's whole repair: resends until the peer acknowledged all that was out before it
     # (go-back-N goes on past the first new data), so one episode's lost segments are counted once.
     recovery: set[int] = {r.seq for r in resends}
-    if any(r.kind == "timeout" for r in resends):
+    if any(r.kind == "timeout" for r in resends) and not all(rows["flag_syn"][frames.index(r.frame)] for r in resends):
+        # (A resent SYN is an episode of its own: the data resent after it is the next one's.)
         # ...and the losses repaired without a timeout since the previous one: one episode
         # (several losses in a window, only the last of which fast retransmit could not repair).
         # A resend of data first sent before an earlier timeout, with no duplicate ACKs before it

@@ -17,6 +17,8 @@ from dataclasses import dataclass, replace
 
 import polars as pl
 
+from stallscope.analyzers.sender_state import TIMEOUT_FLOOR_NS
+
 # Low percentile used for "the fastest the path can be": robust to one odd packet.
 LOW_Q = 0.05
 # A data-to-ACK time this long is a delayed ACK's (peer_acks.DELAYED_MIN_NS), not the path's.
@@ -90,10 +92,15 @@ def handshake_times(state: pl.DataFrame) -> pl.DataFrame:
         pl.col("ts_ns").min().alias("t_synack"))
     syns = (state.filter(pl.col("flag_syn") & ~pl.col("flag_ack") & (pl.col("dir") == 0)).select("stream", "ts_ns")
             .join(synack, on="stream", how="inner").filter(pl.col("ts_ns") <= pl.col("t_synack"))
-            .group_by("stream").agg(pl.col("ts_ns").max().alias("t_syn"), pl.col("ts_ns").sort().alias("_all"),
-                                    pl.first("t_synack")))
-    gap = pl.col("_all").list.get(-1) - pl.col("_all").list.get(-2, null_on_oob=True)
-    syn = syns.filter(gap.is_null() | (2 * (pl.col("t_synack") - pl.col("t_syn")) < gap)).select("stream", "t_syn")
+            .with_columns(_last=pl.col("ts_ns").max().over("stream")))
+    # The last SYN sent (copies of it a second capture point added, closer than any timer, with it)
+    # and the one its timer resent it after.
+    last = pl.col("ts_ns") > pl.col("_last") - TIMEOUT_FLOOR_NS
+    syn = (syns.group_by("stream").agg(pl.col("ts_ns").filter(last).min().alias("t_syn"),
+                                       pl.col("ts_ns").filter(~last).max().alias("_prev"), pl.first("t_synack"))
+           .filter(pl.col("_prev").is_null()
+                   | (2 * (pl.col("t_synack") - pl.col("t_syn")) < pl.col("t_syn") - pl.col("_prev")))
+           .select("stream", "t_syn"))
     hs = syn.join(synack, on="stream", how="inner")
     ack = (
         state.filter(~pl.col("flag_syn") & pl.col("flag_ack") & (pl.col("dir") == 0))

@@ -252,7 +252,8 @@ def test_a_syn_resent_by_its_timer_is_a_single_loss() -> None:
 def test_a_syn_ack_later_than_half_the_syn_timer_leaves_the_round_trip_to_the_data() -> None:
     """Karn's rule for the handshake: a SYN/ACK 3.96 s after a SYN resent 3.01 s after the first
     (suricata-verify's tcp-rst-unacked-stream-10, whose data show a 450 ms path) may answer either
-    SYN, or neither at once; one 18 ms after the resend answers the resend."""
+    SYN, or neither at once; one 18 ms after the resend answers the resend. Copies of a SYN closer
+    than any timer (two capture points, nDPI's imaps.pcap) are one SYN."""
     import polars as pl
 
     from stallscope.analyzers.vantage import handshake_times
@@ -261,9 +262,22 @@ def test_a_syn_ack_later_than_half_the_syn_timer_leaves_the_round_trip_to_the_da
     rows = [(0, 0, True, False, 0), (0, 0, True, False, 3_010_000_000), (0, 1, True, True, 6_970_000_000),
             (0, 0, False, True, 6_980_000_000),
             (1, 0, True, False, 0), (1, 0, True, False, 3 * s), (1, 1, True, True, 3 * s + 18_000_000),
-            (1, 0, False, True, 3 * s + 18_100_000)]
+            (1, 0, False, True, 3 * s + 18_100_000),
+            # a SYN seen twice 1.5 ms apart (a second capture point's copy, no timer's): the first copy
+            (2, 0, True, False, 0), (2, 0, True, False, 1_500_000), (2, 1, True, True, 76_000_000),
+            (2, 0, False, True, 76_100_000)]
     state = pl.DataFrame(rows, schema={"stream": pl.UInt32, "dir": pl.UInt8, "flag_syn": pl.Boolean,
                                        "flag_ack": pl.Boolean, "ts_ns": pl.Int64}, orient="row")
     hs = {r["stream"]: r for r in handshake_times(state).iter_rows(named=True)}
-    assert set(hs) == {1}
+    assert set(hs) == {1, 2}
     assert hs[1]["t_syn"] == 3 * s and hs[1]["t_synack"] - hs[1]["t_syn"] == 18_000_000
+    assert hs[2]["t_syn"] == 0
+
+
+def test_a_syn_seen_twice_by_two_capture_points_is_no_resend() -> None:
+    """One IMAPS connection of nDPI's imaps.pcap (cut to 96 bytes): every packet appears twice, 1-5
+    ms apart (two capture points merged), the SYN and the SYN/ACK among them. A resent SYN counts as
+    a timeout in the stall it opens only when its timer could have sent it (TIMEOUT_FLOOR_NS after
+    the first): read as resends, the copies made a burst_loss_timeout and a single_loss_timeout."""
+    (conn,) = analyze_file(Path(__file__).parent / "data" / "ndpi_imaps_two_capture_points.pcap").files[0].connections
+    assert not {"single_loss_timeout", "burst_loss_timeout"} & {s.cause for s in conn.stalls}
