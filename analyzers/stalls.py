@@ -131,6 +131,8 @@ class StallContext:
     # The closing segment's RFC 7323 timestamp echo (None without the option): the newest peer
     # timestamp the sender had received when it sent that segment.
     closing_ts_ecr: int | None = None
+    # Where the new data that opened the interval ends (its last sequence number + 1).
+    first_end: int = 0
 
     @property
     def duration_ns(self) -> int:
@@ -487,7 +489,7 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
         closing_ts_ecr=rows["opt_ts_ecr"][i1] if ended else None,
         stream=cand["stream"], dir=d, start_ns=cand["start_ns"], end_ns=cand["end_ns"],
         start_frame=cand["start_frame"], end_frame=cand["end_frame"], ended_by_new_data=ended,
-        first_len=rows["payload_len"][i0], first_psh=bool(rows["flag_psh"][i0]),
+        first_len=rows["payload_len"][i0], first_psh=bool(rows["flag_psh"][i0]), first_end=rows["seq_end"][i0],
         held_len=rows["payload_len"][i1] if ended else 0,
         held_frame=frames[i1] if ended else None,
         held_psh=bool(rows["flag_psh"][i1]) if ended else False,

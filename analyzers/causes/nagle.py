@@ -89,7 +89,7 @@ def rule(ctx: StallContext) -> Verdict | None:
             # docs/tcp-rules.md#linux-20-partial-segment).
             evidence["window_opened_frame"] = opened.frame
             return Verdict(Cause.NODELAY_TAIL_HELD.value, None, conf, evidence)
-    if ctx.first_len < m and rel.ack < ctx.snd_max_before_end:
+    if ctx.first_len < m and rel.ack < ctx.first_end:
         # The last segment before the silence was short and the releasing ACK left it unacknowledged:
         # Nagle's rule (everything acknowledged) and Minshall's (no short segment outstanding) both
         # still held the segment then, so that ACK did not release it from either. It went when its
