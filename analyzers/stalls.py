@@ -446,9 +446,9 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
                                            np.clip(delay[peer] - timing.rest_of_rtt(), 0, None))
     # A timeout's whole repair: resends until the peer acknowledged all that was out before it
     # (go-back-N goes on past the first new data), so one episode's lost segments are counted once.
+    # (A resent SYN is an episode of its own: the data resent after it is the next one's.)
     recovery: set[int] = {r.seq for r in resends}
     if any(r.kind == "timeout" for r in resends) and not all(rows["flag_syn"][frames.index(r.frame)] for r in resends):
-        # (A resent SYN is an episode of its own: the data resent after it is the next one's.)
         # ...and the losses repaired without a timeout since the previous one: one episode
         # (several losses in a window, only the last of which fast retransmit could not repair).
         # A resend of data first sent before an earlier timeout, with no duplicate ACKs before it
