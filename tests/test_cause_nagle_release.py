@@ -19,3 +19,16 @@ def test_an_ack_held_longer_than_any_timer_is_no_delayed_ack() -> None:
     assert stall.evidence["releasing_ack_delay_ns"] > 500_000_000 and "0.5 s" in stall.evidence["reason"]
     assert [a.cause for a in stall.alternatives] == ["nagle_delayed_ack"]
     assert "nagle_delayed_ack" not in {s.cause for s in conn.stalls}
+
+
+def test_a_release_that_covers_the_short_segment_is_nagles_though_a_later_one_came_first() -> None:
+    """nDPI's tor.pcap, its first connection's first 200 packets (cut to 96 bytes), at the client: the
+    relay's 586-byte segment is acknowledged 204 ms later (the client's delayed ACK), and the relay's
+    next two segments reach the tap out of order, the 298-byte one first. The releasing ACK covered the
+    short segment itself; measured against the highest sequence number before the closing segment
+    (the 298-byte one's start, past the 1460 bytes still on their way) it read as a partial release
+    and the stall as `undetermined`."""
+    (conn,) = analyze_file(Path(__file__).parent / "data" / "ndpi_tor_segment_seen_out_of_order.pcap").files[0].connections
+    (stall,) = [s for s in conn.stalls if s.start_frame == 92]
+    assert stall.cause == "nagle_delayed_ack" and "short_segment_unacknowledged" not in stall.evidence
+    assert stall.evidence["releasing_ack_frame"] == 93
