@@ -403,6 +403,7 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
     d = cand["dir"]
     acks: list[PeerAck] = []
     resends: list[Resend] = []
+    syn_resends = 0
     peer_bytes = 0
     last_peer_data = None
     # Away from the sender, a peer ACK the tap saw less than the reaction lag before the stall began
@@ -434,6 +435,7 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
             # one sequence number, as a data segment's would be. (A copy a few milliseconds after
             # it is a second capture point's, no timer's.)
             resends.append(Resend(frames[i], rows["ts_ns"][i], rows["seq_rel"][i], 1, "timeout", rows["ip_len"][i]))
+            syn_resends += 1
     ended = cand["ended_by_new_data"]
     recut = _recut_resend(rows, i0, i1, d) if ended else None
     if recut is not None:
@@ -448,7 +450,7 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
     # (go-back-N goes on past the first new data), so one episode's lost segments are counted once.
     # (A resent SYN is an episode of its own: the data resent after it is the next one's.)
     recovery: set[int] = {r.seq for r in resends}
-    if any(r.kind == "timeout" for r in resends) and not all(rows["flag_syn"][frames.index(r.frame)] for r in resends):
+    if any(r.kind == "timeout" for r in resends) and len(resends) > syn_resends:
         # ...and the losses repaired without a timeout since the previous one: one episode
         # (several losses in a window, only the last of which fast retransmit could not repair).
         # A resend of data first sent before an earlier timeout, with no duplicate ACKs before it

@@ -129,20 +129,21 @@ def data_lags(state: pl.DataFrame) -> pl.DataFrame:
 REOPENS_MIN = 3
 
 
-def reopen_lags(state: pl.DataFrame) -> dict[tuple[int, int], int]:
-    """Per (stream, data direction): the median time from the peer's ACK that reopened a zero
-    window to the sender's next new data, where that happened REOPENS_MIN times or more. Nothing
-    was in flight behind a zero window, so the data that follows answers that ACK: at the sender's
-    tap at once, at the receiver's a round trip later. (Any other ACK may be followed by data
-    already on its way: at a receiver's tap in a bulk transfer, microseconds after each ACK.)"""
-    acks = state.filter(pl.col("flag_ack") & (pl.col("payload_len") == 0)).select("stream", "dir", "ts_ns", "win_scaled")
+def reopen_lags(state: pl.DataFrame, streams: list[int]) -> dict[tuple[int, int], int]:
+    """Per (stream, data direction) of `streams`: the median time from the peer's ACK that reopened
+    a zero window to the sender's next new data, where that happened REOPENS_MIN times or more.
+    Nothing was in flight behind a zero window, so the data that follows answers that ACK: at the
+    sender's tap at once, at the receiver's a round trip later. (Any other ACK may be followed by
+    data already on its way: at a receiver's tap in a bulk transfer, microseconds after each ACK.)"""
+    wanted = pl.col("stream").is_in(streams)
+    acks = state.filter(wanted & pl.col("flag_ack") & (pl.col("payload_len") == 0)).select("stream", "dir", "ts_ns", "win_scaled")
     if not (acks["win_scaled"] == 0).any():
         return {}
     reopened = (acks.sort(["stream", "dir", "ts_ns"])
                 .with_columns(prev=pl.col("win_scaled").shift(1).over(["stream", "dir"]))
                 .filter((pl.col("prev") == 0) & (pl.col("win_scaled") > 0))
                 .select("stream", sender=(1 - pl.col("dir").cast(pl.Int64)), at=pl.col("ts_ns")).sort("at"))
-    data = (state.filter(pl.col("new_data") & (pl.col("payload_len") > 0))
+    data = (state.filter(wanted & pl.col("new_data") & (pl.col("payload_len") > 0))
             .select("stream", sender=pl.col("dir").cast(pl.Int64), data_ts=pl.col("ts_ns")).sort("data_ts"))
     joined = reopened.join_asof(data, left_on="at", right_on="data_ts", by=["stream", "sender"], strategy="forward",
                                check_sortedness=False)
@@ -200,7 +201,10 @@ def _timings(state: pl.DataFrame, ttls: dict[tuple[int, int], int] | None) -> di
     out: dict[tuple[int, int], Timing] = {}
     hs = {r["stream"]: r for r in handshake_times(state).iter_rows(named=True)}
     lags = {(r["stream"], r["dir"]): r for r in data_lags(state).iter_rows(named=True)}
-    reopens = reopen_lags(state) if len(hs) < state["stream"].n_unique() else {}
+    # (Only streams without a handshake read their lag from data.)
+    streams = state["stream"].unique()
+    no_handshake = [int(v) for v in streams if v not in hs]
+    reopens = reopen_lags(state, no_handshake) if no_handshake else {}
     keys = state.select("stream", "dir").unique().sort(["stream", "dir"]).iter_rows()
     for stream, d in keys:
         h = hs.get(stream)

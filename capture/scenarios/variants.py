@@ -64,8 +64,7 @@ def _forward(**kw) -> Callable[[Scenario], dict]:
 
 
 def _bursts(**kw) -> Callable[[Scenario], dict]:
-    return lambda s: {"link": LinkConfig(replace(s.link.forward, bursts=replace(s.link.forward.bursts, **kw)),
-                                         s.link.reverse)}
+    return lambda s: _forward(bursts=replace(s.link.forward.bursts, **kw))(s)
 
 
 NO_TIMESTAMPS = _sysctls(tcp_timestamps=0)
