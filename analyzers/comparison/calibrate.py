@@ -387,7 +387,12 @@ PRE_1323 = ("sunos41", "bsd44", "tru64", "linux20")
 PER_SEGMENT_NAGLE = ("linux20",)
 
 
-def _stacks(fit: Fit) -> list[dict[str, Any]]:
+# Stalls a sender's Nagle rule makes: where the trace has none, the stack it named may have run
+# another rule than its own.
+NAGLE_HOLDS = ("nagle_delayed_ack", "window_update_deadlock")
+
+
+def _stacks(fit: Fit, target: Target | None = None) -> list[dict[str, Any]]:
     first = fit.value("personality")
     if first not in PRE_1323:
         return [{}]
@@ -416,6 +421,15 @@ def _stacks(fit: Fit) -> list[dict[str, Any]]:
         # pass's choice back out).
         out = [*({**c, "nagle": None} for c in out),
                *({**c, "nagle": "OFF"} for c in out if c["personality"] in PER_SEGMENT_NAGLE)]
+    if (fit.value("_stack_named") == first and fit.value("nagle") is None and target is not None
+            and not any(target.lost.get(c) for c in NAGLE_HOLDS)):
+        # The stack the segments named, run with its own Nagle rule, may hold a short segment
+        # where the trace shows no hold (4.4BSD's classic rule deadlocks a 2-segment window until
+        # its 200 ms tick; the sender ran another of Mogul's variants): the stack is then tried
+        # with Nagle off too, ahead of the others, so that a stack the segments rule against does
+        # not win by its own rule's luck (SunOS's 4096-byte copies never leave the short piece).
+        mine = [c for c in out if c["personality"] == first and "nagle" not in c]
+        out = [*mine, *({**c, "nagle": "OFF"} for c in mine), *(c for c in out if c not in mine)]
     r = fit.value("rcvbuf")
     if r:
         # The flight shows S only as a floor (a window held it, or none showed it at all: each stack
@@ -917,7 +931,7 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
     # not yet modelled would stay; the port sets its own (AAL5) link, the host is then tried with it.
     named = (("pace", lambda: _pace(fit, chosen, read_step)), ("path", lambda: _path_mechanisms(fit, rows)),
              ("writes", lambda: _writes(fit)), ("framing", lambda: _framed(fit, rows, chosen)),
-             ("stack", lambda: _stacks(fit)), ("buffers", lambda: _candidates(fit, read_step, chosen)),
+             ("stack", lambda: _stacks(fit, target)), ("buffers", lambda: _candidates(fit, read_step, chosen)),
              ("joint", lambda: _joint(fit, rows, chosen, read_step, best_score)))
     names, groups = tuple(n for n, _ in named), tuple(g for _, g in named)
     passes = 0

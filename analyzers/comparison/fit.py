@@ -600,6 +600,14 @@ def _other(conn: ConnectionAnalysis, d: DirectionAnalysis) -> DirectionAnalysis 
     return next((o for o in conn.directions if o.dir != d.dir), None)
 
 
+SUNOS_COPIES = "short segments in multiples of 4096 bytes (SunOS 4 sosend copies)"
+
+
+def sunos_copies(profile: dict[str, Any]) -> bool:
+    """Short segments a whole number of SunOS 4's 4096-byte sosend copies long."""
+    return any(s % 4096 == 0 for s in profile.get("common_short_segments") or [])
+
+
 def personality_of(profile: dict[str, Any], delayed_ack: dict[str, Any] | None) -> Fitted:
     """The simulator personality closest to what the trace shows of a stack.
 
@@ -624,7 +632,6 @@ def personality_of(profile: dict[str, Any], delayed_ack: dict[str, Any] | None) 
     if guess == "linux":
         return Fitted("linux20", "no SACK or timestamps, Linux-like behaviour (stack guess linux): Linux 2.0")
     mss = profile.get("max_segment") or 0
-    shorts = profile.get("common_short_segments") or []
     offered = [x for x in (profile.get("mss_advertised"), profile.get("mss_offered_by_peer")) if x]
     rounded = min(offered) // 2048 * 2048 if offered else mss
     # The largest segment the MSS offered rounded down to a cluster: a buffer or a write smaller than
@@ -632,8 +639,8 @@ def personality_of(profile: dict[str, Any], delayed_ack: dict[str, Any] | None) 
     if mss > 2048 and mss % 2048 == 0 and mss == rounded:
         return Fitted("bsd44", f"MSS {mss} a multiple of the 2048-byte cluster (4.4BSD tcp_mss rounding)"
                       + (f" below the {min(offered)} offered" if offered and min(offered) != mss else ""))
-    if any(s % 4096 == 0 for s in shorts):
-        return Fitted("sunos41", "short segments in multiples of 4096 bytes (SunOS 4 sosend copies)")
+    if sunos_copies(profile):
+        return Fitted("sunos41", SUNOS_COPIES)
     if timer == "tick":
         return Fitted("bsd44", "a 200 ms delayed-ACK tick and no RFC 1323 options (BSD family)")
     return Fitted("bsd44", GENERIC_STACK)
@@ -679,6 +686,7 @@ def ts_clock_hz(rows: pl.DataFrame | None, dir_: int) -> float | None:
 # what the window allows at once (docs/tcp-rules.md; personality.rs initial_cwnd_segments).
 SLOW_START_STACKS = ("bsd44", "tru64")
 OPEN_START_STACKS = ("sunos41", "linux20")
+OLD_STACKS = SLOW_START_STACKS + OPEN_START_STACKS
 
 
 def first_flight(rows: pl.DataFrame | None, dir_: int, profile: dict[str, Any]) -> Fitted | None:
@@ -791,12 +799,15 @@ def _fit_stack(d: DirectionAnalysis, conn: ConnectionAnalysis, values: dict[str,
     p = dict(d.profile)
     p["_ts_hz"] = ts_clock_hz(rows, d.dir)
     values["personality"] = personality_of(p, p.get("peer_delayed_ack"))
+    named = values["personality"]
     start = first_flight(rows, d.dir, p)
     if values["personality"].value in SLOW_START_STACKS + OPEN_START_STACKS:
         if start is not None:
             values["slow_start"] = start
-        # Without SunOS's 4096-byte copies (personality_of would have named it), Linux 2.0 first.
-        allowed = ((SLOW_START_STACKS if start.value else OPEN_START_STACKS[::-1]) if start is not None
+        # Without SunOS's 4096-byte copies, Linux 2.0 first (personality_of names SunOS for them,
+        # but after the cluster-rounded MSS a SunOS segment of two copies can show).
+        opened = OPEN_START_STACKS if sunos_copies(p) else OPEN_START_STACKS[::-1]
+        allowed = ((SLOW_START_STACKS if start.value else opened) if start is not None
                    else (values["personality"].value, "sunos41", "bsd44", "tru64", "linux20"))
         # The windows a host advertises tell of its own stack: the sender's own for the sender,
         # where it showed; the peer's for the receiver (a Linux 2.0 client of a newer server).
@@ -816,6 +827,10 @@ def _fit_stack(d: DirectionAnalysis, conn: ConnectionAnalysis, values: dict[str,
             why = "; ".join(x.source for x in (start, ruled) if x is not None)
             values["personality"] = Fitted(allowed[0], f"{why}: {' or '.join(dict.fromkeys(allowed))}, not "
                                            f"{first.value} ({first.source})")
+    if values["personality"] is named and named.source != GENERIC_STACK and named.value in OLD_STACKS:
+        # A pre-1323 stack the segments named (a cluster-rounded MSS, SunOS's copies), not one
+        # left by elimination: the calibration keeps it ahead of the others (calibrate._stacks).
+        values["_stack_named"] = Fitted(named.value, named.source)
     other = _other(conn, d)
     if other is not None:
         # The receiver's stack: its own profile, and its delayed-ACK timer as the sender saw it.
