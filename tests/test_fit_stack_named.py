@@ -39,3 +39,4 @@ def test_sunos_copies_order_the_stacks_the_first_flight_leaves(rows):
     r = rows["moldeklev-S16384-R16384-nagleoff"]
     assert r["personality"] == "sunos41", r["personality_source"]
     assert r["goodput_ok"], r["goodput_ratio"]
+

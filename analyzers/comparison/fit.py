@@ -346,6 +346,7 @@ LOSS_KINDS = ("fast", "timeout", "sack")
 
 
 ACK_LOSS = "ack_loss_timeout"
+SPURIOUS = "spurious_timeout"
 
 
 def _fit_losses(rows: pl.DataFrame | None, dir_: int, values: dict[str, Fitted],
@@ -359,7 +360,11 @@ def _fit_losses(rows: pl.DataFrame | None, dir_: int, values: dict[str, Fitted],
     data = rows.filter((pl.col("dir") == dir_) & (pl.col("payload_len") > 0) & ~pl.col("superframe"))
     acks_lost, ack_stalls = _lost_acks(rows, dir_, data, conn)
     resent = data.filter(pl.col("retransmission"))
-    for first, last in ack_stalls:
+    # A spurious timeout's resend repeated data that had arrived (its ACK was late, not lost): the
+    # run's own timer makes it or not, and a drop replayed there would be a loss the trace never had.
+    spurious = [(s.start_frame, s.end_frame) for s in (conn.stalls if conn is not None else ())
+                if s.dir == dir_ and s.cause == SPURIOUS]
+    for first, last in (*ack_stalls, *spurious):
         resent = resent.filter((pl.col("frame") < first) | (pl.col("frame") > last))
     # A go-back-N resend was a hole when the first ACK to cover it stops exactly at its end: had
     # the receiver held it, that ACK would have run on past it.
