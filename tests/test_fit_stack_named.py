@@ -1,6 +1,6 @@
-"""The stack the segments name, held through the calibration (issue 13's personality fit,
-docs/comparison.md "How good the fit is"): two scoring-corpus traces whose stack the first estimate
-read right from the segments and the calibration then lost."""
+"""The stack the segments name, held through the calibration, and the stacks they leave searched
+each from its own start (issue 13's personality fit, docs/comparison.md "How good the fit is"), on
+scoring-corpus traces whose true stack the calibration lost."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from stallscope.analyzers.comparison.validate import validate_trace
 from stallscope.analyzers.corpus import plan, run_trace
 
-TRACES = ("nagle-bsd44-fddi-MSMV", "moldeklev-S16384-R16384-nagleoff")
+TRACES = ("nagle-bsd44-fddi-MSMV", "moldeklev-S16384-R16384-nagleoff", "idle-sunos41-think30ms")
 
 
 @pytest.fixture(scope="module")
@@ -40,3 +40,14 @@ def test_sunos_copies_order_the_stacks_the_first_flight_leaves(rows):
     assert r["personality"] == "sunos41", r["personality_source"]
     assert r["goodput_ok"], r["goodput_ratio"]
 
+
+
+def test_a_stack_picked_by_order_does_not_choose_the_link(rows):
+    """SunOS 4.1 writing 16 KB every 30 ms over 10 Mbit/s Ethernet: the first flight leaves SunOS
+    and Linux 2.0, and nothing in the segments names one. Searched from Linux 2.0 alone, its runs
+    stalled on every link but a gigabit one behind a Sun IPX's copies, whose ACK counts then kept
+    Linux 2.0 (and its 333 ms timer); searched from SunOS too, the Ethernet run's 176 ACKs match
+    the trace's 177 and SunOS wins, with the BSD 200 ms tick."""
+    r = rows["idle-sunos41-think30ms"]
+    assert r["personality"] == "sunos41", r["personality_source"]
+    assert r["delack_ok"] and r["goodput_ok"], (r["delack_ns"], r["goodput_ratio"])

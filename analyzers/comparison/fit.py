@@ -831,7 +831,11 @@ def _fit_stack(d: DirectionAnalysis, conn: ConnectionAnalysis, values: dict[str,
             first = values["personality"]
             why = "; ".join(x.source for x in (start, ruled) if x is not None)
             values["personality"] = Fitted(allowed[0], f"{why}: {' or '.join(dict.fromkeys(allowed))}, not "
-                                           f"{first.value} ({first.source})")
+                                           f"{first.value} ({first.source})"
+                                           + (f"; {SUNOS_COPIES}" if allowed[0] == "sunos41" and sunos_copies(p) else ""))
+            if allowed[0] == "sunos41" and sunos_copies(p):
+                # Still named by the segments: SunOS's copies, once the first guess is ruled out.
+                named = values["personality"]
     if values["personality"] is named and named.source != GENERIC_STACK and named.value in OLD_STACKS:
         # A pre-1323 stack the segments named (a cluster-rounded MSS, SunOS's copies), not one
         # left by elimination: the calibration keeps it ahead of the others (calibrate._stacks).
