@@ -123,11 +123,16 @@ def analyze_one(path: str | Path, *, stream: int | None = None) -> FileAnalysis:
     except CaptureDamaged as e:
         packets, summary = e.packets, e.summary
         status, error = "damaged", {"kind": e.kind, "offset": e.offset, "message": e.reason}
-    result = analyze_packets(packets, text, summary, stream=stream)
+    height = packets.height
+    # The packet table is handed over, not kept: the passes free each stage's table once the next
+    # is built, which this frame's reference would hold until the end (a quarter of the peak).
+    box = [packets]
+    del packets
+    result = _analyze_box(box, text, summary, stream=stream)
     result.status, result.error = status, error
     if error is not None:
         result.notes.insert(0, Note("damaged_capture", f"the capture is damaged at byte {error['offset']}: "
-                                    f"{error['message']}; the analysis covers the {packets.height} packets before it"))
+                                    f"{error['message']}; the analysis covers the {height} packets before it"))
     return result
 
 
@@ -141,6 +146,13 @@ def _decode_facts(summary: DecodeSummary | None) -> dict[str, Any]:
 def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | None = None, *,
                     stream: int | None = None) -> FileAnalysis:
     """Analyze an already decoded packet table (columns PACKET_INPUT at least)."""
+    return _analyze_box([packets], path, summary, stream=stream)
+
+
+def _analyze_box(box: list[pl.DataFrame], path: str, summary: DecodeSummary | None = None, *,
+                 stream: int | None = None) -> FileAnalysis:
+    """analyze_packets on the one table in `box`, which it takes out (the caller keeps no reference)."""
+    packets = box.pop()
     result = FileAnalysis(path, "ok", None, _decode_facts(summary))
     result.notes.extend(artifacts.decode_notes(summary))
     if stream is not None:
@@ -157,6 +169,7 @@ def analyze_packets(packets: pl.DataFrame, path: str, summary: DecodeSummary | N
                                                       loopback)
     result.notes.extend(file_notes)
     state = sender_state(packets)
+    del packets
     for s_, notes in artifacts.unseen_notes(state).items():
         conn_notes.setdefault(s_, []).extend(notes)
     timings = vantage.timings(state, ttls, loopback)
