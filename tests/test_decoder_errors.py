@@ -53,6 +53,25 @@ def test_not_a_capture_and_missing_file_are_rejected(tmp_path: Path):
         read_packets(b"\xd4\xc3\xb2")  # shorter than a file header
 
 
+def test_a_compressed_capture_is_named_with_how_to_read_it(tmp_path: Path):
+    """zstd, lz4, xz and bzip2 are not read through (gzip is): the rejection names the compression
+    and the pipe that reads it, which `-` (stdin) takes."""
+    cases = {"x.pcapng.zst": (b"\x28\xb5\x2f\xfd", "zstd"), "x.pcap.lz4": (b"\x04\x22\x4d\x18", "lz4"),
+             "x.pcap.xz": (b"\xfd7zXZ\x00", "xz"), "x.pcap.bz2": (b"BZh91AY", "bzip2")}
+    for name, (head, tool) in cases.items():
+        path = tmp_path / name
+        path.write_bytes(head + bytes(64))
+        with pytest.raises(CaptureRejected) as info:
+            read_packets(path)
+        assert info.value.kind == "not_a_capture", name
+        assert f"({tool}-compressed" in info.value.reason and f"`{tool} -dc FILE | stallscope analyze -`" in info.value.reason
+    junk = tmp_path / "junk"
+    junk.write_bytes(b"junk" + bytes(64))
+    with pytest.raises(CaptureRejected) as info:
+        read_packets(junk)
+    assert "compressed" not in info.value.reason
+
+
 def test_truncated_file_is_damaged_and_keeps_the_packets_before():
     data = GOOD.read_bytes()
     whole, _ = read_packets(data)

@@ -118,6 +118,18 @@ impl ReadError {
     }
 }
 
+/// The compressed formats a capture is often kept in besides gzip (which the reader sees
+/// through), by their magic numbers: the name and the command that decompresses to stdout.
+pub fn compression_named(magic: [u8; 4]) -> Option<(&'static str, &'static str)> {
+    match magic {
+        [0x28, 0xb5, 0x2f, 0xfd] => Some(("zstd", "zstd")),
+        [0x04, 0x22, 0x4d, 0x18] => Some(("lz4", "lz4")),
+        [0xfd, 0x37, 0x7a, 0x58] => Some(("xz", "xz")),
+        [0x42, 0x5a, 0x68, _] => Some(("bzip2", "bzip2")),
+        _ => None,
+    }
+}
+
 impl fmt::Display for ReadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -126,11 +138,21 @@ impl fmt::Display for ReadError {
                 "truncated {} at byte {offset}: needed {needed} bytes, only {available} left",
                 part.name()
             ),
-            ReadError::NotACapture { magic, .. } => write!(
-                f,
-                "not a pcap/pcapng file: magic {:02x} {:02x} {:02x} {:02x}",
-                magic[0], magic[1], magic[2], magic[3]
-            ),
+            ReadError::NotACapture { magic, .. } => {
+                write!(
+                    f,
+                    "not a pcap/pcapng file: magic {:02x} {:02x} {:02x} {:02x}",
+                    magic[0], magic[1], magic[2], magic[3]
+                )?;
+                match compression_named(*magic) {
+                    Some((name, tool)) => write!(
+                        f,
+                        " ({name}-compressed: only gzip is read through; decompress it first, as in \
+                         `{tool} -dc FILE | stallscope analyze -`)"
+                    ),
+                    None => Ok(()),
+                }
+            }
             ReadError::UnsupportedVersion { format, major, minor, .. } => {
                 write!(f, "unsupported {format} savefile version {major}.{minor}")
             }
@@ -175,5 +197,20 @@ impl std::error::Error for ReadError {
             ReadError::Io { source, .. } => Some(source),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_compressed_file_is_named_with_how_to_read_it() {
+        let zst = ReadError::NotACapture { offset: 0, magic: [0x28, 0xb5, 0x2f, 0xfd] }.to_string();
+        assert!(zst.starts_with("not a pcap/pcapng file: magic 28 b5 2f fd (zstd-compressed"), "{zst}");
+        assert!(zst.contains("zstd -dc FILE | stallscope analyze -"), "{zst}");
+        assert!(ReadError::NotACapture { offset: 0, magic: *b"BZh9" }.to_string().contains("bzip2"));
+        let junk = ReadError::NotACapture { offset: 0, magic: *b"junk" }.to_string();
+        assert_eq!(junk, "not a pcap/pcapng file: magic 6a 75 6e 6b");
     }
 }
