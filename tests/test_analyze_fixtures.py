@@ -126,3 +126,20 @@ def test_bytes_count_payload_not_the_fin() -> None:
     (conn,) = analyze_file(FIXTURES / "clean_bulk.pcap").files[0].connections
     sender = next(d for d in conn.directions if d.role == "data sender")
     assert payload > 2_000_000 and sender.profile["bytes"] == payload
+
+
+
+def test_long_connections_gathered_on_demand_analyse_as_a_partition_does(monkeypatch) -> None:
+    """A connection of BIG_PART_ROWS rows or more is gathered from the packet table when its turn
+    comes instead of held in a partition (peak memory); with the bar lowered so that four of the five
+    flows of a shared token bucket are gathered and the fifth partitioned, the analysis is the same,
+    stall for stall."""
+    import stallscope.analyzers.analyze as analyze
+
+    path = Path(__file__).resolve().parent / "data" / "linux_four_flows_shared_tbf.receiver.pcap"
+    whole = analyze_file(path).to_json()
+    conns = whole["files"][0]["connections"]
+    sizes = sorted(c["last_frame"] - c["first_frame"] for c in conns)
+    monkeypatch.setattr(analyze, "BIG_PART_ROWS", 300)
+    assert sizes[0] < 300 <= sizes[1] and sum(len(c["stalls"]) for c in conns) >= 3, sizes
+    assert analyze_file(path).to_json() == whole
