@@ -131,7 +131,10 @@ def main() -> None:
     """The console script. Click's own handling of a closed pipe (help text into `| head`) exits
     1; it is mapped to the same quiet 141 the commands use, and standard output is flushed here so
     a failure at the very end is classified too."""
+    from stallscope.allocator import return_large_frees
     from stallscope.cli.common import BrokenPipeWatch
 
+    # A command runs one analysis of a whole capture: large freed arrays go back to the system.
+    return_large_frees()
     with BrokenPipeWatch():
         app()
