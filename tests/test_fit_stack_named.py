@@ -8,6 +8,7 @@ import pytest
 
 from stallscope.analyzers.comparison.validate import validate_trace
 from stallscope.analyzers.corpus import plan, run_trace
+from stallscope.analyzers.corpus_holdout import plan as holdout_plan
 
 TRACES = ("nagle-bsd44-fddi-MSMV", "moldeklev-S16384-R16384-nagleoff", "idle-sunos41-think30ms")
 
@@ -51,3 +52,16 @@ def test_a_stack_picked_by_order_does_not_choose_the_link(rows):
     r = rows["idle-sunos41-think30ms"]
     assert r["personality"] == "sunos41", r["personality_source"]
     assert r["delack_ok"] and r["goodput_ok"], (r["delack_ns"], r["goodput_ratio"])
+
+
+def test_the_closest_search_wins_even_on_the_first_estimates_stack(tmp_path):
+    """Linux 2.0 writing 6000-byte messages, each answered with 1460 bytes, over 10 Mbit/s
+    Ethernet (a holdout-corpus trace): searched from Linux 2.0, the groups settled far off (0.28: a
+    4.1 Mbit/s link, 4 KB writes, 160-byte reads; goodput 0.76); searched from SunOS they came
+    back to Linux 2.0 on Fast Ethernet with the 6000-byte messages, 0.001 from the trace. The
+    search that ends closest wins, whichever stack it ends on."""
+    spec = {s.name: s for s in holdout_plan()}["reqresp-linux20-ethernet10-w6000-r1460"]
+    run_trace(spec, tmp_path)
+    r = validate_trace(str(tmp_path / f"{spec.name}.pcap"))
+    assert r["personality"] == "linux20" and r["fit_write"] == 6000, (r["personality"], r["fit_write"])
+    assert r["goodput_ok"], r["goodput_ratio"]

@@ -1027,10 +1027,6 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
         starts += [{"personality": p, "receiver_personality": p} for p in stacks[1:] if p not in theirs]
     found = [search(x) for x in starts]
     tried = sum(f.tried for f in found)
-    # A search from another stack that came back to the first one's stack by another way tells
-    # nothing of the stack: only one that ended on another stack competes.
-    mine = (found[0].chosen.get("personality") or fit.value("personality"))
-    found = [found[0], *(f for f in found[1:] if f.chosen.get("personality") != mine)]
     if len(found) > 1:
         closeness = [_run_score(cut, f.chosen, acks_held) if f.chosen else None for f in found]
         ranked = sorted((round(c, 6), i) for i, c in enumerate(closeness) if c is not None and math.isfinite(c))
