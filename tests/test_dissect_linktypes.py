@@ -76,6 +76,10 @@ LINKS = {
     "atm rfc1483": (11, b"\xaa\xaa\x03\x00\x00\x00\x08\x00" + V4),
     "sunatm llc": (123, b"\x02\x00\x00\x20" + b"\xaa\xaa\x03\x00\x00\x00\x86\xdd" + V6),
     "sunatm lane": (123, b"\x01\x00\x00\x21" + b"\x00\x01" + eth(V4)),
+    # NFLOG: header, a packet-header TLV (8 bytes), a 5-byte prefix TLV padded to 8, then the payload
+    # TLV; lengths and types in the writer's byte order (little-endian here).
+    "nflog": (239, b"\x02\x00\x00\x05" + struct.pack("<HH", 8, 1) + b"\x08\x00\x03\x00"
+              + struct.pack("<HH", 9, 10) + b"log:\0\0\0\0" + struct.pack("<HH", 4 + len(V4), 9) + V4),
 }
 
 
@@ -195,7 +199,7 @@ def test_payload_cut_by_snaplen_is_kept_and_flagged():
 
 @settings(max_examples=150, deadline=None)
 @given(
-    linktype=st.sampled_from([0, 1, 11, 12, 14, 101, 108, 113, 123, 228, 229, 276, 105]),
+    linktype=st.sampled_from([0, 1, 11, 12, 14, 101, 108, 113, 123, 228, 229, 239, 276, 105]),
     frames=st.lists(st.binary(max_size=120), max_size=12),
     seed_tcp=st.booleans(),
 )
@@ -210,3 +214,19 @@ def test_accounting_balances_on_random_bytes(linktype: int, frames: list[bytes],
     assert df.height == s.tcp_packets
     if seed_tcp:
         assert df["frame"][0] == 1 and df["seq_raw"][0] == 1000
+
+
+def test_nflog_captures_from_zeeks_tests():
+    """Zeek's NFLOG traces (tests/data/README.md): an HTTP connection logged by a netfilter rule
+    (`tcpdump -i nflog:N`), every record a TCP packet; and a record whose first TLV claims a length
+    past the record, which Zeek reports as `nflog_bad_tlv_len`: a link-header error here, counted."""
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parent / "data"
+    df, s = read_packets(data / "zeek_nflog_http.pcap")
+    assert (s.records, s.tcp_packets, s.not_decoded) == (13, 13, {})
+    assert set(df["linktype"].to_list()) == {239}
+    assert {(r["src_port"], r["dst_port"]) for r in df.iter_rows(named=True)} == {(49762, 80), (80, 49762)}
+    assert int(df["payload_len"].sum()) > 1600  # the request and the response
+    _, s = read_packets(data / "zeek_nflog_bad_tlv_len.pcap")
+    assert (s.records, s.tcp_packets, s.not_decoded) == (1, 0, {"truncated_link_header": 1})

@@ -3,6 +3,7 @@
 
 pub mod atm;
 pub mod ethernet;
+pub mod nflog;
 pub mod null;
 pub mod pktap;
 pub mod ppp;
@@ -30,6 +31,7 @@ pub mod linktype {
     pub const USER2: u32 = 149;
     pub const IPV4: u32 = 228;
     pub const IPV6: u32 = 229;
+    pub const NFLOG: u32 = 239;
     pub const PKTAP: u32 = 258;
     pub const LINUX_SLL2: u32 = 276;
 }
@@ -66,6 +68,7 @@ pub fn strip(linktype: u32, data: &[u8]) -> LinkResult<'_> {
         linktype::PKTAP | linktype::USER2 => pktap::strip(data),
         linktype::PPP | linktype::PPP_HDLC => ppp::strip_ppp(data),
         linktype::C_HDLC => ppp::strip_cisco_hdlc(data),
+        linktype::NFLOG => nflog::strip(data),
         _ => Err(Skip::NotDecoded(NotDecoded::UnsupportedLinktype)),
     }
 }
