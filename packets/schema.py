@@ -60,7 +60,7 @@ _NOT_TCP_MEANINGS: dict[str, str] = {
     "other_address_family": "BSD loopback address family other than IPv4/IPv6",
 }
 _NOT_DECODED_MEANINGS: dict[str, str] = {
-    "unsupported_linktype": "a link type this decoder does not read (it reads Ethernet, PPP and PPP in HDLC framing, Cisco HDLC, Linux cooked v1 and v2, raw IP, BSD loopback, ATM RFC 1483 and SunATM, PKTAP)",
+    "unsupported_linktype": "a link type this decoder does not read (it reads Ethernet, PPP and PPP in HDLC framing, Cisco HDLC, Linux cooked v1 and v2, Linux netfilter log (NFLOG), raw IP, BSD loopback, ATM RFC 1483 and SunATM, PKTAP)",
     "truncated_link_header": "the link header was cut by the snaplen",
     "too_many_vlan_tags": "more than 8 stacked VLAN tags or 16 MPLS labels",
     "truncated_ip_header": "the IP header was cut by the snaplen",
