@@ -58,9 +58,12 @@ _NOT_TCP_MEANINGS: dict[str, str] = {
     "llc": "802.2 LLC that is not SNAP-encapsulated IP (STP, CDP, ...)",
     "atm_other": "SunATM traffic that is neither LLC nor LANE",
     "other_address_family": "BSD loopback address family other than IPv4/IPv6",
+    "wlan_management": "802.11 management, control or extension frame (beacon, probe, RTS/CTS, ACK)",
+    "wlan_no_data": "802.11 data frame without data (null function: power save, keep-alive)",
+    "wlan_protected": "802.11 data frame encrypted (WEP, WPA): the payload cannot be read",
 }
 _NOT_DECODED_MEANINGS: dict[str, str] = {
-    "unsupported_linktype": "a link type this decoder does not read (it reads Ethernet, PPP and PPP in HDLC framing, Cisco HDLC, Linux cooked v1 and v2, Linux netfilter log (NFLOG), raw IP, BSD loopback, ATM RFC 1483 and SunATM, PKTAP)",
+    "unsupported_linktype": "a link type this decoder does not read (it reads Ethernet, PPP and PPP in HDLC framing, Cisco HDLC, Linux cooked v1 and v2, Linux netfilter log (NFLOG), 802.11 with or without radiotap, raw IP, BSD loopback, ATM RFC 1483 and SunATM, PKTAP)",
     "truncated_link_header": "the link header was cut by the snaplen",
     "too_many_vlan_tags": "more than 8 stacked VLAN tags or 16 MPLS labels",
     "truncated_ip_header": "the IP header was cut by the snaplen",
@@ -72,6 +75,7 @@ _NOT_DECODED_MEANINGS: dict[str, str] = {
     "bad_ip_ext_header": "an extension header chain longer than 16 or overrunning the datagram",
     "truncated_tcp_header": "the fixed 20-byte TCP header was cut by the snaplen",
     "bad_tcp_header_length": "TCP data offset below 5 or beyond the segment",
+    "wlan_amsdu": "an 802.11 A-MSDU: several frames in one, not split",
 }
 
 _NATIVE_REASONS = _native.reason_names()

@@ -76,6 +76,11 @@ LINKS = {
     "atm rfc1483": (11, b"\xaa\xaa\x03\x00\x00\x00\x08\x00" + V4),
     "sunatm llc": (123, b"\x02\x00\x00\x20" + b"\xaa\xaa\x03\x00\x00\x00\x86\xdd" + V6),
     "sunatm lane": (123, b"\x01\x00\x00\x21" + b"\x00\x01" + eth(V4)),
+    # 802.11 QoS data to the distribution system: MAC header, QoS control, LLC/SNAP; with radiotap,
+    # a header whose Flags field (after TSFT) says the frame ends in its 4-byte FCS.
+    "802.11": (105, b"\x88\x01" + bytes(22) + b"\x00\x00" + b"\xaa\xaa\x03\x00\x00\x00\x08\x00" + V4),
+    "802.11 radiotap": (127, struct.pack("<BBHI", 0, 0, 24, 0b11) + bytes(4) + bytes(8) + b"\x10" + bytes(3)
+                        + b"\x08\x01" + bytes(22) + b"\xaa\xaa\x03\x00\x00\x00\x86\xdd" + V6 + b"FCS!"),
     # NFLOG: header, a packet-header TLV (8 bytes), a 5-byte prefix TLV padded to 8, then the payload
     # TLV; lengths and types in the writer's byte order (little-endian here).
     "nflog": (239, b"\x02\x00\x00\x05" + struct.pack("<HH", 8, 1) + b"\x08\x00\x03\x00"
@@ -150,8 +155,15 @@ def test_not_decoded_by_reason():
         "truncated_tcp_header": 1,
         "bad_tcp_header_length": 1,
     }
-    _, s = rows(105, [V4])  # 802.11: not a link type this decoder reads
+    _, s = rows(163, [V4])  # 802.11 with an AVS header: not a link type this decoder reads
     assert s.not_decoded == {"unsupported_linktype": 1}
+    # 802.11: an A-MSDU (QoS control bit 7) is not split; management, null and protected frames
+    # are not TCP.
+    qos = b"\x88\x01" + bytes(22)
+    _, s = rows(105, [qos + b"\x80\x00" + b"\xaa\xaa\x03\x00\x00\x00\x08\x00" + V4, b"\x80\x00" + bytes(22),
+                      b"\x48\x01" + bytes(22), b"\x88\x41" + bytes(22) + b"\x00\x00" + bytes(40)])
+    assert s.not_decoded == {"wlan_amsdu": 1}
+    assert s.not_tcp == {"wlan_management": 1, "wlan_no_data": 1, "wlan_protected": 1}
 
 
 def test_ipv4_options_and_ipv6_extension_chain():
@@ -199,7 +211,7 @@ def test_payload_cut_by_snaplen_is_kept_and_flagged():
 
 @settings(max_examples=150, deadline=None)
 @given(
-    linktype=st.sampled_from([0, 1, 11, 12, 14, 101, 108, 113, 123, 228, 229, 239, 276, 105]),
+    linktype=st.sampled_from([0, 1, 11, 12, 14, 101, 105, 108, 113, 123, 127, 228, 229, 239, 276, 163]),
     frames=st.lists(st.binary(max_size=120), max_size=12),
     seed_tcp=st.booleans(),
 )
@@ -230,3 +242,24 @@ def test_nflog_captures_from_zeeks_tests():
     assert int(df["payload_len"].sum()) > 1600  # the request and the response
     _, s = read_packets(data / "zeek_nflog_bad_tlv_len.pcap")
     assert (s.records, s.tcp_packets, s.not_decoded) == (1, 0, {"truncated_link_header": 1})
+
+
+def test_an_http_connection_seen_by_a_wifi_monitor(tmp_path):
+    """Arkime's 802.11 capture with radiotap headers (tests/data/README.md): every record an HTTP
+    packet of one connection, the same segments tshark reads (compared with tshark where it is
+    installed)."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent / "data" / "arkime_80211_radiotap_http.pcap"
+    df, s = read_packets(path)
+    assert (s.records, s.tcp_packets, s.not_tcp, s.not_decoded) == (26, 26, {}, {})
+    assert set(df["linktype"].to_list()) == {127} and set(df["dst_port"].to_list()) == {80, 49417}
+    if shutil.which("tshark"):
+        out = subprocess.run(["tshark", "-r", str(path), "-Y", "tcp", "-T", "fields", "-e", "frame.number",
+                              "-e", "tcp.srcport", "-e", "tcp.seq_raw", "-e", "tcp.len"],
+                             capture_output=True, text=True, timeout=60, check=True).stdout
+        theirs = [tuple(int(x) for x in line.split("\t")) for line in out.splitlines()]
+        ours = list(df.select("frame", "src_port", "seq_raw", "payload_len").iter_rows())
+        assert ours == theirs

@@ -147,7 +147,7 @@ mod tests {
 
     #[test]
     fn never_panics_on_random_or_mutated_bytes() {
-        let linktypes = [0, 1, 11, 12, 14, 101, 108, 113, 123, 228, 229, 239, 276, 999];
+        let linktypes = [0, 1, 11, 12, 14, 101, 105, 108, 113, 123, 127, 228, 229, 239, 276, 999];
         let valid = eth_ipv4_tcp(40);
         let mut s = 0x5eed_u64;
         let mut counts = [0usize; 3];

@@ -27,10 +27,16 @@ pub enum NotTcp {
     AtmOther,
     /// A null/loopback address family that is neither IPv4 nor IPv6.
     OtherAddressFamily,
+    /// 802.11 management, control and extension frames (beacons, probes, RTS/CTS, ACKs).
+    WlanManagement,
+    /// 802.11 data frames without data (null function: power save, keep-alive).
+    WlanNoData,
+    /// 802.11 data frames encrypted (WEP, WPA): the payload cannot be read.
+    WlanProtected,
 }
 
 impl NotTcp {
-    pub const ALL: [NotTcp; 11] = [
+    pub const ALL: [NotTcp; 14] = [
         NotTcp::Arp,
         NotTcp::Udp,
         NotTcp::Icmp,
@@ -42,6 +48,9 @@ impl NotTcp {
         NotTcp::Llc,
         NotTcp::AtmOther,
         NotTcp::OtherAddressFamily,
+        NotTcp::WlanManagement,
+        NotTcp::WlanNoData,
+        NotTcp::WlanProtected,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -58,6 +67,9 @@ impl NotTcp {
             NotTcp::Llc => "llc",
             NotTcp::AtmOther => "atm_other",
             NotTcp::OtherAddressFamily => "other_address_family",
+            NotTcp::WlanManagement => "wlan_management",
+            NotTcp::WlanNoData => "wlan_no_data",
+            NotTcp::WlanProtected => "wlan_protected",
         }
     }
 }
@@ -84,10 +96,12 @@ pub enum NotDecoded {
     TruncatedTcpHeader,
     /// TCP data offset < 5 or beyond the segment the IP header claims.
     BadTcpHeaderLength,
+    /// An 802.11 A-MSDU: several frames in one, not split.
+    WlanAmsdu,
 }
 
 impl NotDecoded {
-    pub const ALL: [NotDecoded; 12] = [
+    pub const ALL: [NotDecoded; 13] = [
         NotDecoded::UnsupportedLinktype,
         NotDecoded::TruncatedLinkHeader,
         NotDecoded::TooManyVlanTags,
@@ -100,6 +114,7 @@ impl NotDecoded {
         NotDecoded::BadIpExtHeader,
         NotDecoded::TruncatedTcpHeader,
         NotDecoded::BadTcpHeaderLength,
+        NotDecoded::WlanAmsdu,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -117,6 +132,7 @@ impl NotDecoded {
             NotDecoded::BadIpExtHeader => "bad_ip_ext_header",
             NotDecoded::TruncatedTcpHeader => "truncated_tcp_header",
             NotDecoded::BadTcpHeaderLength => "bad_tcp_header_length",
+            NotDecoded::WlanAmsdu => "wlan_amsdu",
         }
     }
 }

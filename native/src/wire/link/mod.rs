@@ -10,6 +10,7 @@ pub mod ppp;
 pub mod raw;
 pub mod sll;
 pub mod sll2;
+pub mod wlan;
 
 use crate::wire::outcome::{NotDecoded, Skip};
 
@@ -24,9 +25,11 @@ pub mod linktype {
     pub const RAW_14: u32 = 14;
     pub const RAW: u32 = 101;
     pub const C_HDLC: u32 = 104;
+    pub const IEEE802_11: u32 = 105;
     pub const LOOP: u32 = 108;
     pub const LINUX_SLL: u32 = 113;
     pub const SUNATM: u32 = 123;
+    pub const IEEE802_11_RADIOTAP: u32 = 127;
     /// What older macOS wrote for PKTAP.
     pub const USER2: u32 = 149;
     pub const IPV4: u32 = 228;
@@ -69,6 +72,8 @@ pub fn strip(linktype: u32, data: &[u8]) -> LinkResult<'_> {
         linktype::PPP | linktype::PPP_HDLC => ppp::strip_ppp(data),
         linktype::C_HDLC => ppp::strip_cisco_hdlc(data),
         linktype::NFLOG => nflog::strip(data),
+        linktype::IEEE802_11 => wlan::strip(data),
+        linktype::IEEE802_11_RADIOTAP => wlan::strip_radiotap(data),
         _ => Err(Skip::NotDecoded(NotDecoded::UnsupportedLinktype)),
     }
 }
@@ -83,7 +88,9 @@ pub fn max_ip_len(linktype: u32) -> u32 {
         | linktype::LINUX_SLL
         | linktype::LINUX_SLL2
         | linktype::ATM_RFC1483
-        | linktype::SUNATM => 9216,
+        | linktype::SUNATM
+        | linktype::IEEE802_11
+        | linktype::IEEE802_11_RADIOTAP => 9216,
         _ => 65535,
     }
 }
