@@ -1033,13 +1033,15 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
         if ranked:
             best = min((x for x in ranked if x[0] - ranked[0][0] <= RESTART_MARGIN), key=lambda x: x[1])
             found = [found[best[1]], *(f for i, f in enumerate(found) if i != best[1])]
-    best_score, chosen, _, passes, joint_ran, ports, nics = (found[0].best_score, found[0].chosen, 0, found[0].passes,
-                                                              found[0].joint_ran, found[0].ports, found[0].nics)
+    won = found[0]
+    best_score, chosen, passes, joint_ran, ports, nics = (won.best_score, won.chosen, won.passes, won.joint_ran,
+                                                          won.ports, won.nics)
     if not chosen:
         return with_sndbuf_range(fit, conn, rows, full_target)
     over = (f" over the first {cut.value('bytes')} bytes (the trace's and each run's)" if prefix is not None
             else "")
-    runs_how = f"{tried} runs" + (f", {('two', 'three')[passes - 2]} passes" if passes > 1 else "")
+    runs_how = (f"{tried} runs" + (f", {('two', 'three')[passes - 2]} passes" if passes > 1 else "")
+                + (f", searched from each of {len(starts)} stacks" if len(starts) > 1 else ""))
     port_how = (", then an ATM switch port in place of the replayed losses" if fit.value("_atm_path") else
                 ", then a NIC's jumbo receive slots or a smaller-MTU hop in place of the replayed losses"
                 if fit.value("_jumbo_path")
