@@ -805,13 +805,14 @@ def _fit_stack(d: DirectionAnalysis, conn: ConnectionAnalysis, values: dict[str,
     p["_ts_hz"] = ts_clock_hz(rows, d.dir)
     values["personality"] = personality_of(p, p.get("peer_delayed_ack"))
     named = values["personality"]
+    copies = sunos_copies(p)
     start = first_flight(rows, d.dir, p)
-    if values["personality"].value in SLOW_START_STACKS + OPEN_START_STACKS:
+    if values["personality"].value in OLD_STACKS:
         if start is not None:
             values["slow_start"] = start
         # Without SunOS's 4096-byte copies, Linux 2.0 first (personality_of names SunOS for them,
         # but after the cluster-rounded MSS a SunOS segment of two copies can show).
-        opened = OPEN_START_STACKS if sunos_copies(p) else OPEN_START_STACKS[::-1]
+        opened = OPEN_START_STACKS if copies else OPEN_START_STACKS[::-1]
         allowed = ((SLOW_START_STACKS if start.value else opened) if start is not None
                    else (values["personality"].value, "sunos41", "bsd44", "tru64", "linux20"))
         # The windows a host advertises tell of its own stack: the sender's own for the sender,
@@ -832,8 +833,8 @@ def _fit_stack(d: DirectionAnalysis, conn: ConnectionAnalysis, values: dict[str,
             why = "; ".join(x.source for x in (start, ruled) if x is not None)
             values["personality"] = Fitted(allowed[0], f"{why}: {' or '.join(dict.fromkeys(allowed))}, not "
                                            f"{first.value} ({first.source})"
-                                           + (f"; {SUNOS_COPIES}" if allowed[0] == "sunos41" and sunos_copies(p) else ""))
-            if allowed[0] == "sunos41" and sunos_copies(p):
+                                           + (f"; {SUNOS_COPIES}" if allowed[0] == "sunos41" and copies else ""))
+            if allowed[0] == "sunos41" and copies:
                 # Still named by the segments: SunOS's copies, once the first guess is ruled out.
                 named = values["personality"]
     if values["personality"] is named and named.source != GENERIC_STACK and named.value in OLD_STACKS:
