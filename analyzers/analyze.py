@@ -202,7 +202,10 @@ def _analyze_box(box: list[pl.DataFrame], path: str, summary: DecodeSummary | No
         window_known[s] = True
     cands = candidates(state, timings)
     cand_streams = set(cands["stream"].to_list())
+    cands_of = cands.partition_by("stream", as_dict=True, maintain_order=True)
     part_of = _stream_parts(state)
+    acks = _PeerAcks(peer_acks.all_ack_delays(state, timings), peer_acks.every_second_shares(state))
+    spans = _spans(state)
     conns = _connection_rows(state, result.endpoints)
     for c in conns:
         s = c["stream"]
@@ -224,7 +227,7 @@ def _analyze_box(box: list[pl.DataFrame], path: str, summary: DecodeSummary | No
                                    "reported as undetermined stalls)"))
         for d in (0, 1):
             if (s, d) in profiles:
-                _complete_profile(conn, c, d, part, profiles, timings, bool(window_known.get(s, False)))
+                _complete_profile(conn, c, d, part, profiles, timings, bool(window_known.get(s, False)), acks)
         result.connections.append(conn)
     # Nagle's evidence needs each direction's full segment size, which needs its path findings.
     inference.nagle_evidence(raw_state, profiles)
@@ -236,7 +239,7 @@ def _analyze_box(box: list[pl.DataFrame], path: str, summary: DecodeSummary | No
         part = part_of(s)
         if s in cand_streams:
             rows = part.select(_CONTEXT_COLUMNS).to_dict(as_series=False)
-            for cand in cands.filter(pl.col("stream") == s).iter_rows(named=True):
+            for cand in cands_of[(s,)].iter_rows(named=True):
                 d = cand["dir"]
                 ctx = build_context(rows, cand, timings[(s, d)], profiles[(s, d)])
                 stall = _classify(ctx, _direction(c, d)) if c["directions_seen"] == 2 else _unanswered(ctx, _direction(c, d))
@@ -244,7 +247,7 @@ def _analyze_box(box: list[pl.DataFrame], path: str, summary: DecodeSummary | No
                     conn.stalls.extend(_split_idle_tail(ctx, stall))
         for d in (0, 1):
             if (s, d) in profiles:
-                conn.directions.append(_direction_summary(conn, c, d, part, profiles))
+                conn.directions.append(_direction_summary(conn, c, d, part, profiles, spans))
     return result
 
 
@@ -271,17 +274,28 @@ def _stream_parts(state: pl.DataFrame) -> Callable[[int], pl.DataFrame]:
     return part_of
 
 
+EMPTY_DELAYS = pl.Series("ack_delay_ns", [], dtype=pl.Int64)
+
+
+@dataclass
+class _PeerAcks:
+    """Every direction's ACK delays and every-second-ACK share, read once for all connections."""
+
+    delays: dict[tuple[int, int], pl.Series]
+    shares: dict[tuple[int, int], float]
+
+
 def _complete_profile(conn: ConnectionAnalysis, c: dict[str, Any], d: int, part: pl.DataFrame,
-                      profiles: dict, timings: dict, window_known: bool) -> None:
+                      profiles: dict, timings: dict, window_known: bool, acks: _PeerAcks) -> None:
     """Adds to one direction's profile what needs the peer (its ACK timer), the stack guess, and
     the connection findings about the path; the stall rules read all of it."""
     s = c["stream"]
     prof, peer_prof = profiles[(s, d)], profiles.get((s, 1 - d), {})
-    delays = peer_acks.ack_delays(part, s, 1 - d, timings.get((s, d)))
-    prof["peer_delayed_ack"] = peer_acks.delayed_ack_profile(delays, peer_acks.every_second_share(part, 1 - d))
+    delays = acks.delays.get((s, 1 - d), EMPTY_DELAYS)
+    prof["peer_delayed_ack"] = peer_acks.delayed_ack_profile(delays, acks.shares.get((s, 1 - d)))
     prof["_peer_delays"] = delays  # how rare a given delay is among its ACKs (causes.common.acks_as_late)
-    own_delays = peer_acks.ack_delays(part, s, d, timings.get((s, 1 - d)))
-    prof["own_delayed_ack"] = peer_acks.delayed_ack_profile(own_delays, peer_acks.every_second_share(part, d))
+    own_delays = acks.delays.get((s, d), EMPTY_DELAYS)
+    prof["own_delayed_ack"] = peer_acks.delayed_ack_profile(own_delays, acks.shares.get((s, d)))
     prof["window_known"] = window_known
     prof["acked_unseen"] = any(n.kind == "acked_unseen" for n in conn.notes)
     prof["peer_data_packets"] = peer_prof.get("data_packets", 0)
@@ -307,7 +321,7 @@ def _complete_profile(conn: ConnectionAnalysis, c: dict[str, Any], d: int, part:
 
 
 def _direction_summary(conn: ConnectionAnalysis, c: dict[str, Any], d: int, part: pl.DataFrame,
-                       profiles: dict) -> DirectionAnalysis:
+                       profiles: dict, spans: dict[tuple[int, int], int]) -> DirectionAnalysis:
     """Goodput, time lost by cause, limits and role of one direction, once its stalls are known."""
     s = c["stream"]
     prof = profiles[(s, d)]
@@ -316,7 +330,7 @@ def _direction_summary(conn: ConnectionAnalysis, c: dict[str, Any], d: int, part
     for x in own_stalls:
         lost[x.cause] = lost.get(x.cause, 0) + x.time_lost_ns
     limits = timeline.limit_shares(part, d, prof, own_stalls)
-    span = _span(part, d)
+    span = spans.get((s, d))
     goodput = prof["bytes"] * 8e9 / span if span and prof["bytes"] else None
     sent = max(prof["bytes"] or 0, (prof["sequence_span"] or 0) - 2)
     role = "data sender" if sent and sent >= _peer_bytes(profiles, s, d) else "acknowledger"
@@ -328,11 +342,12 @@ def _peer_bytes(profiles, s, d) -> int:
     return max(p.get("bytes") or 0, (p.get("sequence_span") or 0) - 2)
 
 
-def _span(part: pl.DataFrame, d: int) -> int | None:
-    data = part.filter((pl.col("dir") == d) & (pl.col("payload_len") > 0))
-    if data.height < 2:
-        return None
-    return int(data["ts_ns"].max() - data["ts_ns"].min())
+def _spans(state: pl.DataFrame) -> dict[tuple[int, int], int]:
+    """Per (stream, dir): the time from its first data packet to its last (two packets or more):
+    the goodput's span. One pass over all connections."""
+    data = state.select("stream", "dir", "payload_len", "ts_ns").filter(pl.col("payload_len") > 0).group_by(["stream", "dir"]).agg(
+        pl.len().alias("n"), (pl.col("ts_ns").max() - pl.col("ts_ns").min()).alias("span"))
+    return {(int(s), int(d)): int(span) for s, d, n, span in data.iter_rows() if n >= 2}
 
 
 def _direction(c: dict[str, Any], d: int) -> str:
