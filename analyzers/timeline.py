@@ -43,12 +43,12 @@ def limit_shares(part: pl.DataFrame, d: int, profile: dict[str, Any], stalls: li
     # no buffer.
     refill = (own & pl.col("new_data") & (pl.col("payload_len") > 0) & (~own).shift(1).fill_null(False)
               & pl.col("acks_new").shift(1).fill_null(False) & (pl.col("payload_len").shift(1) == 0).fill_null(False))
-    refills, at_plateau = part.select(refill.sum().alias("refills"),
-                                      (refill & (flight.shift(1) >= (plateau or 0) - m)).sum().alias("at_plateau")).row(0)
+    sent_ts = pl.col("ts_ns").filter(own & (pl.col("payload_len") > 0))
+    refills, at_plateau, first, last = part.select(
+        refill.sum().alias("refills"), (refill & (flight.shift(1) >= (plateau or 0) - m)).sum().alias("at_plateau"),
+        sent_ts.min().alias("first"), sent_ts.max().alias("last")).row(0)
     clocked = refills >= REFILLS_MIN
     buffered = bool(plateau) and at_plateau >= REFILLS_MIN
-    sent_ts = pl.col("ts_ns").filter(own & (pl.col("payload_len") > 0))
-    first, last = part.select(sent_ts.min().alias("first"), sent_ts.max().alias("last")).row(0)
     df = df.filter((pl.col("ts_ns") >= first) & (pl.col("ts_ns") < last))
     limit = (
         pl.when(pl.col("recovering")).then(pl.lit("loss"))

@@ -92,10 +92,12 @@ def _mss_mismatch(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None):
         # The peer's window, not the MSS, sized the segments: Linux cuts segments to half the
         # largest window the peer offered (tcp_bound_to_half_wnd), and no sender exceeds the window.
         return None
-    full = own.filter(pl.col("payload_len") == seg).height
     # Only a bulk sender shows its MSS: it had several full segments out at once, and they were
     # not each a write of their own (PSH on most: the application's writes sized them, NODELAY).
     bulk = (p.get("max_in_flight") or 0) >= 4 * seg
+    if not (bulk and seg < MSS_UNUSED_SHARE * usable):
+        return None  # (the last test below, read first: no query where it cannot pass)
+    full = own.filter(pl.col("payload_len") == seg).height
     pushed = own.filter((pl.col("payload_len") == seg) & pl.col("flag_psh")).height
     if full and pushed > WRITE_SIZED_SHARE * full:
         return None
@@ -156,6 +158,8 @@ def _far_side_blackhole(own: pl.DataFrame, p: dict[str, Any], timing: Timing | N
 
 
 def _pmtu_blackhole(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None):
+    if p.get("timeouts") is not None and p["timeouts"] < BLACKHOLE_RESENDS:
+        return None  # (the profile's count of the rows below: no query where it cannot pass)
     to = own.filter(pl.col("retrans_kind") == "timeout")
     if to.height < BLACKHOLE_RESENDS:
         return None
@@ -206,6 +210,8 @@ def _size_passed_before(before: pl.DataFrame, una: int, ip_len: int) -> bool:
 
 
 def _jumbo_slots(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None):
+    if p.get("timeouts") is not None and p["timeouts"] < 2:
+        return None  # (the profile's count of the rows below: no query where it cannot pass)
     lost = own.filter(pl.col("retransmission"))
     timeouts = own.filter(pl.col("retrans_kind") == "timeout").height
     ip_max = p.get("max_ip_len") or 0
