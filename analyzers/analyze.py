@@ -201,11 +201,9 @@ def _analyze_box(box: list[pl.DataFrame], path: str, summary: DecodeSummary | No
     for s in unscaled:
         window_known[s] = True
     cands = candidates(state, timings)
-    cand_streams = set(cands["stream"].to_list())
     cands_of = cands.partition_by("stream", as_dict=True, maintain_order=True)
     part_of = _stream_parts(state)
     acks = _PeerAcks(peer_acks.all_ack_delays(state, timings), peer_acks.every_second_shares(state))
-    spans = _spans(state)
     conns = _connection_rows(state, result.endpoints)
     for c in conns:
         s = c["stream"]
@@ -237,7 +235,7 @@ def _analyze_box(box: list[pl.DataFrame], path: str, summary: DecodeSummary | No
     for c, conn in zip(conns, result.connections):
         s = c["stream"]
         part = part_of(s)
-        if s in cand_streams:
+        if (s,) in cands_of:
             rows = part.select(_CONTEXT_COLUMNS).to_dict(as_series=False)
             for cand in cands_of[(s,)].iter_rows(named=True):
                 d = cand["dir"]
@@ -247,7 +245,7 @@ def _analyze_box(box: list[pl.DataFrame], path: str, summary: DecodeSummary | No
                     conn.stalls.extend(_split_idle_tail(ctx, stall))
         for d in (0, 1):
             if (s, d) in profiles:
-                conn.directions.append(_direction_summary(conn, c, d, part, profiles, spans))
+                conn.directions.append(_direction_summary(conn, c, d, part, profiles))
     return result
 
 
@@ -261,16 +259,15 @@ def _stream_parts(state: pl.DataFrame) -> Callable[[int], pl.DataFrame]:
     """Each connection's rows (the _PART_COLUMNS), by stream. A partition of the whole table held
     beside it was the largest single allocation of an analysis of a few long connections (316 of
     the 1,480 MB of the 2.1 M-packet bench capture's peak): the long ones are gathered on demand."""
-    counts = state.group_by("stream").len()
-    big = set(counts.filter(pl.col("len") >= BIG_PART_ROWS)["stream"].to_list())
+    big = state.group_by("stream").len().filter(pl.col("len") >= BIG_PART_ROWS)["stream"].to_list()
     columns = state.select(_PART_COLUMNS)
-    small = columns.filter(~pl.col("stream").is_in(list(big))) if big else columns
+    small = columns.filter(~pl.col("stream").is_in(big)) if big else columns
     parts = small.partition_by("stream", as_dict=True, maintain_order=True)
     rows_of = (state.select(pl.int_range(pl.len(), dtype=pl.UInt32).alias("_row"), "stream")
-               .filter(pl.col("stream").is_in(list(big))).partition_by("stream", as_dict=True)) if big else {}
+               .filter(pl.col("stream").is_in(big)).partition_by("stream", as_dict=True)) if big else {}
 
     def part_of(s: int) -> pl.DataFrame:
-        return columns[rows_of[(s,)]["_row"]] if s in big else parts[(s,)]
+        return columns[rows_of[(s,)]["_row"]] if (s,) in rows_of else parts[(s,)]
     return part_of
 
 
@@ -321,7 +318,7 @@ def _complete_profile(conn: ConnectionAnalysis, c: dict[str, Any], d: int, part:
 
 
 def _direction_summary(conn: ConnectionAnalysis, c: dict[str, Any], d: int, part: pl.DataFrame,
-                       profiles: dict, spans: dict[tuple[int, int], int]) -> DirectionAnalysis:
+                       profiles: dict) -> DirectionAnalysis:
     """Goodput, time lost by cause, limits and role of one direction, once its stalls are known."""
     s = c["stream"]
     prof = profiles[(s, d)]
@@ -330,7 +327,7 @@ def _direction_summary(conn: ConnectionAnalysis, c: dict[str, Any], d: int, part
     for x in own_stalls:
         lost[x.cause] = lost.get(x.cause, 0) + x.time_lost_ns
     limits = timeline.limit_shares(part, d, prof, own_stalls)
-    span = spans.get((s, d))
+    span = prof["_data_span_ns"]
     goodput = prof["bytes"] * 8e9 / span if span and prof["bytes"] else None
     sent = max(prof["bytes"] or 0, (prof["sequence_span"] or 0) - 2)
     role = "data sender" if sent and sent >= _peer_bytes(profiles, s, d) else "acknowledger"
@@ -340,14 +337,6 @@ def _direction_summary(conn: ConnectionAnalysis, c: dict[str, Any], d: int, part
 def _peer_bytes(profiles, s, d) -> int:
     p = profiles.get((s, 1 - d)) or {}
     return max(p.get("bytes") or 0, (p.get("sequence_span") or 0) - 2)
-
-
-def _spans(state: pl.DataFrame) -> dict[tuple[int, int], int]:
-    """Per (stream, dir): the time from its first data packet to its last (two packets or more):
-    the goodput's span. One pass over all connections."""
-    data = state.select("stream", "dir", "payload_len", "ts_ns").filter(pl.col("payload_len") > 0).group_by(["stream", "dir"]).agg(
-        pl.len().alias("n"), (pl.col("ts_ns").max() - pl.col("ts_ns").min()).alias("span"))
-    return {(int(s), int(d)): int(span) for s, d, n, span in data.iter_rows() if n >= 2}
 
 
 def _direction(c: dict[str, Any], d: int) -> str:

@@ -136,14 +136,16 @@ def reopen_lags(state: pl.DataFrame, streams: list[int]) -> dict[tuple[int, int]
     sender's tap at once, at the receiver's a round trip later. (Any other ACK may be followed by
     data already on its way: at a receiver's tap in a bulk transfer, microseconds after each ACK.)"""
     wanted = pl.col("stream").is_in(streams)
-    acks = state.filter(wanted & pl.col("flag_ack") & (pl.col("payload_len") == 0)).select("stream", "dir", "ts_ns", "win_scaled")
+    acks = state.select("stream", "dir", "ts_ns", "win_scaled", "flag_ack", "payload_len").filter(
+        wanted & pl.col("flag_ack") & (pl.col("payload_len") == 0)).select("stream", "dir", "ts_ns", "win_scaled")
     if not (acks["win_scaled"] == 0).any():
         return {}
     reopened = (acks.sort(["stream", "dir", "ts_ns"])
                 .with_columns(prev=pl.col("win_scaled").shift(1).over(["stream", "dir"]))
                 .filter((pl.col("prev") == 0) & (pl.col("win_scaled") > 0))
                 .select("stream", sender=(1 - pl.col("dir").cast(pl.Int64)), at=pl.col("ts_ns")).sort("at"))
-    data = (state.filter(wanted & pl.col("new_data") & (pl.col("payload_len") > 0))
+    data = (state.select("stream", "dir", "ts_ns", "new_data", "payload_len")
+            .filter(wanted & pl.col("new_data") & (pl.col("payload_len") > 0))
             .select("stream", sender=pl.col("dir").cast(pl.Int64), data_ts=pl.col("ts_ns")).sort("data_ts"))
     joined = reopened.join_asof(data, left_on="at", right_on="data_ts", by=["stream", "sender"], strategy="forward",
                                check_sortedness=False)
