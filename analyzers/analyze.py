@@ -243,9 +243,13 @@ def _analyze_box(box: list[pl.DataFrame], path: str, summary: DecodeSummary | No
                 stall = _classify(ctx, _direction(c, d)) if c["directions_seen"] == 2 else _unanswered(ctx, _direction(c, d))
                 if stall is not None:
                     conn.stalls.extend(_split_idle_tail(ctx, stall))
+    limits = timeline.limit_shares(state, {
+        (c["stream"], d): (profiles[(c["stream"], d)], [x for x in conn.stalls if x.dir == d])
+        for c, conn in zip(conns, result.connections) for d in (0, 1) if (c["stream"], d) in profiles})
+    for c, conn in zip(conns, result.connections):
         for d in (0, 1):
-            if (s, d) in profiles:
-                conn.directions.append(_direction_summary(conn, c, d, part, profiles))
+            if (c["stream"], d) in profiles:
+                conn.directions.append(_direction_summary(conn, c, d, profiles, limits[(c["stream"], d)]))
     return result
 
 
@@ -317,8 +321,8 @@ def _complete_profile(conn: ConnectionAnalysis, c: dict[str, Any], d: int, part:
     prof["_path_lost_ip_len"] = hole.evidence.get("segment_ip_len") if hole is not None else None
 
 
-def _direction_summary(conn: ConnectionAnalysis, c: dict[str, Any], d: int, part: pl.DataFrame,
-                       profiles: dict) -> DirectionAnalysis:
+def _direction_summary(conn: ConnectionAnalysis, c: dict[str, Any], d: int, profiles: dict,
+                       limits: dict[str, float]) -> DirectionAnalysis:
     """Goodput, time lost by cause, limits and role of one direction, once its stalls are known."""
     s = c["stream"]
     prof = profiles[(s, d)]
@@ -326,7 +330,6 @@ def _direction_summary(conn: ConnectionAnalysis, c: dict[str, Any], d: int, part
     lost: dict[str, int] = {}
     for x in own_stalls:
         lost[x.cause] = lost.get(x.cause, 0) + x.time_lost_ns
-    limits = timeline.limit_shares(part, d, prof, own_stalls)
     span = prof["_data_span_ns"]
     goodput = prof["bytes"] * 8e9 / span if span and prof["bytes"] else None
     sent = max(prof["bytes"] or 0, (prof["sequence_span"] or 0) - 2)

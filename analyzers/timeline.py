@@ -3,6 +3,9 @@ recovery, the application (nothing outstanding, or a sender that never had more 
 send), the congestion window (none of the others), a window of unknown scale that may or may not
 have, and stalls by cause. Each interval between two packets of the connection is charged to the
 limit in force after the first; stall intervals are charged to their cause.
+
+One pass per direction over all connections (window functions over `stream`): a few queries per
+connection made most of the time of a capture of many short connections.
 """
 
 from __future__ import annotations
@@ -16,66 +19,130 @@ from stallscope.analyzers.findings import StallFinding
 
 # New data sent at once on a pure ACK of the peer's this many times shows a sender with more to send.
 REFILLS_MIN = 3
+# The columns the timeline reads.
+COLUMNS = ["stream", "dir", "ts_ns", "in_flight", "usable_window", "peer_window", "retransmission", "new_data",
+           "payload_len", "acks_new"]
+_NEVER_NS = 1 << 62
+
+Direction = tuple[int, int]
 
 
-def limit_shares(part: pl.DataFrame, d: int, profile: dict[str, Any], stalls: list[StallFinding]) -> dict[str, float]:
-    if not profile.get("data_packets"):
-        return {}
-    m = profile.get("max_segment") or 1
-    plateau = profile.get("send_buffer_estimate")
+def limit_shares(rows: pl.DataFrame, directions: dict[Direction, tuple[dict[str, Any], list[StallFinding]]]
+                 ) -> dict[Direction, dict[str, float]]:
+    """Per (stream, dir) of `directions` (its profile and its stalls): the shares of its data's span
+    by limit. `rows` holds the connections' packets (at least COLUMNS), each connection's in time
+    order; a direction that sent no data gets {}."""
+    out: dict[Direction, dict[str, float]] = {k: {} for k in directions}
+    for d in (0, 1):
+        mine = {s: v for (s, d_), v in directions.items() if d_ == d and v[0].get("data_packets")}
+        if mine:
+            out.update(_direction_shares(rows, d, mine))
+    return out
+
+
+def _direction_shares(rows: pl.DataFrame, d: int, mine: dict[int, tuple[dict[str, Any], list[StallFinding]]]
+                      ) -> dict[Direction, dict[str, float]]:
+    stream_type = rows.schema["stream"]
+    params = pl.DataFrame({
+        "stream": list(mine),
+        "m": [p.get("max_segment") or 1 for p, _ in mine.values()],
+        "plateau": [p.get("send_buffer_estimate") or 0 for p, _ in mine.values()],
+        "window_known": [bool(p.get("window_known", True)) for p, _ in mine.values()],
+        "bound_from": [p.get("_buffer_bound_from_ns") or _NEVER_NS for p, _ in mine.values()],
+    }, schema_overrides={"stream": stream_type, "m": pl.Int64, "plateau": pl.Int64, "bound_from": pl.Int64})
+    g = "stream"
     # The sender's state is carried on its own rows; between them it holds.
-    own = (pl.col("dir") == d)
-    flight = pl.when(own).then(pl.col("in_flight")).forward_fill()
-    df = part.select(
-        "ts_ns",
-        flight.alias("flight"),
-        pl.when(own).then(pl.col("usable_window")).forward_fill().alias("usable"),
-        pl.when(own).then(pl.col("peer_window")).forward_fill().alias("peer_window"),
-        pl.when(own & pl.col("retransmission")).then(pl.lit(True)).when(own & pl.col("new_data")).then(pl.lit(False))
-        .forward_fill().fill_null(False).alias("recovering"),
-        (pl.col("ts_ns").shift(-1) - pl.col("ts_ns")).fill_null(0).alias("dt"),
-    )
+    own = pl.col("dir") == d
+
+    def held(e: pl.Expr) -> pl.Expr:
+        return pl.when(own).then(e).forward_fill().over(g)
+
     # Whether more data waited behind the flight: a sender that sent new data at once on a pure ACK
     # of the peer's had it (the ACK clock; a writer woken as its buffer drained), after a flight at
     # its plateau too where that plateau is its send buffer (Moldeklev's S). One that sent only
     # when the peer's data came (a request, an answer) sent all it had each time: with data
     # outstanding it waits for the answer, the application's limit, and its largest message is
     # no buffer.
-    refill = (own & pl.col("new_data") & (pl.col("payload_len") > 0) & (~own).shift(1).fill_null(False)
-              & pl.col("acks_new").shift(1).fill_null(False) & (pl.col("payload_len").shift(1) == 0).fill_null(False))
-    sent_ts = pl.col("ts_ns").filter(own & (pl.col("payload_len") > 0))
-    refills, at_plateau, first, last = part.select(
-        refill.sum().alias("refills"), (refill & (flight.shift(1) >= (plateau or 0) - m)).sum().alias("at_plateau"),
-        sent_ts.min().alias("first"), sent_ts.max().alias("last")).row(0)
-    clocked = refills >= REFILLS_MIN
-    buffered = bool(plateau) and at_plateau >= REFILLS_MIN
-    df = df.filter((pl.col("ts_ns") >= first) & (pl.col("ts_ns") < last))
+    refill = (own & pl.col("new_data") & (pl.col("payload_len") > 0) & (~own).shift(1).over(g).fill_null(False)
+              & pl.col("acks_new").shift(1).over(g).fill_null(False)
+              & (pl.col("payload_len").shift(1).over(g) == 0).fill_null(False))
+    part = rows.select(COLUMNS).filter(pl.col("stream").is_in(params["stream"].implode()))
+    df = part.select(
+        "stream", "ts_ns",
+        held(pl.col("in_flight")).alias("flight"),
+        held(pl.col("usable_window")).alias("usable"),
+        held(pl.col("peer_window")).alias("peer_window"),
+        pl.when(own & pl.col("retransmission")).then(pl.lit(True)).when(own & pl.col("new_data")).then(pl.lit(False))
+        .forward_fill().over(g).fill_null(False).alias("recovering"),
+        (pl.col("ts_ns").shift(-1).over(g) - pl.col("ts_ns")).fill_null(0).alias("dt"),
+        refill.alias("refill"),
+        (own & (pl.col("payload_len") > 0)).alias("sent"),
+    ).with_columns(pl.col("flight").shift(1).over(g).alias("flight_before")).join(params, on=g, how="inner")
+    ts = pl.col("ts_ns").filter(pl.col("sent"))
+    facts = df.group_by(g).agg(
+        pl.col("refill").sum().alias("refills"),
+        (pl.col("refill") & (pl.col("flight_before") >= pl.col("plateau") - pl.col("m"))).sum().alias("at_plateau"),
+        ts.min().alias("first"), ts.max().alias("last"),
+    ).select(g, "first", "last", (pl.col("refills") >= REFILLS_MIN).alias("clocked"),
+             (pl.col("at_plateau") >= REFILLS_MIN).alias("enough_at_plateau"))
+    df = df.join(facts, on=g, how="inner").filter((pl.col("ts_ns") >= pl.col("first")) & (pl.col("ts_ns") < pl.col("last")))
+    unbounded = pl.col("usable").fill_null(1 << 40) < pl.col("m")
     limit = (
         pl.when(pl.col("recovering")).then(pl.lit("loss"))
         .when(pl.col("flight").fill_null(0) == 0).then(pl.lit("application"))
         # Windows of unknown scale (no SYN seen) are raw values: only a zero one is known small.
-        .when((pl.col("usable").fill_null(1 << 40) < m)
-              & (pl.lit(bool(profile.get("window_known", True))) | (pl.col("peer_window") == 0))).then(pl.lit("peer_window"))
-        .when(pl.col("usable").fill_null(1 << 40) < m).then(pl.lit("window_unknown"))
-        .when(pl.lit(buffered) & (pl.col("flight") >= (plateau or 0) - m)).then(pl.lit("send_buffer"))
+        .when(unbounded & (pl.col("window_known") | (pl.col("peer_window") == 0))).then(pl.lit("peer_window"))
+        .when(unbounded).then(pl.lit("window_unknown"))
+        .when((pl.col("plateau") > 0) & pl.col("enough_at_plateau") & (pl.col("flight") >= pl.col("plateau") - pl.col("m")))
+        .then(pl.lit("send_buffer"))
         # A flight shown to press against the buffer every round trip (windows.send_buffer_finding's
         # ceiling) waits for buffer space between its peaks too: no congestion window held it.
-        .when(pl.col("ts_ns") >= (profile.get("_buffer_bound_from_ns") or (1 << 62))).then(pl.lit("send_buffer"))
-        .when(pl.lit(not clocked)).then(pl.lit("application"))
+        .when(pl.col("ts_ns") >= pl.col("bound_from")).then(pl.lit("send_buffer"))
+        .when(~pl.col("clocked")).then(pl.lit("application"))
         .otherwise(pl.lit("cwnd"))
     )
-    stall_mask = pl.lit(False)
-    for s in stalls:
-        stall_mask = stall_mask | ((pl.col("ts_ns") >= s.start_ns) & (pl.col("ts_ns") < s.end_ns))
-    shares = df.with_columns(limit=limit, in_stall=stall_mask).filter(~pl.col("in_stall")).group_by("limit").agg(
-        pl.col("dt").sum())
-    total = max(1, (last or 0) - (first or 0))
-    out = {r["limit"]: r["dt"] / total for r in shares.iter_rows(named=True)}
-    for s in stalls:
-        # Only the part inside the data's span: a black hole's stall from the handshake to the first
-        # data that got through lies before it, and the shares are of that span.
-        inside = min(s.end_ns, last or 0) - max(s.start_ns, first or 0)
-        if inside > 0:
-            key = f"stall:{s.cause}"
-            out[key] = out.get(key, 0.0) + inside / total
-    return dict(sorted(out.items()))
+    df = _outside_stalls(df.select(g, "ts_ns", "dt", limit.alias("limit")),
+                         {s: v[1] for s, v in mine.items()}, stream_type)
+    spans = {s: (first, last) for s, first, last in facts.select(g, "first", "last").iter_rows()}
+    out: dict[Direction, dict[str, float]] = {(s, d): {} for s in mine}
+    for s, lim, dt in df.group_by(g, "limit").agg(pl.col("dt").sum()).iter_rows():
+        first, last = spans[s]
+        out[(s, d)][lim] = dt / max(1, (last or 0) - (first or 0))
+    for s, (_, stalls) in mine.items():
+        first, last = spans.get(s, (None, None))
+        total = max(1, (last or 0) - (first or 0))
+        shares = out[(s, d)]
+        for st in stalls:
+            # Only the part inside the data's span: a black hole's stall from the handshake to the first
+            # data that got through lies before it, and the shares are of that span.
+            inside = min(st.end_ns, last or 0) - max(st.start_ns, first or 0)
+            if inside > 0:
+                key = f"stall:{st.cause}"
+                shares[key] = shares.get(key, 0.0) + inside / total
+        out[(s, d)] = dict(sorted(shares.items()))
+    return out
+
+
+def _outside_stalls(df: pl.DataFrame, stalls: dict[int, list[StallFinding]], stream_type: pl.DataType) -> pl.DataFrame:
+    """The rows of `df` outside every stall of their connection (stall intervals are charged to
+    their cause, not to a limit)."""
+    spans = []
+    for s, own in stalls.items():
+        merged: list[list[int]] = []
+        for st in sorted(own, key=lambda x: (x.start_ns, x.end_ns)):
+            if merged and st.start_ns <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], st.end_ns)
+            else:
+                merged.append([st.start_ns, st.end_ns])
+        spans += [(s, a, b) for a, b in merged]
+    if not spans:
+        return df
+    iv = pl.DataFrame(spans, schema={"stream": stream_type, "stall_start": pl.Int64, "stall_end": pl.Int64},
+                      orient="row").sort("stream", "stall_start")
+    with_stalls = pl.col("stream").is_in(iv["stream"].unique().implode())
+    # (Timestamps can go backwards in a capture: sorted here, after the forward fills that read the
+    # capture's order; the sums below do not depend on it.)
+    hit = df.filter(with_stalls).sort("stream", "ts_ns").join_asof(
+        iv, left_on="ts_ns", right_on="stall_start", by="stream", strategy="backward", check_sortedness=False)
+    hit = hit.filter(pl.col("stall_end").is_null() | (pl.col("ts_ns") >= pl.col("stall_end"))).select(df.columns)
+    return pl.concat([df.filter(~with_stalls), hit])
