@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -303,10 +304,11 @@ def _complete_profile(conn: ConnectionAnalysis, c: dict[str, Any], d: int, part:
     found = []
     # No ACKs (one direction captured): flights grow without bound and windows are unseen.
     if c["directions_seen"] == 2:
-        own_rows = part.filter(pl.col("dir") == d)
+        # Read only by a rule that gets past what the profile already counted (most do not).
+        own_rows = cache(lambda: part.filter(pl.col("dir") == d))
         found = path_rules.findings(own_rows, prof, timings.get((s, d)))
         if prof["data_packets"]:
-            peer_acks_rows = part.filter((pl.col("dir") == 1 - d) & pl.col("flag_ack")).select("ts_ns")
+            peer_acks_rows = cache(lambda: part.filter((pl.col("dir") == 1 - d) & pl.col("flag_ack")).select("ts_ns"))
             sb = windows.send_buffer_finding(own_rows, prof, timings.get((s, d)), peer_prof.get("data_packets", 0),
                                              peer_acks_rows)
             found += [sb] if sb else []

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import polars as pl
+
 from stallscope.analyzers.peer_acks import (BSD_TICK_NS, DELAYED_MIN_NS, MAX_ACK_DELAY_NS, ONE_SHOT_MIN_NS,
                                             TICK_MIN_DELAY_NS, on_tick)
 from stallscope.analyzers.stalls import MIN_THRESHOLD_NS, PeerAck, StallContext
@@ -9,6 +13,15 @@ from stallscope.analyzers.stalls import MIN_THRESHOLD_NS, PeerAck, StallContext
 # How far from the tap's reaction lag an ACK may be and still count as what released the sender.
 LAG_TOLERANCE_NS = 2_000_000
 LAG_TOLERANCE_SHARE = 0.5
+
+
+# One direction's rows, or how to read them: the connection findings test what the profile already
+# counted first, and the filter that selects the rows was most of the cost of a short connection.
+Rows = pl.DataFrame | Callable[[], pl.DataFrame]
+
+
+def rows_of(rows: Rows) -> pl.DataFrame:
+    return rows() if callable(rows) else rows
 
 
 def tolerance(ctx: StallContext) -> int:

@@ -12,6 +12,7 @@ from typing import Any
 
 import polars as pl
 
+from stallscope.analyzers.causes.common import Rows, rows_of
 from stallscope.analyzers.causes.loss import ATM_MTU_LOW, STANDARD_IP_MTU, link_mtu
 from stallscope.analyzers.inference import WRITE_SIZED_SHARE
 from stallscope.analyzers.vantage import Timing
@@ -69,9 +70,10 @@ def _first_data_delay(own: pl.DataFrame) -> int | None:
     return int(data["ts_ns"].min() - after_syn["ts_ns"].min())
 
 
-def findings(own: pl.DataFrame, profile: dict[str, Any], timing: Timing | None = None) -> list[tuple[str, float, dict[str, Any]]]:
+def findings(own: Rows, profile: dict[str, Any], timing: Timing | None = None) -> list[tuple[str, float, dict[str, Any]]]:
     """(cause, confidence, evidence) for each path finding of one direction; `own` holds that
-    direction's packets, in time order; `timing` says where the tap was."""
+    direction's packets, in time order (or reads them when a check needs them); `timing` says where
+    the tap was."""
     out = []
     for check in (_pmtu_blackhole, _far_side_blackhole, _mss_mismatch, _jumbo_slots):
         found = check(own, profile, timing)
@@ -81,7 +83,7 @@ def findings(own: pl.DataFrame, profile: dict[str, Any], timing: Timing | None =
     return out
 
 
-def _mss_mismatch(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None):
+def _mss_mismatch(rows: Rows, p: dict[str, Any], timing: Timing | None):
     offered = [v for v in (p.get("mss_offered_by_peer"), p.get("mss_advertised")) if v]
     seg = p.get("max_segment") or 0
     if not offered or not seg or p.get("superframes"):
@@ -97,6 +99,7 @@ def _mss_mismatch(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None):
     bulk = (p.get("max_in_flight") or 0) >= 4 * seg
     if not (bulk and seg < MSS_UNUSED_SHARE * usable):
         return None  # (the last test below, read first: no query where it cannot pass)
+    own = rows_of(rows)
     full = own.filter(pl.col("payload_len") == seg).height
     pushed = own.filter((pl.col("payload_len") == seg) & pl.col("flag_psh")).height
     if full and pushed > WRITE_SIZED_SHARE * full:
@@ -125,12 +128,13 @@ def _mss_mismatch(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None):
     return None
 
 
-def _far_side_blackhole(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None):
+def _far_side_blackhole(rows: Rows, p: dict[str, Any], timing: Timing | None):
     """A black hole seen from the receiver: small packets of the sender arrive, its data does not
     (its sequence numbers run ahead of all data seen), or only smaller segments arrive, long after
     the handshake."""
     if timing is None or timing.vantage != "receiver" or not p.get("syn_seen", True):
         return None
+    own = rows_of(rows)
     data = own.filter(pl.col("payload_len") > 0)
     # A reset's sequence number is not data sent: one answering a stray ACK before the handshake
     # (RFC 9293 3.10.7.3) carries that ACK's number, from another connection's space.
@@ -157,9 +161,10 @@ def _far_side_blackhole(own: pl.DataFrame, p: dict[str, Any], timing: Timing | N
     return None
 
 
-def _pmtu_blackhole(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None):
+def _pmtu_blackhole(rows: Rows, p: dict[str, Any], timing: Timing | None):
     if p.get("timeouts") is not None and p["timeouts"] < BLACKHOLE_RESENDS:
         return None  # (the profile's count of the rows below: no query where it cannot pass)
+    own = rows_of(rows)
     to = own.filter(pl.col("retrans_kind") == "timeout")
     if to.height < BLACKHOLE_RESENDS:
         return None
@@ -209,9 +214,10 @@ def _size_passed_before(before: pl.DataFrame, una: int, ip_len: int) -> bool:
                          & (pl.col("seq_end") <= una)).height > 0
 
 
-def _jumbo_slots(own: pl.DataFrame, p: dict[str, Any], timing: Timing | None):
+def _jumbo_slots(rows: Rows, p: dict[str, Any], timing: Timing | None):
     if p.get("timeouts") is not None and p["timeouts"] < 2:
         return None  # (the profile's count of the rows below: no query where it cannot pass)
+    own = rows_of(rows)
     lost = own.filter(pl.col("retransmission"))
     timeouts = own.filter(pl.col("retrans_kind") == "timeout").height
     ip_max = p.get("max_ip_len") or 0

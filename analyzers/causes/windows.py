@@ -9,7 +9,7 @@ stops at the buffer's size with the peer's window open).
 from __future__ import annotations
 
 from stallscope.analyzers.causes.nagle import buffer_in_flight
-from stallscope.analyzers.causes.common import (before, filled_small_window, mss, tolerance, zero_window_at_end, peer_delay, release, send_buffer_plateau,
+from stallscope.analyzers.causes.common import (Rows, before, rows_of, filled_small_window, mss, tolerance, zero_window_at_end, peer_delay, release, send_buffer_plateau,
                                                 sporadic_peer_delay, timer_driven)
 from stallscope.analyzers.inference import segment_size_shown
 from stallscope.analyzers.peer_acks import DELAYED_MIN_NS, MAX_ACK_DELAY_NS
@@ -241,13 +241,14 @@ MIN_BUFFERS_SENT = 8
 QUEUE_FREE_RTT = 1.25
 
 
-def send_buffer_finding(own, profile: dict, timing, peer_data_packets: int = 0,
-                        peer_acks=None) -> tuple[str, float, dict] | None:
+def send_buffer_finding(own: Rows, profile: dict, timing, peer_data_packets: int = 0,
+                        peer_acks: Rows | None = None) -> tuple[str, float, dict] | None:
     """Connection finding: the flight stopped at the send buffer's size, well inside the peer's
     window, with no loss, and the sender sat silent with data outstanding most of the time (no
     standing queue: the path could have carried more). A bulk transfer through a small SO_SNDBUF on
     a long path (Moldeklev's S against a large bandwidth-delay product). `peer_acks`: the peer's
-    ACK times (column ts_ns); without them every silence with data out counts as waiting."""
+    ACK times (column ts_ns); without them every silence with data out counts as waiting. Either
+    table may be given as how to read it (causes.common.Rows), read once past the profile's tests."""
     import polars as pl
 
     rtt = timing.path_rtt_ns if timing is not None else None
@@ -263,6 +264,7 @@ def send_buffer_finding(own, profile: dict, timing, peer_data_packets: int = 0,
         return None  # request/response: the silences wait for requests, not for buffer space
     if timing.vantage != "receiver" and (timing.typical_rtt_ns or rtt) > QUEUE_FREE_RTT * rtt:
         return None
+    own = rows_of(own)
     data = own.filter(pl.col("payload_len") > 0).select("ts_ns", "in_flight", "rtt_ns")
     if data.height < 3:
         return None
@@ -364,6 +366,7 @@ def _waiting_for_acks(silences, peer_acks, timing, rtt: int) -> int:
     everything it sent was acknowledged had nothing to send (application idle, not its buffer)."""
     import polars as pl
 
+    peer_acks = rows_of(peer_acks) if peer_acks is not None else None
     if peer_acks is None or peer_acks.height == 0 or silences.height == 0:
         return int(silences["gap"].sum()) if silences.height else 0
     lag = timing.lag_ns if timing is not None else 0
