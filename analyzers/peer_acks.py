@@ -63,13 +63,27 @@ def every_second_shares(state: pl.DataFrame) -> dict[tuple[int, int], float]:
 def all_ack_delays(state: pl.DataFrame, timings: dict[tuple[int, int], Timing]) -> dict[tuple[int, int], pl.Series]:
     """Per (stream, acker's dir): each advancing ACK's delay at the receiver, ns (never negative), in
     the table's order: the delay seen at the tap less the part of the round trip it holds there
-    (the rest of the RTT of the direction whose data the ACKs answer). One pass over all connections."""
+    (the rest of the RTT of the direction whose data the ACKs answer). One pass over all
+    connections, each direction's delays a slice of one sorted column (a partition per direction
+    cost 0.2 ms each)."""
+    keys = ["stream", "dir"]
+    held = state.select(*keys, "ack_delay_ns").filter(pl.col("ack_delay_ns").is_not_null())
+    if held.is_empty():
+        return {}
+    # The ACKs of direction d answer the data of direction 1 - d: that direction's timing says where the tap was.
+    rest = [(s, 1 - d, t.rest_of_rtt()) for (s, d), t in timings.items()]
+    rest_of = pl.DataFrame(rest, schema={"stream": state.schema["stream"], "dir": state.schema["dir"], "rest": pl.Int64},
+                           orient="row")
+    delays = (held.join(rest_of, on=keys, how="left", maintain_order="left")
+              .select(*keys, (pl.col("ack_delay_ns") - pl.col("rest").fill_null(0)).clip(lower_bound=0)
+                      .alias("ack_delay_ns"))
+              .sort(keys, maintain_order=True))
+    column = delays["ack_delay_ns"]
     out: dict[tuple[int, int], pl.Series] = {}
-    held = state.select("stream", "dir", "ack_delay_ns").filter(pl.col("ack_delay_ns").is_not_null())
-    for (s, d), part in held.partition_by(["stream", "dir"], as_dict=True, maintain_order=True).items():
-        timing = timings.get((int(s), 1 - int(d)))
-        rest_of_rtt = timing.rest_of_rtt() if timing is not None else 0
-        out[(int(s), int(d))] = (part["ack_delay_ns"] - rest_of_rtt).clip(lower_bound=0)
+    at = 0
+    for s, d, n in delays.group_by(keys, maintain_order=True).len().iter_rows():
+        out[(int(s), int(d))] = column.slice(at, n)
+        at += n
     return out
 
 
