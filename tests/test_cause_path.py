@@ -252,3 +252,22 @@ def test_a_reset_answering_a_stray_ack_is_no_black_hole() -> None:
     (conn,) = analyze_file(Path(__file__).parent / "data" / "tls_syn_resent_after_stray_ack.pcap").files[0].connections
     assert [f.cause for f in conn.findings] == []
     assert 15_000_000 < conn.vantage["0"]["path_rtt_ns"] < 25_000_000
+
+
+def test_a_directions_rows_are_not_read_where_the_profile_rules_every_check_out() -> None:
+    """The path checks test the profile's counts first and read the direction's rows only when a
+    check gets past them: the filter that selects the rows was most of a short connection's cost."""
+    from stallscope.analyzers.causes.path import findings
+
+    def rows():
+        raise AssertionError("rows read although the profile ruled every check out")
+
+    # No timeouts (black hole, jumbo slots), a sender-side tap (far-side black hole), no bulk flight
+    # (MSS unused).
+    profile = {"timeouts": 0, "max_segment": 1448, "mss_advertised": 1460, "mss_offered_by_peer": 1460,
+               "max_in_flight": 2896}
+    assert findings(rows, profile, None) == []
+    read = []
+    bulk = {**profile, "max_segment": 536, "max_in_flight": 40 * 536}
+    findings(lambda: read.append(1) or pl.DataFrame(schema={"payload_len": pl.Int64, "flag_psh": pl.Boolean}), bulk, None)
+    assert read == [1]  # (a bulk sender under a larger MSS: the MSS check reads the rows)
