@@ -8,9 +8,8 @@ findings -> stalls and their causes -> typed findings.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -204,7 +203,10 @@ def _analyze_box(box: list[pl.DataFrame], path: str, summary: DecodeSummary | No
     cands = candidates(state, timings)
     cands_of = cands.partition_by("stream", as_dict=True, maintain_order=True)
     part_of = _stream_parts(state)
-    acks = _PeerAcks(peer_acks.all_ack_delays(state, timings), peer_acks.every_second_shares(state))
+    delays = peer_acks.ack_delays(state, timings)
+    acks = _PeerAcks(peer_acks.split_delays(delays), peer_acks.every_second_shares(state),
+                     peer_acks.delay_summaries(delays))
+    del delays
     conns = _connection_rows(state, result.endpoints)
     for c in conns:
         s = c["stream"]
@@ -233,20 +235,26 @@ def _analyze_box(box: list[pl.DataFrame], path: str, summary: DecodeSummary | No
     for prof in profiles.values():
         if "own_delayed_ack" in prof:
             prof["stack"] = inference.stack_guess(prof, prof["own_delayed_ack"])
+    contexts = _context_rows(part_of, [c["stream"] for c in conns if (c["stream"],) in cands_of])
     for c, conn in zip(conns, result.connections):
         s = c["stream"]
-        part = part_of(s)
         if (s,) in cands_of:
-            rows = part.select(_CONTEXT_COLUMNS).to_dict(as_series=False)
+            s_, rows = next(contexts)
+            assert s_ == s
             for cand in cands_of[(s,)].iter_rows(named=True):
                 d = cand["dir"]
                 ctx = build_context(rows, cand, timings[(s, d)], profiles[(s, d)])
                 stall = _classify(ctx, _direction(c, d)) if c["directions_seen"] == 2 else _unanswered(ctx, _direction(c, d))
                 if stall is not None:
                     conn.stalls.extend(_split_idle_tail(ctx, stall))
-    limits = timeline.limit_shares(state, {
-        (c["stream"], d): (profiles[(c["stream"], d)], [x for x in conn.stalls if x.dir == d])
-        for c, conn in zip(conns, result.connections) for d in (0, 1) if (c["stream"], d) in profiles})
+    sides = {(c["stream"], d): (profiles[(c["stream"], d)], [x for x in conn.stalls if x.dir == d])
+             for c, conn in zip(conns, result.connections) for d in (0, 1) if (c["stream"], d) in profiles}
+    # The short connections in one pass, each long one in its own (window functions over millions
+    # of rows cost more than a pass per connection).
+    long = set(part_of.long)
+    limits = timeline.limit_shares(part_of.short, {k: v for k, v in sides.items() if k[0] not in long})
+    for s in long:
+        limits.update(timeline.limit_shares(part_of(s), {k: v for k, v in sides.items() if k[0] == s}))
     for c, conn in zip(conns, result.connections):
         for d in (0, 1):
             if (c["stream"], d) in profiles:
@@ -260,20 +268,74 @@ def _analyze_box(box: list[pl.DataFrame], path: str, summary: DecodeSummary | No
 BIG_PART_ROWS = 100_000
 
 
-def _stream_parts(state: pl.DataFrame) -> Callable[[int], pl.DataFrame]:
-    """Each connection's rows (the _PART_COLUMNS), by stream. A partition of the whole table held
-    beside it was the largest single allocation of an analysis of a few long connections (316 of
-    the 1,480 MB of the 2.1 M-packet bench capture's peak): the long ones are gathered on demand."""
+@dataclass
+class _Parts:
+    """Each connection's rows (the _PART_COLUMNS), by stream: the short ones sorted by stream
+    (stably: each keeps its time order), each a slice of that table (a partition of 20,000
+    connections cost a second; a slice is a view); the long ones (BIG_PART_ROWS) gathered from the
+    table when asked for. A partition of the whole table held beside it was the largest single
+    allocation of an analysis of a few long connections (316 of the 1,480 MB of the 2.1 M-packet
+    bench capture's peak)."""
+
+    columns: pl.DataFrame
+    short: pl.DataFrame
+    spans: dict[int, tuple[int, int]]
+    long_rows: dict[tuple[int], pl.DataFrame]
+
+    def __call__(self, s: int) -> pl.DataFrame:
+        if (s,) in self.long_rows:
+            return self.columns[self.long_rows[(s,)]["_row"]]
+        return self.short.slice(*self.spans[s])
+
+    @property
+    def long(self) -> list[int]:
+        return [k[0] for k in self.long_rows]
+
+
+def _stream_parts(state: pl.DataFrame) -> _Parts:
     big = state.group_by("stream").len().filter(pl.col("len") >= BIG_PART_ROWS)["stream"].to_list()
     columns = state.select(_PART_COLUMNS)
-    small = columns.filter(~pl.col("stream").is_in(big)) if big else columns
-    parts = small.partition_by("stream", as_dict=True, maintain_order=True)
-    rows_of = (state.select(pl.int_range(pl.len(), dtype=pl.UInt32).alias("_row"), "stream")
-               .filter(pl.col("stream").is_in(big)).partition_by("stream", as_dict=True)) if big else {}
+    short = (columns.filter(~pl.col("stream").is_in(big)) if big else columns).sort("stream", maintain_order=True)
+    at, spans = 0, {}
+    for s, n in short.group_by("stream", maintain_order=True).len().iter_rows():
+        spans[s] = (at, n)
+        at += n
+    long_rows = (state.select(pl.int_range(pl.len(), dtype=pl.UInt32).alias("_row"), "stream")
+                 .filter(pl.col("stream").is_in(big)).partition_by("stream", as_dict=True)) if big else {}
+    return _Parts(columns, short, spans, long_rows)
 
-    def part_of(s: int) -> pl.DataFrame:
-        return columns[rows_of[(s,)]["_row"]] if (s,) in rows_of else parts[(s,)]
-    return part_of
+
+# Short connections' context rows are read together, up to this many rows at a time.
+CONTEXT_BATCH_ROWS = 50_000
+
+
+def _context_rows(part_of: Callable[[int], pl.DataFrame], streams: list[int]) -> Iterator[tuple[int, dict[str, list]]]:
+    """(stream, its _CONTEXT_COLUMNS as Python lists) for each of `streams`, in that order, for the
+    per-stall reader. Short connections are read in batches (a query and a conversion per
+    connection were a third of the time of 6,667 short connections with a stall candidate each);
+    long ones alone (lists of a million rows times 27 columns take gigabytes)."""
+    batch: list[tuple[int, pl.DataFrame]] = []
+    held = 0
+
+    def flush() -> Iterator[tuple[int, dict[str, list]]]:
+        lists = pl.concat([p for _, p in batch]).select(_CONTEXT_COLUMNS).to_dict(as_series=False)
+        at = 0
+        for s, p in batch:
+            yield s, {k: v[at:at + p.height] for k, v in lists.items()}
+            at += p.height
+
+    for s in streams:
+        part = part_of(s)
+        if part.height >= CONTEXT_BATCH_ROWS:
+            yield s, part.select(_CONTEXT_COLUMNS).to_dict(as_series=False)
+            continue
+        if held + part.height > CONTEXT_BATCH_ROWS:
+            yield from flush()
+            batch, held = [], 0
+        batch.append((s, part))
+        held += part.height
+    if batch:
+        yield from flush()
 
 
 EMPTY_DELAYS = pl.Series("ack_delay_ns", [], dtype=pl.Int64)
@@ -285,6 +347,18 @@ class _PeerAcks:
 
     delays: dict[tuple[int, int], pl.Series]
     shares: dict[tuple[int, int], float]
+    summaries: dict[tuple[int, int], peer_acks.DelaySummary]
+
+
+def _once(read: Callable[[], pl.DataFrame]) -> Callable[[], pl.DataFrame]:
+    """`read`, run on the first call only (functools.cache's wrapper costs 10 us to build)."""
+    box: list[pl.DataFrame] = []
+
+    def get() -> pl.DataFrame:
+        if not box:
+            box.append(read())
+        return box[0]
+    return get
 
 
 def _complete_profile(conn: ConnectionAnalysis, c: dict[str, Any], d: int, part: pl.DataFrame,
@@ -294,10 +368,9 @@ def _complete_profile(conn: ConnectionAnalysis, c: dict[str, Any], d: int, part:
     s = c["stream"]
     prof, peer_prof = profiles[(s, d)], profiles.get((s, 1 - d), {})
     delays = acks.delays.get((s, 1 - d), EMPTY_DELAYS)
-    prof["peer_delayed_ack"] = peer_acks.delayed_ack_profile(delays, acks.shares.get((s, 1 - d)))
+    prof["peer_delayed_ack"] = peer_acks.delayed_ack_profile(acks.summaries.get((s, 1 - d)), acks.shares.get((s, 1 - d)))
     prof["_peer_delays"] = delays  # how rare a given delay is among its ACKs (causes.common.acks_as_late)
-    own_delays = acks.delays.get((s, d), EMPTY_DELAYS)
-    prof["own_delayed_ack"] = peer_acks.delayed_ack_profile(own_delays, acks.shares.get((s, d)))
+    prof["own_delayed_ack"] = peer_acks.delayed_ack_profile(acks.summaries.get((s, d)), acks.shares.get((s, d)))
     prof["window_known"] = window_known
     prof["acked_unseen"] = any(n.kind == "acked_unseen" for n in conn.notes)
     prof["peer_data_packets"] = peer_prof.get("data_packets", 0)
@@ -305,10 +378,10 @@ def _complete_profile(conn: ConnectionAnalysis, c: dict[str, Any], d: int, part:
     # No ACKs (one direction captured): flights grow without bound and windows are unseen.
     if c["directions_seen"] == 2:
         # Read only by a rule that gets past what the profile already counted (most do not).
-        own_rows = cache(lambda: part.filter(pl.col("dir") == d))
+        own_rows = _once(lambda: part.filter(pl.col("dir") == d))
         found = path_rules.findings(own_rows, prof, timings.get((s, d)))
         if prof["data_packets"]:
-            peer_acks_rows = cache(lambda: part.filter((pl.col("dir") == 1 - d) & pl.col("flag_ack")).select("ts_ns"))
+            peer_acks_rows = _once(lambda: part.filter((pl.col("dir") == 1 - d) & pl.col("flag_ack")).select("ts_ns"))
             sb = windows.send_buffer_finding(own_rows, prof, timings.get((s, d)), peer_prof.get("data_packets", 0),
                                              peer_acks_rows)
             found += [sb] if sb else []

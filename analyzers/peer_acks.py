@@ -60,53 +60,74 @@ def every_second_shares(state: pl.DataFrame) -> dict[tuple[int, int], float]:
     return out
 
 
-def all_ack_delays(state: pl.DataFrame, timings: dict[tuple[int, int], Timing]) -> dict[tuple[int, int], pl.Series]:
-    """Per (stream, acker's dir): each advancing ACK's delay at the receiver, ns (never negative), in
-    the table's order: the delay seen at the tap less the part of the round trip it holds there
-    (the rest of the RTT of the direction whose data the ACKs answer). One pass over all
-    connections, each direction's delays a slice of one sorted column (a partition per direction
-    cost 0.2 ms each)."""
+def ack_delays(state: pl.DataFrame, timings: dict[tuple[int, int], Timing]) -> pl.DataFrame:
+    """Every advancing ACK's delay at the receiver, ns (never negative; column ack_delay_ns), with
+    its (stream, acker's dir), sorted by those and else in the table's order: the delay seen at the
+    tap less the part of the round trip it holds there (the rest of the RTT of the direction whose
+    data the ACKs answer). One pass over all connections (a partition and two Series operations
+    per direction cost 0.2 ms each)."""
     keys = ["stream", "dir"]
     held = state.select(*keys, "ack_delay_ns").filter(pl.col("ack_delay_ns").is_not_null())
-    if held.is_empty():
-        return {}
     # The ACKs of direction d answer the data of direction 1 - d: that direction's timing says where the tap was.
     rest = [(s, 1 - d, t.rest_of_rtt()) for (s, d), t in timings.items()]
     rest_of = pl.DataFrame(rest, schema={"stream": state.schema["stream"], "dir": state.schema["dir"], "rest": pl.Int64},
                            orient="row")
-    delays = (held.join(rest_of, on=keys, how="left", maintain_order="left")
-              .select(*keys, (pl.col("ack_delay_ns") - pl.col("rest").fill_null(0)).clip(lower_bound=0)
-                      .alias("ack_delay_ns"))
-              .sort(keys, maintain_order=True))
+    return (held.join(rest_of, on=keys, how="left", maintain_order="left")
+            .select(*keys, (pl.col("ack_delay_ns") - pl.col("rest").fill_null(0)).clip(lower_bound=0)
+                    .alias("ack_delay_ns"))
+            .sort(keys, maintain_order=True))
+
+
+def split_delays(delays: pl.DataFrame) -> dict[tuple[int, int], pl.Series]:
+    """ack_delays' column per (stream, acker's dir), each a slice of it."""
     column = delays["ack_delay_ns"]
     out: dict[tuple[int, int], pl.Series] = {}
     at = 0
-    for s, d, n in delays.group_by(keys, maintain_order=True).len().iter_rows():
+    for s, d, n in delays.group_by(["stream", "dir"], maintain_order=True).len().iter_rows():
         out[(int(s), int(d))] = column.slice(at, n)
         at += n
     return out
 
 
-def delayed_ack_profile(delays: pl.Series, acks_covering_two: float | None) -> dict[str, Any]:
-    """Summary of one receiver's ACK delays: the timer's typical value and its kind."""
-    n = delays.len()
-    if n == 0:
+def all_ack_delays(state: pl.DataFrame, timings: dict[tuple[int, int], Timing]) -> dict[tuple[int, int], pl.Series]:
+    """Per (stream, acker's dir): each advancing ACK's delay at the receiver (ack_delays)."""
+    return split_delays(ack_delays(state, timings))
+
+
+# A receiver's ACK delays in brief: ACKs measured, those held (delay >= DELAYED_MIN_NS), and the
+# held ones' median, 10th and 90th percentiles (nearest rank) and maximum, ns (None when none held).
+DelaySummary = tuple[int, int, int | None, int | None, int | None, int | None]
+
+
+def delay_summaries(delays: pl.DataFrame) -> dict[tuple[int, int], DelaySummary]:
+    """DelaySummary per (stream, acker's dir) of ack_delays' table, in one group-by."""
+    x = pl.col("ack_delay_ns")
+    held = x.filter(x >= DELAYED_MIN_NS)
+    rows = delays.group_by(["stream", "dir"]).agg(
+        pl.len().alias("n"), held.len().alias("held"), held.median().alias("med"),
+        held.quantile(0.1, interpolation="nearest").alias("lo"), held.quantile(0.9, interpolation="nearest").alias("hi"),
+        held.max().alias("max"))
+    return {(int(s), int(d)): (int(n), int(h), *(None if v is None else int(v) for v in (med, lo, hi, mx)))
+            for s, d, n, h, med, lo, hi, mx in rows.iter_rows()}
+
+
+def delayed_ack_profile(summary: DelaySummary | None, acks_covering_two: float | None) -> dict[str, Any]:
+    """One receiver's ACK delays (their DelaySummary) as its timer's typical value and its kind."""
+    if summary is None or summary[0] == 0:
         return {"acks_measured": 0, "timer": "unknown"}
-    delayed = delays.filter(delays >= DELAYED_MIN_NS)
+    n, held, med, lo, hi, mx = summary
     out: dict[str, Any] = {
         "acks_measured": n,
-        "delayed_acks": delayed.len(),
+        "delayed_acks": held,
         "every_second_segment": None if acks_covering_two is None else round(acks_covering_two, 3),
     }
-    if delayed.len() == 0:
+    if held == 0:
         out["timer"] = "none seen"
         return out
-    med = int(delayed.median())
-    lo, hi = int(delayed.quantile(0.1)), int(delayed.quantile(0.9))
-    out.update({"delay_median_ns": med, "delay_p10_ns": lo, "delay_p90_ns": hi, "delay_max_ns": int(delayed.max())})
+    out.update({"delay_median_ns": med, "delay_p10_ns": lo, "delay_p90_ns": hi, "delay_max_ns": mx})
     # A free-running tick spreads delays over its period; a one-shot timer repeats one value.
     spread = hi - lo
-    if hi <= BSD_TICK_NS * 1.1 and spread > 0.4 * hi and delayed.len() >= 3:
+    if hi <= BSD_TICK_NS * 1.1 and spread > 0.4 * hi and held >= 3:
         out["timer"] = "tick"
         out["timer_ns"] = BSD_TICK_NS if hi > 120_000_000 else hi
     else:

@@ -53,9 +53,14 @@ def _direction_shares(rows: pl.DataFrame, d: int, mine: dict[int, tuple[dict[str
     g = "stream"
     # The sender's state is carried on its own rows; between them it holds.
     own = pl.col("dir") == d
+    # (Over one connection's rows no window is needed: over() costs a group-by per expression.)
+    several = len(mine) > 1
+
+    def per(e: pl.Expr) -> pl.Expr:
+        return e.over(g) if several else e
 
     def held(e: pl.Expr) -> pl.Expr:
-        return pl.when(own).then(e).forward_fill().over(g)
+        return per(pl.when(own).then(e).forward_fill())
 
     # Whether more data waited behind the flight: a sender that sent new data at once on a pure ACK
     # of the peer's had it (the ACK clock; a writer woken as its buffer drained), after a flight at
@@ -63,21 +68,21 @@ def _direction_shares(rows: pl.DataFrame, d: int, mine: dict[int, tuple[dict[str
     # when the peer's data came (a request, an answer) sent all it had each time: with data
     # outstanding it waits for the answer, the application's limit, and its largest message is
     # no buffer.
-    refill = (own & pl.col("new_data") & (pl.col("payload_len") > 0) & (~own).shift(1).over(g).fill_null(False)
-              & pl.col("acks_new").shift(1).over(g).fill_null(False)
-              & (pl.col("payload_len").shift(1).over(g) == 0).fill_null(False))
+    refill = (own & pl.col("new_data") & (pl.col("payload_len") > 0) & per((~own).shift(1)).fill_null(False)
+              & per(pl.col("acks_new").shift(1)).fill_null(False)
+              & (per(pl.col("payload_len").shift(1)) == 0).fill_null(False))
     part = rows.select(COLUMNS).filter(pl.col("stream").is_in(params["stream"].implode()))
     df = part.select(
         "stream", "ts_ns",
         held(pl.col("in_flight")).alias("flight"),
         held(pl.col("usable_window")).alias("usable"),
         held(pl.col("peer_window")).alias("peer_window"),
-        pl.when(own & pl.col("retransmission")).then(pl.lit(True)).when(own & pl.col("new_data")).then(pl.lit(False))
-        .forward_fill().over(g).fill_null(False).alias("recovering"),
-        (pl.col("ts_ns").shift(-1).over(g) - pl.col("ts_ns")).fill_null(0).alias("dt"),
+        per(pl.when(own & pl.col("retransmission")).then(pl.lit(True)).when(own & pl.col("new_data")).then(pl.lit(False))
+            .forward_fill()).fill_null(False).alias("recovering"),
+        (per(pl.col("ts_ns").shift(-1)) - pl.col("ts_ns")).fill_null(0).alias("dt"),
         refill.alias("refill"),
         (own & (pl.col("payload_len") > 0)).alias("sent"),
-    ).with_columns(pl.col("flight").shift(1).over(g).alias("flight_before")).join(params, on=g, how="inner")
+    ).with_columns(per(pl.col("flight").shift(1)).alias("flight_before")).join(params, on=g, how="inner")
     ts = pl.col("ts_ns").filter(pl.col("sent"))
     facts = df.group_by(g).agg(
         pl.col("refill").sum().alias("refills"),

@@ -53,3 +53,21 @@ def test_advances_of_one_connection_are_its_own() -> None:
     state = pl.DataFrame(rows, schema={"stream": pl.UInt32, "dir": pl.UInt8, "payload_len": pl.UInt32,
                                        "superframe": pl.Boolean, "ack_segments": pl.UInt32, "ack_rel": pl.Int64})
     assert peer_acks.every_second_shares(state) == {(0, 1): 1.0, (1, 1): 0.0}
+
+
+@pytest.mark.parametrize("name", ["ndpi_netflix_three_connections.pcap", "linux_four_flows_shared_tbf.receiver.pcap"])
+def test_delay_summaries_read_together_are_each_directions_own(name: str) -> None:
+    """The delayed-ACK summaries (count, held ACKs, their median, nearest-rank 10th and 90th
+    percentiles, maximum) read in one group-by over all connections equal those of each direction's
+    own delays, computed here with Series operations."""
+    state = analyze_one(DATA / name).core_state
+    times = vantage_timings(state, {}, frozenset())
+    table = peer_acks.ack_delays(state, times)
+    summaries = peer_acks.delay_summaries(table)
+    delays = peer_acks.split_delays(table)
+    assert summaries.keys() == delays.keys() and any(v[1] for v in summaries.values())
+    for k, series in delays.items():
+        held = series.filter(series >= peer_acks.DELAYED_MIN_NS)
+        own = (series.len(), held.len(), *((int(held.median()), int(held.quantile(0.1)), int(held.quantile(0.9)),
+                                             int(held.max())) if held.len() else (None,) * 4))
+        assert summaries[k] == own, k
