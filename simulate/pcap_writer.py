@@ -24,6 +24,11 @@ LINKTYPES = (DLT_EN10MB, DLT_RAW)
 SNAPLEN = 262_144
 WIRE_MOD = 1 << 32
 TTL = 64
+# The TTL each simulated stack starts its TCP segments with (the tap sits beside the host: no router
+# lowers it). 4.3BSD-Tahoe raised TCP_TTL from 30 to 60, and its descendants SunOS 4.1 and OSF/1
+# (Digital UNIX, Tru64's ancestor) kept 60 for TCP; 4.4BSD and FreeBSD send IPDEFTTL, 64, RFC 1340's
+# recommendation, as Linux does (sysctl_ip_default_ttl). Fingerprinting tools read it the same way.
+PERSONALITY_TTL = {"sunos41": 60, "tru64": 60, "bsd44": 64, "freebsd4": 64, "linux20": 64, "linux": 64}
 
 Flow = tuple[str, int, str, int]
 
@@ -83,7 +88,7 @@ def _mac(ip: bytes) -> bytes:
 
 
 def build_frame(seg: Segment, addresses: Mapping[str, str], isn: Mapping[Flow, int],
-                linktype: int = DLT_EN10MB) -> bytes:
+                linktype: int = DLT_EN10MB, ttl: int = TTL) -> bytes:
     flow: Flow = (seg.src, seg.sport, seg.dst, seg.dport)
     back: Flow = (seg.dst, seg.dport, seg.src, seg.sport)
     my_isn = isn.get(flow, default_isn(flow))
@@ -96,7 +101,7 @@ def build_frame(seg: Segment, addresses: Mapping[str, str], isn: Mapping[Flow, i
                        data=bytes(seg.payload_len))
     tcp.off = (20 + len(opts)) // 4
     src, dst = _ipv4(seg.src, addresses), _ipv4(seg.dst, addresses)
-    ip = dpkt.ip.IP(src=src, dst=dst, p=dpkt.ip.IP_PROTO_TCP, id=seg.ip_id & 0xFFFF, ttl=TTL,
+    ip = dpkt.ip.IP(src=src, dst=dst, p=dpkt.ip.IP_PROTO_TCP, id=seg.ip_id & 0xFFFF, ttl=ttl,
                     df=1, data=tcp)
     ip.len = 20 + len(tcp)
     if ip.len != seg.ip_len:
@@ -109,10 +114,12 @@ def build_frame(seg: Segment, addresses: Mapping[str, str], isn: Mapping[Flow, i
 
 def write_pcap(path: str | Path, records: Iterable[tuple[int, Segment]], *,
                addresses: Mapping[str, str] | None = None, linktype: int = DLT_EN10MB,
-               isn: Mapping[Flow, int] | None = None, epoch_ns: int = 0) -> int:
+               isn: Mapping[Flow, int] | None = None, epoch_ns: int = 0,
+               ttls: Mapping[str, int] | None = None) -> int:
     """Write `records` ((time ns, segment), in time order) to a nanosecond pcap; returns the
     number of packets. `addresses` maps host names used in segments to IPv4 addresses (names
-    that already are addresses need no entry)."""
+    that already are addresses need no entry); `ttls` a sending host (as named in the segments)
+    to the IP TTL of its packets (PERSONALITY_TTL; TTL for a host without one)."""
     if linktype not in LINKTYPES:
         raise PcapWriteError(f"unsupported linktype {linktype}; use one of {LINKTYPES}")
     addresses = addresses or {}
@@ -127,7 +134,7 @@ def write_pcap(path: str | Path, records: Iterable[tuple[int, Segment]], *,
                 raise PcapWriteError(f"record {index}: time {now} ns goes back from {last} ns")
             last = now
             try:
-                frame = build_frame(seg, addresses, isn, linktype)
+                frame = build_frame(seg, addresses, isn, linktype, (ttls or {}).get(seg.src, TTL))
             except PcapWriteError as exc:
                 raise PcapWriteError(f"record {index} (uid {seg.uid}): {exc}") from None
             sec, nsec = divmod(epoch_ns + now, 1_000_000_000)
@@ -137,5 +144,5 @@ def write_pcap(path: str | Path, records: Iterable[tuple[int, Segment]], *,
     return count
 
 
-__all__ = ["write_pcap", "build_frame", "encode_options", "default_isn", "PcapWriteError",
+__all__ = ["write_pcap", "build_frame", "PERSONALITY_TTL", "encode_options", "default_isn", "PcapWriteError",
            "DLT_EN10MB", "DLT_RAW"]

@@ -179,9 +179,12 @@ def run_bulk(cfg: BulkConfig, pcap: Path | None = None, *, impairments: dict[str
 
 
 def write_outputs(result: BulkResult, pcap: Path) -> None:
-    from .pcap_writer import write_pcap
+    from .pcap_writer import PERSONALITY_TTL, TTL, write_pcap
 
-    write_pcap(pcap, result.records)  # addresses are already IPv4 strings
+    cfg = result.config
+    ttls = {SENDER_ADDR: PERSONALITY_TTL.get(cfg.personality, TTL),
+            RECEIVER_ADDR: PERSONALITY_TTL.get(cfg.receiver_personality or cfg.personality, TTL)}
+    write_pcap(pcap, result.records, ttls=ttls)  # addresses are already IPv4 strings
     result.ground_truth.write(truth_path(pcap))
 
 

@@ -155,8 +155,10 @@ def test_reference_capture_from_columns_is_write_pcaps_bytes(tmp_path):
         cols = res.records._trace.columns()
         if i == 0:
             assert any(cols["sack"]), "the case meant to carry SACK blocks has none"
-        write_columns_pcap(tmp_path / "fast.pcap", cols)
-        write_pcap(tmp_path / "dpkt.pcap", res.records)
+        # (Each host's TTL, as a SunOS sender of a Linux receiver would send them.)
+        ttls = (60, 64) if i == 1 else (64, 64)
+        write_columns_pcap(tmp_path / "fast.pcap", cols, ttls)
+        write_pcap(tmp_path / "dpkt.pcap", res.records, ttls={"10.0.0.1": ttls[0], "10.0.0.2": ttls[1]})
         assert (tmp_path / "fast.pcap").read_bytes() == (tmp_path / "dpkt.pcap").read_bytes(), cfg
 
 

@@ -3,8 +3,10 @@ timestamps and valid checksums; 32-bit wrap; option lengths; typed errors."""
 
 import itertools
 import shutil
+import socket
 import subprocess
 
+import dpkt
 import pytest
 
 from stallscope.simulate.pcap_writer import (
@@ -132,3 +134,20 @@ def test_stallscope_reads_a_simulated_run_back(tmp_path):
     assert row["orig_retrans_packets"] == result.retransmits == 1
     syn = next(s for _, s in result.records if s.flags & SYN and s.src == "10.0.0.1")
     assert row["orig_mss"] == syn.mss
+
+
+def test_each_simulated_host_sends_its_stacks_initial_ttl(tmp_path) -> None:
+    """A SunOS 4.1 sender (4.3BSD-Tahoe's TCP_TTL, 60) to a Linux receiver (64): every frame carries
+    its sender's stack's TTL, as the hosts would put them on the wire (read back with dpkt)."""
+    from stallscope.simulate.pcap_writer import PERSONALITY_TTL
+    from stallscope.simulate.run_bulk import RECEIVER_ADDR, SENDER_ADDR, BulkConfig, run_bulk
+
+    pcap = tmp_path / "t.pcap"
+    run_bulk(BulkConfig(personality="sunos41", receiver_personality="linux", link="ethernet10", bytes=20_000), pcap)
+    seen = {}
+    with open(pcap, "rb") as f:
+        for _, buf in dpkt.pcap.Reader(f):
+            ip = dpkt.ethernet.Ethernet(buf).data
+            seen.setdefault(socket.inet_ntoa(ip.src), set()).add(ip.ttl)
+    assert seen == {SENDER_ADDR: {PERSONALITY_TTL["sunos41"]}, RECEIVER_ADDR: {PERSONALITY_TTL["linux"]}}
+    assert PERSONALITY_TTL["sunos41"] == 60 and PERSONALITY_TTL["linux"] == 64

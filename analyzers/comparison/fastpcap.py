@@ -48,9 +48,10 @@ def _fold(s: np.ndarray) -> np.ndarray:
     return ~s & 0xFFFF
 
 
-def write_columns_pcap(path: str | Path, cols: dict[str, Any]) -> int:
+def write_columns_pcap(path: str | Path, cols: dict[str, Any], ttls: tuple[int, int] = (TTL, TTL)) -> int:
     """Write a bulk run's trace (NativeTrace.columns(): host 0 the sender at SENDER_END, host 1
-    the receiver) as write_pcap(path, result.records) would; returns the number of packets."""
+    the receiver) as write_pcap(path, result.records, ttls=...) would, with `ttls` the IP TTLs of
+    hosts 0 and 1; returns the number of packets."""
     n = len(cols["t"])
     t = np.asarray(cols["t"], dtype=np.int64)
     if n and (np.diff(t) < 0).any():
@@ -100,7 +101,8 @@ def write_columns_pcap(path: str | Path, cols: dict[str, Any]) -> int:
     sa_lo = np.array([ips[0][1], ips[1][1]])[src]
     da_hi = np.array([ips[0][0], ips[1][0]])[1 - src]
     da_lo = np.array([ips[0][1], ips[1][1]])[1 - src]
-    ip_sum = _fold(0x4500 + ip_len + ip_id + _IP_DF + ((TTL << 8) | 6) + sa_hi + sa_lo + da_hi + da_lo)
+    ttl = np.array(ttls, dtype=np.int64)[src]
+    ip_sum = _fold(0x4500 + ip_len + ip_id + _IP_DF + ((ttl << 8) | 6) + sa_hi + sa_lo + da_hi + da_lo)
     sport = np.array([ends[0][1], ends[1][1]])[src]
     dport = np.array([ends[0][1], ends[1][1]])[1 - src]
     off_flags = (((20 + optlen) // 4) << 12) | flags
@@ -118,7 +120,7 @@ def write_columns_pcap(path: str | Path, cols: dict[str, Any]) -> int:
     macs = np.array([np.frombuffer(b"\x02\x00" + ips[h][2], np.uint8) for h in (0, 1)])
     head["dmac"], head["smac"] = macs[1 - src], macs[src]
     head["type"], head["vhl"], head["ip_len"], head["ip_id"], head["ip_off"] = 0x0800, 0x45, ip_len, ip_id, _IP_DF
-    head["ttl"], head["proto"], head["ip_sum"] = TTL, 6, ip_sum
+    head["ttl"], head["proto"], head["ip_sum"] = ttl, 6, ip_sum
     head["saddr"], head["daddr"] = (sa_hi << 16) | sa_lo, (da_hi << 16) | da_lo
     head["sport"], head["dport"], head["seq"], head["ack"] = sport, dport, seq, ack
     head["off_flags"], head["win"], head["tcp_sum"] = off_flags, win, tcp_sum
