@@ -196,6 +196,8 @@ def _analyze_box(box: list[pl.DataFrame], path: str, summary: DecodeSummary | No
         prof["max_ip_len"] = None  # stays null when every datagram of the direction was a super-frame
     for r in ip_max.iter_rows(named=True):
         profiles[(r["stream"], r["dir"])]["max_ip_len"] = r["ip_len"]
+    for key, prof in profiles.items():
+        prof["ttl_max"] = ttls.get(key)  # the stack's initial TTL less the routers before the tap
     window_known = dict(state.group_by("stream").agg(pl.col("wscale_known").all()).iter_rows())
     unscaled = {} if all(window_known.values()) else artifacts.unscaled_windows(state)
     for s in unscaled:

@@ -1022,10 +1022,17 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
     # them, wins; the first estimate's among those as close.
     stacks = _stack_names(fit)
     starts: list[dict[str, Any]] = [{}]
-    if len(stacks) > 1 and not fit.value("_stack_named"):
+    # Stacks the sender's TTL alone rules out are still searched from: each search's stack group
+    # chooses among the stacks left, and a start elsewhere can reach their closest run by another
+    # way (a Linux 2.0 writer of 6000-byte messages settles on a 4.1 Mbit/s link searched from
+    # Linux 2.0, and on Fast Ethernet, its own, searched from SunOS).
+    by_ttl = fit.value("_stacks_ruled_out_by_ttl") or ()
+    if (len(stacks) > 1 or by_ttl) and not fit.value("_stack_named"):
         theirs = fit.value("receiver_stacks_ruled_out") or ()
-        starts += [{"personality": p, "receiver_personality": p} for p in stacks[1:] if p not in theirs]
+        starts += [{"personality": p, "receiver_personality": p} for p in (*stacks[1:], *by_ttl) if p not in theirs]
     found = [search(x) for x in starts]
+    # (A search whose stack group found no run stays on its start: not on a stack ruled out.)
+    found = [f for f in found if f.chosen.get("personality") not in by_ttl] or found[:1]
     tried = sum(f.tried for f in found)
     if len(found) > 1:
         closeness = [_run_score(cut, f.chosen, acks_held) if f.chosen else None for f in found]

@@ -729,14 +729,30 @@ LINUX20_MAX_WINDOW = 32767
 BSD_TICK_NS = 200_000_000
 
 
-def stacks_ruled_out(profile: dict[str, Any]) -> Fitted | None:
+def ttl_ruled_out(ttl: int | None, at_host: bool) -> dict[str, str]:
+    """Pre-RFC 1323 stacks a host's IP TTL rules out (simulate.pcap_writer.PERSONALITY_TTL: SunOS
+    4.1 and OSF/1 kept 4.3BSD-Tahoe's TCP_TTL of 60, 4.4BSD and Linux send 64). A TTL of 61 to 64
+    left an initial 64; one of 60 is the initial TTL only at the host's own tap (`at_host`):
+    elsewhere it may be 64 less four routers."""
+    from stallscope.simulate.pcap_writer import PERSONALITY_TTL
+
+    if ttl is None or not (60 <= ttl <= 64) or (ttl == 60 and not at_host):
+        return {}
+    initial = 60 if ttl == 60 else 64
+    return {s: (f"packets with a TTL of {ttl}" + (" at the host's own tap" if ttl == 60 else "")
+                + f": an initial TTL of {initial}, not {s}'s {PERSONALITY_TTL[s]}")
+            for s in OLD_STACKS if PERSONALITY_TTL[s] != initial}
+
+
+def stacks_ruled_out(profile: dict[str, Any], ttl: int | None = None, at_host: bool = False) -> Fitted | None:
     """Pre-RFC 1323 stacks the trace rules out (None: none): a segment larger than the offered
     MSS rounded down to the stack's cluster (4.4BSD, Tru64); a largest peer window that is not a
     whole number of 4.4BSD's segments (it rounds the receive buffer up to them); a window above
-    32767 (Linux 2.0). The receiver is taken to run the sender's stack, as the calibration tries them."""
+    32767 (Linux 2.0); the host's IP TTL (`ttl`, seen at its own tap when `at_host`: ttl_ruled_out).
+    The receiver is taken to run the sender's stack, as the calibration tries them."""
     offered = [x for x in (profile.get("mss_advertised"), profile.get("mss_offered_by_peer")) if x]
     biggest, window = profile.get("max_segment"), profile.get("peer_receive_window_max")
-    out: dict[str, str] = {}
+    out: dict[str, str] = dict(ttl_ruled_out(ttl, at_host))
     if offered:
         mss = min(offered)
         for stack, cluster in MSS_CLUSTER.items():
@@ -819,14 +835,27 @@ def _fit_stack(d: DirectionAnalysis, conn: ConnectionAnalysis, values: dict[str,
         # where it showed; the peer's for the receiver (a Linux 2.0 client of a newer server).
         other = _other(conn, d)
         own = (other.profile.get("peer_receive_window_max") if other is not None else None) or None
-        ruled = stacks_ruled_out({**p, "peer_receive_window_max": own} if own else p)
-        if own:
-            theirs = stacks_ruled_out(p)
+
+        def ttl_of(x: DirectionAnalysis | None) -> tuple[int | None, bool]:
+            """A host's TTL, and whether the tap sat at that host."""
+            if x is None:
+                return None, False
+            return x.profile.get("ttl_max"), (conn.vantage.get(str(x.dir)) or {}).get("vantage") == "sender"
+
+        ruled = stacks_ruled_out({**p, "peer_receive_window_max": own} if own else p, *ttl_of(d))
+        # (The receiver's TTL where it tells something of its stack: a TTL of 60 away from it does not.)
+        if own or ttl_ruled_out(*ttl_of(other)):
+            theirs = stacks_ruled_out(p, *ttl_of(other))
             if theirs is not None and theirs.value != (ruled.value if ruled is not None else ()):
                 values["receiver_stacks_ruled_out"] = Fitted(theirs.value, "for the receiver, by its own window: "
                                                              + theirs.source)
         if ruled is not None:
             values["stacks_ruled_out"] = ruled
+            by_ttl = tuple(sorted(ttl_ruled_out(*ttl_of(d))))
+            if by_ttl:
+                # The calibration still searches from them: another start can reach the right
+                # stack's closest run by another way (calibrate.refine).
+                values["_stacks_ruled_out_by_ttl"] = Fitted(by_ttl, "the sender's TTL")
             allowed = tuple(x for x in allowed if x not in ruled.value) or allowed
         if values["personality"].value not in allowed:
             first = values["personality"]
