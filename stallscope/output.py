@@ -30,6 +30,20 @@ RICH_TABLE_MAX_ROWS = 1000
 _CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F]}
 
 
+def escape_controls(text: str) -> str:
+    """`text` with its control characters (a capture's, never ours) written as \\xNN: one line,
+    nothing a terminal would act on."""
+    return text.translate(_CONTROL)
+
+
+def rich_text(text: object) -> str:
+    """A capture's text for Rich: control characters written out (Rich passes them to the terminal)
+    and markup escaped (a file name "[bold]x" is text)."""
+    from rich.markup import escape
+
+    return escape(escape_controls(str(text)))
+
+
 class OutputFormat(str, Enum):
     table = "table"
     json = "json"

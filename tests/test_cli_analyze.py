@@ -299,3 +299,26 @@ def test_make_demo_analyzes_the_bundled_captures_first() -> None:
     a = run(*demo, cwd=REPO)
     assert a.returncode == ExitCode.OK, a.stderr
     assert len([ln for ln in a.stdout.splitlines() if ln.startswith("│")]) == len(demo)
+
+
+def test_a_long_listing_is_plain_columns_with_the_name_as_text(tmp_path: Path) -> None:
+    """Past RICH_TABLE_MAX_ROWS connections the summary is written as plain aligned columns (Rich
+    measured every cell: the findings and the table took 11 s for 20,000 connections), still one
+    line per connection, the capture's name shown as text and its control characters escaped."""
+    from stallscope.output import RICH_TABLE_MAX_ROWS
+
+    name = "[bold]many\x1b[31m.pcap"
+    subprocess.run(["python3", str(REPO / "bench" / "make_capture.py"), "--packets", str(10 * (RICH_TABLE_MAX_ROWS + 1)),
+                    "--connections", str(RICH_TABLE_MAX_ROWS + 1), "-o", str(tmp_path / name)],
+                   check=True, capture_output=True, timeout=120)
+    r = run(name, cwd=tmp_path)
+    assert r.returncode == ExitCode.OK, r.stderr
+    shown = "[bold]many\\x1b[31m.pcap"
+    rows = [ln for ln in r.stdout.splitlines() if ln.startswith(shown + "  ")]
+    assert len(rows) == RICH_TABLE_MAX_ROWS + 1
+    assert r.stdout.splitlines()[1].split() == ["file", "stream", "connection", "goodput", "time", "lost", "top", "cause"]
+    assert "│" not in r.stdout.split("\n\n")[0]
+    # Nor in the findings (Rich passed control characters through to the terminal), nor Markdown.
+    assert "\x1b" not in r.stdout and f"note ({shown})" in r.stdout
+    md = run(name, "-f", "markdown", cwd=tmp_path)
+    assert md.returncode == ExitCode.OK and "\x1b" not in md.stdout and "&#92;x1b" in md.stdout

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.markup import escape
 from rich.table import Table
+
+from stallscope.output import rich_text as escape  # (markup and control characters)
 
 from ..analysis_text import rate
 
