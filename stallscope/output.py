@@ -121,7 +121,8 @@ def render_frame(
         for name in df.columns:
             table.add_column(name, overflow="fold")
         for row in df.iter_rows():
-            table.add_row(*("" if v is None else str(v) for v in row))
+            # Cells are data (a capture's file name, addresses): never Rich markup, no control characters.
+            table.add_row(*("" if v is None else rich_text(v) for v in row))
         try:
             console.print(table)
         finally:

@@ -215,3 +215,21 @@ def test_plain_tables_escape_control_characters() -> None:
     assert "\x1b" not in text and "\x07" not in text and "evil\\x1b]0;owned\\x07.pcap" in text
     lines = text.splitlines()
     assert lines[0] == "T" and lines[2].rindex("1") == lines[1].index("n") and lines[3].strip() == "22"
+
+
+def test_rich_tables_show_a_file_name_as_text() -> None:
+    """A short table goes through Rich, which reads "[red]" as markup and passes ESC to the
+    terminal: each cell is written as text, control characters escaped (two captures listed
+    together name their files in a column)."""
+    import io
+
+    import polars as pl
+    from rich.console import Console
+
+    from stallscope.output import OutputFormat, render_frame
+
+    buf = io.StringIO()
+    df = pl.DataFrame({"file": ["[red]y.pcap", "[bold]x\x1b[31m.pcap"], "stream": [0, 0]})
+    render_frame(df, OutputFormat.table, title="T", console=Console(file=buf, width=200, color_system=None))
+    text = buf.getvalue()
+    assert "[red]y.pcap" in text and "[bold]x\\x1b[31m.pcap" in text and "\x1b" not in text
