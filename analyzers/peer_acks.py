@@ -89,11 +89,6 @@ def split_delays(delays: pl.DataFrame) -> dict[tuple[int, int], pl.Series]:
     return out
 
 
-def all_ack_delays(state: pl.DataFrame, timings: dict[tuple[int, int], Timing]) -> dict[tuple[int, int], pl.Series]:
-    """Per (stream, acker's dir): each advancing ACK's delay at the receiver (ack_delays)."""
-    return split_delays(ack_delays(state, timings))
-
-
 # A receiver's ACK delays in brief: ACKs measured, those held (delay >= DELAYED_MIN_NS), and the
 # held ones' median, 10th and 90th percentiles (nearest rank) and maximum, ns (None when none held).
 DelaySummary = tuple[int, int, int | None, int | None, int | None, int | None]

@@ -30,6 +30,11 @@ TTL = 64
 # recommendation, as Linux does (sysctl_ip_default_ttl). Fingerprinting tools read it the same way.
 PERSONALITY_TTL = {"sunos41": 60, "tru64": 60, "bsd44": 64, "freebsd4": 64, "linux20": 64, "linux": 64}
 
+
+def personality_ttl(personality: str | None) -> int:
+    """The IP TTL a host running `personality` sends (TTL for a stack without one)."""
+    return PERSONALITY_TTL.get(personality or "", TTL)
+
 Flow = tuple[str, int, str, int]
 
 # TCP option kinds (RFC 793, 7323, 2018)
@@ -144,5 +149,5 @@ def write_pcap(path: str | Path, records: Iterable[tuple[int, Segment]], *,
     return count
 
 
-__all__ = ["write_pcap", "build_frame", "PERSONALITY_TTL", "encode_options", "default_isn", "PcapWriteError",
+__all__ = ["write_pcap", "build_frame", "PERSONALITY_TTL", "personality_ttl", "encode_options", "default_isn", "PcapWriteError",
            "DLT_EN10MB", "DLT_RAW"]

@@ -179,13 +179,18 @@ def run_bulk(cfg: BulkConfig, pcap: Path | None = None, *, impairments: dict[str
 
 
 def write_outputs(result: BulkResult, pcap: Path) -> None:
-    from .pcap_writer import PERSONALITY_TTL, TTL, write_pcap
+    from .pcap_writer import write_pcap
 
-    cfg = result.config
-    ttls = {SENDER_ADDR: PERSONALITY_TTL.get(cfg.personality, TTL),
-            RECEIVER_ADDR: PERSONALITY_TTL.get(cfg.receiver_personality or cfg.personality, TTL)}
-    write_pcap(pcap, result.records, ttls=ttls)  # addresses are already IPv4 strings
+    write_pcap(pcap, result.records, ttls=host_ttls(result.config))  # addresses are already IPv4 strings
     result.ground_truth.write(truth_path(pcap))
+
+
+def host_ttls(cfg: BulkConfig) -> dict[str, int]:
+    """Each host's IP TTL, its stack's (pcap_writer.PERSONALITY_TTL), by address."""
+    from .pcap_writer import personality_ttl
+
+    return {SENDER_ADDR: personality_ttl(cfg.personality),
+            RECEIVER_ADDR: personality_ttl(cfg.receiver_personality or cfg.personality)}
 
 
 def truth_path(pcap: Path) -> Path:

@@ -1,5 +1,5 @@
 """The peer-ACK passes read once for all connections (peer_acks.every_second_shares and
-all_ack_delays) give each connection what its own rows alone give: nothing leaks from one
+ack_delays) give each connection what its own rows alone give: nothing leaks from one
 connection or direction into another (a diff or a fill across them would)."""
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ def test_each_connection_alone_gives_the_same(name: str) -> None:
     streams = state["stream"].unique().sort().to_list()
     assert len(streams) >= 3
     times = vantage_timings(state, {}, frozenset())
-    shares, delays = peer_acks.every_second_shares(state), peer_acks.all_ack_delays(state, times)
+    shares, delays = peer_acks.every_second_shares(state), peer_acks.split_delays(peer_acks.ack_delays(state, times))
     assert shares and delays
     for s in streams:
         alone = state.filter(pl.col("stream") == s)
         assert peer_acks.every_second_shares(alone) == {k: v for k, v in shares.items() if k[0] == s}
-        mine = peer_acks.all_ack_delays(alone, times)
+        mine = peer_acks.split_delays(peer_acks.ack_delays(alone, times))
         assert mine.keys() == {k for k in delays if k[0] == s}
         assert all(mine[k].to_list() == delays[k].to_list() for k in mine)
 

@@ -76,14 +76,12 @@ def _simulate(fit: Fit, changes: dict[str, Any], path: Path, keep_truth: bool = 
 
         cfg = fit.bulk_config(**changes)
         result = run_bulk(cfg, impairments=fit.impairments(changes))
-        from stallscope.simulate.pcap_writer import PERSONALITY_TTL, TTL
-        from stallscope.simulate.run_bulk import RECEIVER_ADDR, SENDER_ADDR
+        from stallscope.simulate.run_bulk import RECEIVER_ADDR, SENDER_ADDR, host_ttls
 
         from .calibrate import run_goodput, sender_goodput
 
-        # The hosts' TTLs as the simulator's own captures carry them (run_bulk.write_outputs).
-        ttls = (PERSONALITY_TTL.get(cfg.personality, TTL),
-                PERSONALITY_TTL.get(cfg.receiver_personality or cfg.personality, TTL))
+        # The hosts' TTLs as the simulator's own captures carry them.
+        ttls = host_ttls(cfg)
 
         trace = getattr(result.records, "_trace", None)
         if trace is not None:
@@ -91,13 +89,13 @@ def _simulate(fit: Fit, changes: dict[str, Any], path: Path, keep_truth: bool = 
             from .fastpcap import write_columns_pcap
 
             cols = trace.columns()
-            write_columns_pcap(path, cols, ttls)
+            write_columns_pcap(path, cols, (ttls[SENDER_ADDR], ttls[RECEIVER_ADDR]))
             # The what-ifs' baseline, measured as they are (whatif.quick_run).
             goodput = run_goodput(result, cols)
         else:
             from stallscope.simulate.pcap_writer import write_pcap
 
-            write_pcap(path, result.records, ttls=dict(zip((SENDER_ADDR, RECEIVER_ADDR), ttls)))
+            write_pcap(path, result.records, ttls=ttls)
             goodput = sender_goodput(result)
         if keep_truth:
             from stallscope.simulate.run_bulk import truth_path

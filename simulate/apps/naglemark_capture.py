@@ -73,10 +73,10 @@ def run_naglemark_capture(
     gt.summary = {"score_pct": round(result.score_pct, 4), "responses": len(result.samples), "delayed": delayed,
                   "finished_ns": result.finished_ns, "connections": raw["connections"], "packets": len(records)}
     if pcap is not None:
-        from ..pcap_writer import PERSONALITY_TTL, TTL, write_pcap
+        from ..pcap_writer import personality_ttl, write_pcap
         from ..run_bulk import truth_path
 
-        ttl = PERSONALITY_TTL.get(personality, TTL)  # (both hosts run it)
+        ttl = personality_ttl(personality)  # (both hosts run it)
         write_pcap(pcap, records, ttls={CLIENT_ADDR: ttl, SERVER_ADDR: ttl})
         gt.write(truth_path(Path(pcap)))
     return NaglemarkCapture(result, gt, records, result.raw_rate_bps)
