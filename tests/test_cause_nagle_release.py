@@ -32,3 +32,20 @@ def test_a_release_that_covers_the_short_segment_is_nagles_though_a_later_one_ca
     (stall,) = [s for s in conn.stalls if s.start_frame == 92]
     assert stall.cause == "nagle_delayed_ack" and "short_segment_unacknowledged" not in stall.evidence
     assert stall.evidence["releasing_ack_frame"] == 93
+
+
+def test_an_ack_sent_at_once_at_the_receivers_tap_is_no_delayed_ack() -> None:
+    """Practical Packet Analysis' telnet.pcap, tapped at the client: five times the server's echo
+    waits 12-20 ms behind a short segment for an ACK that left the client 0-2.1 ms after the data
+    reached it. At the receiver's tap that hold is measured, not estimated: no delayed ACK held the
+    echo (the path's round trip is 2.6 ms; the rest was the server's). They read as
+    nagle_delayed_ack/buffer_tearing at confidence 0.55."""
+    (conn,) = analyze_file(Path(__file__).parent / "data" / "ppa_telnet_spurious_then_idle.pcap").files[0].connections
+    assert conn.vantage["1"]["vantage"] == "receiver"
+    held = [s for s in conn.stalls if s.dir == 1 and "held_segment_frame" in s.evidence]
+    assert [s.start_frame for s in held] == [25, 40, 45, 73, 83]
+    for s in held:
+        assert s.cause == "undetermined" and s.evidence["releasing_ack_delay_ns"] < 10_000_000
+        assert "measured" in s.evidence["reason"]
+        assert [a.cause for a in s.alternatives] == ["application_idle", "nagle_delayed_ack"]
+    assert "nagle_delayed_ack" not in {s.cause for s in conn.stalls}

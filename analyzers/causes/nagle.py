@@ -19,7 +19,7 @@ from __future__ import annotations
 from stallscope.analyzers.causes.common import before, mss, peer_delay, release, send_buffer_plateau, timer_driven
 from stallscope.analyzers.findings import Alternative, Verdict
 from stallscope.analyzers.peer_acks import BSD_TICK_NS, MAX_ACK_DELAY_NS
-from stallscope.analyzers.stalls import StallContext
+from stallscope.analyzers.stalls import MIN_THRESHOLD_NS, StallContext
 from stallscope.vocabulary import UNDETERMINED, Cause
 
 SUNOS_COPY = 4096  # SunOS 4.1 sosend calls the protocol every 4 KB (docs/tcp-rules.md#socket-copy-loop)
@@ -126,6 +126,16 @@ def rule(ctx: StallContext) -> Verdict | None:
         evidence["buffer_in_use"] = total
         return Verdict(Cause.WINDOW_UPDATE_DEADLOCK.value, None, 0.7, evidence,
                        (Alternative(Cause.NAGLE_DELAYED_ACK.value, "copy_rule", 0.3, "Nagle held the rest of the buffer"),))
+    if not timer and ctx.timing.vantage == "receiver" and delay is not None and delay < MIN_THRESHOLD_NS:
+        # The tap is at the receiver, so the ACK's hold is measured, not estimated: it went at once.
+        # Nagle's rule holds a segment for the ACK's round trip only; no delayed ACK made this stall
+        # (a telnet server echoing 12-20 ms after ACKs that left its client's host at once).
+        return Verdict(UNDETERMINED, None, 0.0, {**evidence, "reason": (
+            f"the tap is the peer's, so that delay is measured: no delayed ACK held the {ctx.held_len}-byte "
+            "segment, Nagle's rule holds one for the ACK's round trip only, and what held it longer is not in "
+            "the trace")},
+            (Alternative(Cause.NAGLE_DELAYED_ACK.value, None, 0.2, "if the sender's host was slow to send on the ACK"),
+             Alternative(Cause.APPLICATION_IDLE.value, None, 0.3, "the application wrote it then")))
     detail = _detail(ctx, rel, outstanding, m, learned)
     alts = ()
     if not timer:
