@@ -727,6 +727,50 @@ UNLIMITED_BPS = 10_000_000_000
 TRIAL_CLIENT_WINDOW = 65535
 
 
+# Where the trace showed no ACK held on a BSD receiver's 200 ms delayed-ACK tick, its phase is tried
+# every TICK_PHASE_STEP_NS over the tick (a deadlock the trace does not have must end within the
+# analyzer's 10 ms stall threshold, so a window of 10 ms holds the phases that fit; a step of half
+# that lands in it), then every millisecond up to TICK_PHASE_FINE_NS either side of the closest.
+TICK_PHASE_STEP_NS = 5_000_000
+TICK_PHASE_FINE_NS = 4_000_000
+
+
+def _tick_phases(fit: Fit, chosen: dict[str, Any] | None = None, fine: bool = False) -> list[dict[str, Any]]:
+    """Where the receiver may run a BSD stack (a free-running 200 ms delayed-ACK tick) and the trace
+    showed no ACK held on it (fit._fit_tick_phase left the seed as it was): the seeds whose receiver
+    tick falls at phases spread over the tick (`fine`: around the phase chosen). Unseen, the phase
+    still decides whether a short transfer deadlocks until the tick or never stalls (a Tru64 sender
+    of 4 KB writes over FDDI, MIN+MORE: seed 1's tick held it 120 ms where the trace had no stall,
+    and the groups made up for the stall with another link and write, 35 % fast; only phases 1-10 ms
+    from its start fit it)."""
+    from .fit import BSD_DELACK_TICK_NS, TICK_STACKS, _receiver_phases
+
+    seed = fit.values.get("seed")
+    if seed is None or not seed.source.startswith("fixed"):
+        return [{}]
+    stacks = {fit.value("receiver_personality") or fit.value("personality"), *_stack_names(fit)}
+    if not stacks & set(TICK_STACKS):
+        return [{}]
+    phases = _receiver_phases()
+
+    def apart(a: int, b: int) -> int:
+        return min(abs(a - b) % BSD_DELACK_TICK_NS, BSD_DELACK_TICK_NS - abs(a - b) % BSD_DELACK_TICK_NS)
+
+    def nearest(at: int) -> int:
+        return 1 + min(range(len(phases)), key=lambda i: apart(phases[i], at))
+
+    now = (chosen or {}).get("seed", seed.value)
+    if fine:
+        if now == seed.value:
+            return [{}]
+        at = phases[now - 1]
+        grid = (at + k for k in range(-TICK_PHASE_FINE_NS, TICK_PHASE_FINE_NS + 1, 1_000_000) if k)
+    else:
+        grid = range(0, BSD_DELACK_TICK_NS, TICK_PHASE_STEP_NS)
+    seeds = dict.fromkeys(nearest(x % BSD_DELACK_TICK_NS) for x in grid)
+    return [{}, *({"seed": x} for x in seeds if x != now)]
+
+
 def _exchange_times(rows: Any, dir_: int, rtt: int | None, think_ns: int = 0) -> list[int | None]:
     """The trace's response times as the requesting client saw them, one per response in order
     (None before the first request): from each request reaching the sender's tap to the response's
@@ -951,6 +995,10 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
         target = replace(target, retransmissions=fit.value("_retransmissions"))
     acks_held = replace(target, acks=trace_acks(rows, fit.dir, cut.value("bytes") if prefix is not None else None))
 
+    def far(changes: dict[str, Any]) -> bool:
+        score = _run_score(cut, changes, target)
+        return score is None or score > SECOND_PASS_SCORE
+
     def search(start: dict[str, Any]) -> _Search:
         """The groups one after the other from `start`, until a pass changes nothing or the run is close."""
         chosen: dict[str, Any] = dict(start)
@@ -960,7 +1008,12 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
         # model does, and a host chosen to make up for a pause not yet replayed would stay.
         # An ATM switch port before the framing and host: a slow host chosen to make up for timeouts
         # not yet modelled would stay; the port sets its own (AAL5) link, the host is then tried with it.
-        named = (("pace", lambda: _pace(fit, chosen, read_step)), ("path", lambda: _path_mechanisms(fit, rows)),
+        # The receiver's unseen tick phase first, where the start is far off: a phase that deadlocks
+        # where the trace did not stall makes every later group make up for a stall that was never
+        # there (and where the start is close, another phase only trades one fit for another).
+        named = (("phase", lambda: _tick_phases(fit, chosen) if far(chosen) else [{}]),
+                 ("phase_fine", lambda: _tick_phases(fit, chosen, True)),
+                 ("pace", lambda: _pace(fit, chosen, read_step)), ("path", lambda: _path_mechanisms(fit, rows)),
                  ("writes", lambda: _writes(fit)), ("framing", lambda: _framed(fit, rows, chosen)),
                  ("stack", lambda: _stacks(fit, target)), ("buffers", lambda: _candidates(fit, read_step, chosen)),
                  ("joint", lambda: _joint(fit, rows, chosen, read_step, best_score)))
