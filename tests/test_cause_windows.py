@@ -303,6 +303,31 @@ def test_a_linux_sender_refilled_on_every_ack_is_send_buffer_limited_in_a_real_c
     assert sender.limits["send_buffer"] > 0.7 and not conn.stalls
 
 
+def test_a_buffers_ceiling_is_where_most_round_trips_peak_not_the_highest() -> None:
+    """The same scenario at the receiver's tap, another run (`make rescore VARIANTS=1`,
+    2026-11-29), its first 4000 frames: the flight peaks at 67,360 bytes in most round trips but at
+    70,952 in four (data in before the ACK the receiver held went out), and the plateau came from
+    those four. Measured two segments below 70,952, every other round trip fell under the band and
+    the finding was missed (the run before and the two after it gave 65,912 everywhere, found)."""
+    import polars as pl
+
+    from stallscope.analyzers.analyze import analyze_file
+    from stallscope.analyzers.causes.windows import _flight_ceiling
+
+    f = analyze_file(Path(__file__).resolve().parent / "data" / "linux_sndbuf_64k_ack_clocked.receiver.pcap").files[0]
+    (conn,) = f.connections
+    sender = next(d for d in conn.directions if d.role == "data sender")
+    plateau = sender.profile["send_buffer_estimate"]
+    own = f.state.filter(pl.col("dir") == sender.dir)
+    peaks = own.filter(pl.col("payload_len") > 0).group_by(
+        (pl.col("ts_ns") - own["ts_ns"].min()) // conn.vantage[str(sender.dir)]["path_rtt_ns"]).agg(
+        pl.col("in_flight").max())["in_flight"]
+    assert plateau == peaks.max() and (peaks >= plateau - 2 * 1448).sum() < 8  # the few high ones
+    (finding,) = [x for x in conn.findings if x.cause == "send_buffer_limited"]
+    assert finding.evidence["ceiling_rtts"] >= 30 and not conn.stalls
+    assert _flight_ceiling(own, plateau, conn.vantage[str(sender.dir)]["path_rtt_ns"], 1448, True) is not None
+
+
 def test_a_winsock_writer_waiting_on_its_8k_buffer_through_a_slow_uplink_is_no_deadlock() -> None:
     """An SMTP upload tapped at a Windows XP client (suricata-verify's smtp-raw-extraction, cut to
     80 bytes): each 8192-byte write leaves in one burst and its three ACKs come back 30-45 ms apart
