@@ -685,7 +685,7 @@ def _path_mechanisms(fit: Fit, rows: Any) -> list[dict[str, Any]]:
 
 
 # Multiples of the window's measured pace tried for a slow reader.
-READER_FACTORS = (1, 1.25, 1.5, 2)
+READER_FACTORS = (1, 1.05, 1.1, 1.15, 1.25, 1.5, 2)
 # Candidates measured from the trace under another name than the simulator's input.
 MEASURED_AS = {"read_rate_bps": "_read_rate"}
 
