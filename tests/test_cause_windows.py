@@ -241,7 +241,8 @@ def _clocked(peaks: list[int], windows: list[int] | None = None, rtt: int = 60_0
     seg, rows = 1448, []
     for r, peak in enumerate(peaks):
         for i in range(40):
-            rows.append({"ts_ns": r * rtt + i * rtt // 40, "payload_len": seg,
+            # Two segments per ACK, back to back at about 1 Gbit/s (a sender's tap), 20 ACKs a round trip.
+            rows.append({"ts_ns": r * rtt + (i // 2) * rtt // 20 + (i % 2) * 12_000, "payload_len": seg,
                          "in_flight": int(peak * (0.6 + 0.4 * i / 39)), "rtt_ns": rtt + 50_000,
                          "peer_window": (windows or [442_368] * len(peaks))[r]})
     return pl.DataFrame(rows)
@@ -360,3 +361,28 @@ def test_a_sender_paced_a_segment_a_millisecond_has_no_stalls() -> None:
 
     conn = analyze_file(Path(__file__).parent / "data" / "http2_paced_1ms_segments.pcap").files[0].connections[0]
     assert [s.cause for s in conn.stalls] == ["application_idle"]
+
+
+def test_a_busy_link_seen_at_the_receiver_is_no_send_buffer() -> None:
+    """clean_bulk at 5 Mbit/s over 80 ms (a variant, 2026-11-29), at the receiver's tap: the data
+    arrives at the bottleneck's pace, one segment every 2.3 ms, all the way, so the flight read
+    there is the rate times the round trip, 26.5 KB at every round trip's peak, as flat as a
+    buffer's; it was read as send_buffer_limited. The same flight arriving in bursts (a buffer
+    emptied in one go each round trip) is still the buffer's."""
+    from stallscope.analyzers.causes.windows import send_buffer_finding
+    from stallscope.analyzers.vantage import Timing
+
+    rtt, seg, flat = 80_000_000, 1448, 26_512
+    timing = Timing(path_rtt_ns=rtt, lag_ns=rtt, vantage="receiver", source="handshake", typical_rtt_ns=rtt)
+    profile = {"send_buffer_estimate": flat, "peer_receive_window_max": 828_416, "bytes": 40 * 35 * seg,
+               "max_segment": seg, "timeouts": 0, "retransmitted_packets": 0, "window_known": True}
+
+    def rows(spacing_ns: int):
+        return pl.DataFrame([{"ts_ns": r * rtt + i * spacing_ns, "payload_len": seg,
+                              "in_flight": int(flat * (0.5 + 0.5 * i / 17)), "rtt_ns": 200_000,
+                              "peer_window": 828_416}
+                             for r in range(40) for i in range(18)])
+
+    assert send_buffer_finding(rows(rtt // 18), profile, timing, 0, None) is None  # evenly: the link's pace
+    found = send_buffer_finding(rows(12_000), profile, timing, 0, None)  # a burst each round trip
+    assert found is not None and found[0] == "send_buffer_limited"
