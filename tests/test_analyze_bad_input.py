@@ -431,12 +431,12 @@ ARTIFACTS = {
 # The receiver-side captures double the time (about 45 s each half on 2 cores): slow.
 ALL_CAPTURES = [pytest.param(p.name, marks=[pytest.mark.slow] if ".receiver." in p.name else [])
                 for p in sorted(FIXTURES.glob("*.pcap"))]
-# A super-frame that fits both the jumbo limit and the MSS offered cannot be told by its size. After
+# (A super-frame that fits both the jumbo limit and the MSS offered cannot be told by its size: after
 # PMTU discovery lowered pmtu_icmp's MSS to 1448, six merged segments (8688 bytes) pass for one
-# pre-ICMP 9000-MTU segment, so a real 1448-byte segment then looks short: nagle_delayed_ack.
-KNOWN = {("pmtu_icmp.pcap", "superframes"): "TSO super-frames of the lowered MSS read as full-size segments "
-                                            "after PMTU discovery: a false nagle_delayed_ack",
-         # A 10 ms capture clock on a 1 ms path (the stall threshold rises to 30 ms, timestamps_coarse).
+# pre-ICMP 9000-MTU segment, so a real 1448-byte segment then looks short. That read as
+# nagle_delayed_ack until a sender shown to have Nagle off, its segment sent on an ACK that left data
+# unacknowledged and no delayed ACK in sight, was no longer given one: causes/nagle.py.)
+KNOWN = {# A 10 ms capture clock on a 1 ms path (the stall threshold rises to 30 ms, timestamps_coarse).
          # (ack_loss.pcap's second timeout, whose resend shares a tick with its ACKs, read as a burst
          # loss until the bytes no resend carried were counted from the timer's first resend.)
          ("clean_bulk.receiver.pcap", "coarse_clock"): "the send-buffer finding's silences, read on a 10 ms "

@@ -126,6 +126,18 @@ def rule(ctx: StallContext) -> Verdict | None:
         evidence["buffer_in_use"] = total
         return Verdict(Cause.WINDOW_UPDATE_DEADLOCK.value, None, 0.7, evidence,
                        (Alternative(Cause.NAGLE_DELAYED_ACK.value, "copy_rule", 0.3, "Nagle held the rest of the buffer"),))
+    if (not timer and ctx.profile.get("nagle") == "off" and ctx.timing.vantage == "sender"
+            and rel.ack < ctx.snd_max_before_end):
+        # At the sender's tap a short segment sent behind a short one unacknowledged shows Nagle
+        # off (inference.nagle_evidence); a Nagle variant that still held this one waits for all its
+        # data to be acknowledged, yet this went on an ACK that left some out, and no delayed ACK
+        # shows either: nothing names the interaction (a Linux sender in jumbo-slot loss recovery,
+        # 2.7 MB outstanding, its 6468-byte segment 10 ms after the previous one among 103 ACKs).
+        return Verdict(UNDETERMINED, None, 0.0, {**evidence, "reason": (
+            f"the {ctx.held_len}-byte segment followed ACK frame {rel.frame}, which left data unacknowledged, but "
+            "this sender has Nagle off (short segments behind unacknowledged short ones, at its own tap) and "
+            "that ACK was not visibly delayed: neither Nagle nor a delayed ACK held it")},
+            (Alternative(Cause.NAGLE_DELAYED_ACK.value, None, 0.2, "if a Nagle variant held this one"),))
     if not timer and ctx.timing.vantage == "receiver" and delay is not None and delay < MIN_THRESHOLD_NS:
         # The tap is at the receiver, so the ACK's hold is measured, not estimated: it went at once.
         # Nagle's rule holds a segment for the ACK's round trip only; no delayed ACK made this stall
