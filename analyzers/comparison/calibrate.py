@@ -1106,7 +1106,9 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
                 ", then a NIC's jumbo receive slots or a smaller-MTU hop in place of the replayed losses"
                 if fit.value("_jumbo_path")
                 else "")
-    why = (f"chosen by simulation ({runs_how}: the applications' pace{port_how}, then the link's framing and host, "
+    phase_how = ("the receiver's delayed-ACK tick phase, unseen in the trace, then "
+                 if chosen.get("seed", fit.value("seed")) != fit.value("seed") else "")
+    why = (f"chosen by simulation ({runs_how}: {phase_how}the applications' pace{port_how}, then the link's framing and host, "
            f"then the stack among those with the same SYN options, then write x read x send buffer"
            + (", then, far off with the reads unseen, link x host x write x read together" if joint_ran else "")
            + "): the run "
