@@ -268,12 +268,12 @@ def send_buffer_finding(own: Rows, profile: dict, timing, peer_data_packets: int
     data = own.filter(pl.col("payload_len") > 0).select("ts_ns", "in_flight", "rtt_ns", "payload_len")
     if data.height < 3:
         return None
-    if _queued_flight(data, timing, rtt) or (not getattr(timing, "clock_ns", None) and _link_paced(data)):
+    span = int(data["ts_ns"].max() - data["ts_ns"].min())
+    if _queued_flight(data, timing, rtt) or (not timing.clock_ns and _link_paced(data, span)):
         return None
     gaps = data.with_columns(next_ts=pl.col("ts_ns").shift(-1)).drop_nulls("next_ts").with_columns(
         gap=pl.col("next_ts") - pl.col("ts_ns"))
     silences = gaps.filter((pl.col("gap") >= SILENCE_GAP_RTT * rtt) & (pl.col("in_flight") > 0))
-    span = int(data["ts_ns"].max() - data["ts_ns"].min())
     waiting = _waiting_for_acks(silences, peer_acks, timing, rtt)
     share = waiting / span if span else 0.0
     evidence = {"send_buffer_estimate": plateau, "peer_window_max": peer, "waiting_share": round(share, 3),
@@ -356,21 +356,21 @@ PAIR_QUANTILE = 0.9
 BUSY_SHARE = 0.7
 
 
-def _link_paced(data) -> bool:
+def _link_paced(data, span: int) -> bool:
     """The data reached the tap as fast as its bottleneck lets packets follow each other, all the
     way: the path was busy, so it set the pace, not the buffer. At a receiver's tap the flight read
     there is then the bottleneck's rate times the round trip, as flat from one round trip to the
     next as a buffer's (a clean 5 Mbit/s path over 80 ms: 26.5 KB at every peak, the data in at 0.97
     of its packets' back-to-back rate; a buffer-bound sender's flights arrive as bursts, at 0.01-0.03
     of it). At a sender's tap the packets leave at the host's line rate: never busy by this test.
-    Not read on a coarse clock (timestamps_coarse): packets within a tick show no spacing at all."""
+    Not read on a coarse clock (timestamps_coarse): packets within a tick show no spacing at all.
+    `span`: from the first data packet to the last, ns."""
     import polars as pl
 
     pairs = data.select(gap=pl.col("ts_ns").diff(), size=pl.col("payload_len")).drop_nulls().filter(pl.col("gap") > 0)
     if pairs.height < 10:
         return False
     fast = pairs.select((pl.col("size") * 8e9 / pl.col("gap")).quantile(PAIR_QUANTILE)).item()
-    span = int(data["ts_ns"].max() - data["ts_ns"].min())
     return bool(fast) and span > 0 and int(data["payload_len"].sum()) * 8e9 / span >= BUSY_SHARE * fast
 
 

@@ -995,8 +995,18 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
         target = replace(target, retransmissions=fit.value("_retransmissions"))
     acks_held = replace(target, acks=trace_acks(rows, fit.dir, cut.value("bytes") if prefix is not None else None))
 
+    runs_scored: dict[tuple[str, int], float | None] = {}
+
+    def run_score(changes: dict[str, Any], held: Target) -> float | None:
+        """_run_score once per run and target: the simulator is deterministic, and the groups and
+        passes ask again for runs already made (each group's first, the start's)."""
+        key = (repr(sorted(changes.items())), id(held))
+        if key not in runs_scored:
+            runs_scored[key] = _run_score(cut, changes, held)
+        return runs_scored[key]
+
     def far(changes: dict[str, Any]) -> bool:
-        score = _run_score(cut, changes, target)
+        score = run_score(changes, target)
         return score is None or score > SECOND_PASS_SCORE
 
     def search(start: dict[str, Any]) -> _Search:
@@ -1041,7 +1051,7 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
             held = acks_held if names[step % len(groups)] == "stack" and len(runs) > 1 else target
             if names[step % len(groups)] == "joint" and len(runs) > 2:
                 joint_ran = True
-            scores = [_run_score(cut, changes, held) for changes in runs]
+            scores = [run_score(changes, held) for changes in runs]
             tried += len(runs)
             # An infinite distance rules a run out (no goodput, or a Nagle rule the trace does not
             # show); a group whose runs are all ruled out changes nothing (a few-packet trace).
@@ -1088,7 +1098,7 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
     found = [f for f in found if f.chosen.get("personality") not in by_ttl] or found[:1]
     tried = sum(f.tried for f in found)
     if len(found) > 1:
-        closeness = [_run_score(cut, f.chosen, acks_held) if f.chosen else None for f in found]
+        closeness = [run_score(f.chosen, acks_held) if f.chosen else None for f in found]
         ranked = sorted((round(c, 6), i) for i, c in enumerate(closeness) if c is not None and math.isfinite(c))
         if ranked:
             best = min((x for x in ranked if x[0] - ranked[0][0] <= RESTART_MARGIN), key=lambda x: x[1])
