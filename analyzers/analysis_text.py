@@ -10,6 +10,8 @@ import io
 import re
 from typing import Any
 
+from stallscope.analyzers.untrusted_text import printable
+
 SHOW_STALLS = 8
 SUMMARY_COLUMNS = ("file", "stream", "connection", "goodput", "time lost", "top cause")
 
@@ -96,7 +98,7 @@ def terminal(analysis, width: int | None = None) -> str:
     from rich.table import Table
 
     from stallscope.output import RICH_TABLE_MAX_ROWS, plain_table
-    from stallscope.output import rich_text as escape  # (markup and control characters)
+    from stallscope.analyzers.untrusted_text import terminal as escape  # (markup and control characters)
 
     buf = io.StringIO()
     # emoji=False: a name like ":smile:.pcap" is text, not an emoji code.
@@ -145,20 +147,18 @@ def terminal(analysis, width: int | None = None) -> str:
 
 
 # An underscore emphasises only at a word's edge (CommonMark): inside burst_loss_timeout it is text.
-_MD_CONTROL = {c: f"&#92;x{c:02x}" for c in [*range(0x20), 0x7F] if c not in (0x0A, 0x0D)}
 _EDGE_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 
 
 def _md(text: Any) -> str:
     """Markdown table cell or heading text: HTML-escaped; backslashes, pipes, backticks, brackets,
     emphasis (*, ~, an underscore at a word's edge) neutralised as character references; one line."""
-    s = html.escape(str(text), quote=True)
+    # Other control characters (a capture's) as visible text: a terminal showing the file acts on none.
+    s = html.escape(printable(str(text).replace("\r", " ").replace("\n", " ")), quote=True)
     for ch, ref in (("\\", "&#92;"), ("|", "&#124;"), ("`", "&#96;"), ("[", "&#91;"), ("]", "&#93;"),
                     ("*", "&#42;"), ("~", "&#126;")):
         s = s.replace(ch, ref)
-    s = _EDGE_UNDERSCORE.sub("&#95;", s).replace("\r", " ").replace("\n", " ")
-    # Other control characters (a capture's) as visible text: a terminal showing the file acts on none.
-    return s.translate(_MD_CONTROL)
+    return _EDGE_UNDERSCORE.sub("&#95;", s)
 
 
 def markdown(analysis) -> str:

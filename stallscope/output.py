@@ -13,6 +13,8 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from stallscope.analyzers.untrusted_text import printable, terminal
+
 if TYPE_CHECKING:
     import polars as pl
     from rich.console import Console
@@ -26,24 +28,6 @@ PIPE_WIDTH = 100_000
 # Above this many rows a table is written as plain aligned columns: Rich measures every cell
 # (a 2,500-packet `decode -f table` took 21 s), and a long listing is read with grep and less.
 RICH_TABLE_MAX_ROWS = 1000
-# Control characters a capture could carry into a cell, shown escaped rather than sent to a terminal.
-_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F]}
-
-
-def escape_controls(text: str) -> str:
-    """`text` with its control characters (a capture's, never ours) written as \\xNN: one line,
-    nothing a terminal would act on."""
-    return text.translate(_CONTROL)
-
-
-def rich_text(text: object) -> str:
-    """A capture's text for Rich: control characters written out (Rich passes them to the terminal)
-    and markup escaped (a file name "[bold]x" is text)."""
-    from rich.markup import escape
-
-    return escape(escape_controls(str(text)))
-
-
 class OutputFormat(str, Enum):
     table = "table"
     json = "json"
@@ -122,7 +106,7 @@ def render_frame(
             table.add_column(name, overflow="fold")
         for row in df.iter_rows():
             # Cells are data (a capture's file name, addresses): never Rich markup, no control characters.
-            table.add_row(*("" if v is None else rich_text(v) for v in row))
+            table.add_row(*("" if v is None else terminal(v) for v in row))
         try:
             console.print(table)
         finally:
@@ -172,8 +156,8 @@ def plain_table(df: "pl.DataFrame", title: str | None = None) -> str:
     import polars as pl
 
     text = df.select(pl.col(c).cast(pl.Utf8).fill_null("") for c in df.columns)
-    cells = [[str(v).translate(_CONTROL) for v in text[c].to_list()] for c in df.columns]
-    names = [c.translate(_CONTROL) for c in df.columns]
+    cells = [[printable(v) for v in text[c].to_list()] for c in df.columns]
+    names = [printable(c) for c in df.columns]
     widths = [max([len(n), *map(len, col)]) for n, col in zip(names, cells)]
     lines = [title] if title else []
     lines.append("  ".join(n.ljust(w) for n, w in zip(names, widths)).rstrip())

@@ -233,3 +233,28 @@ def test_rich_tables_show_a_file_name_as_text() -> None:
     render_frame(df, OutputFormat.table, title="T", console=Console(file=buf, width=200, color_system=None))
     text = buf.getvalue()
     assert "[red]y.pcap" in text and "[bold]x\\x1b[31m.pcap" in text and "\x1b" not in text
+
+
+def test_every_text_output_escapes_the_same_control_characters() -> None:
+    """A capture's text reaches the terminal (plain and Rich tables, the analysis summary), Markdown
+    and the gate's outputs through one escaping (analyzers/untrusted_text.py): C1 controls too,
+    which 8-bit terminals read as escape sequences (U+009B is CSI, so "\\x9b31m" turned text red),
+    and a newline is named, not written."""
+    import io
+
+    import polars as pl
+    from rich.console import Console
+
+    from stallscope.analyzers.analysis_text import _md
+    from stallscope.analyzers.gate.text import markdown
+    from stallscope.output import OutputFormat, plain_table, render_frame
+
+    name = "a\x9b31m\x85b\nc\x1b.pcap"
+    raw = ("\x9b", "\x85", "\x1b")
+    plain = plain_table(pl.DataFrame({"file": [name]}))
+    buf = io.StringIO()
+    render_frame(pl.DataFrame({"file": [name]}), OutputFormat.table, console=Console(file=buf, width=200, color_system=None))
+    for text in (plain, buf.getvalue()):
+        assert not any(ch in text for ch in raw) and "a\\x9b31m\\x85b\\nc\\x1b.pcap" in text
+    for md in (_md(name), markdown(name)):
+        assert not any(ch in md for ch in raw) and "\n" not in md and "&#92;x9b31m" in md

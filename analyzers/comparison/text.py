@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.table import Table
 
-from stallscope.output import rich_text as escape  # (markup and control characters)
+from stallscope.analyzers.untrusted_text import terminal as escape  # (markup and control characters)
 
 from ..analysis_text import rate
 

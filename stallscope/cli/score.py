@@ -10,7 +10,8 @@ import typer
 from stallscope.cli.common import spinner
 from stallscope.cli.options import ANALYSIS_PANEL, INPUT_PANEL, OutputOption, QuietOption, TableOrJson, TableOrJsonOption
 from stallscope.exit_codes import ExitCode
-from stallscope.output import rich_text, write_json
+from stallscope.analyzers.untrusted_text import terminal
+from stallscope.output import write_json
 
 
 def score(
@@ -100,7 +101,7 @@ def render_tables(doc: dict[str, Any], output: Path | None = None) -> None:
             for col in ("capture", "expected", "reported", "miss", "extra", "undetermined", "ok"):
                 t.add_column(col)
             for c in ct["captures"]:
-                t.add_row(rich_text(c["capture"]), ", ".join(c["expected"]) or "(negative control)",
+                t.add_row(terminal(c["capture"]), ", ".join(c["expected"]) or "(negative control)",
                           ", ".join(c["reported"]) or "-", ", ".join(c["miss"]) or "-", ", ".join(c["extra"]) or "-",
                           str(c["undetermined"]), "yes" if c["ok"] else "NO")
             console.print(t)
@@ -114,7 +115,7 @@ def render_tables(doc: dict[str, Any], output: Path | None = None) -> None:
             console.print(f"{tot['ok']} of {tot['captures']} captures as expected "
                           f"({tot['negative_controls']} negative controls)")
         for err in doc.get("errors", []):
-            console.print(f"[red]not scored[/red] {rich_text(err['trace'])}: {rich_text(err['error'])}")
+            console.print(f"[red]not scored[/red] {terminal(err['trace'])}: {terminal(err['error'])}")
     finally:
         if out is not None:
             out.close()
