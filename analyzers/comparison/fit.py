@@ -782,7 +782,8 @@ def stacks_ruled_out(profile: dict[str, Any], ttl: int | None = None, at_host: b
 def classic_nagle_broken(rows: pl.DataFrame | None, dir_: int) -> Fitted | None:
     """Short segments the classic Nagle rule would have held, sent anyway (None: too few): new
     data below the full segment that ended its burst, sent while data was unacknowledged, with
-    room in the peer's window for a full one (not a window edge) and shorter than half the largest
+    room in the peer's window for a full one (not a window edge, unless pushed: a write's tail
+    that filled the window) and shorter than half the largest
     window (BSD's tcp_output sends a segment of half the window whatever Nagle says). As many as
     the analyzer calls Nagle off on (inference.NAGLE_OFF_MIN and NAGLE_OFF_SHARE): one can race
     an ACK."""
@@ -804,10 +805,13 @@ def classic_nagle_broken(rows: pl.DataFrame | None, dir_: int) -> Fitted | None:
         return None
     st = st.with_columns(_prev_flight=(pl.col("snd_max").shift(1) - pl.col("snd_una")).clip(lower_bound=0))
     short = st.filter(pl.col("new_data") & (pl.col("payload_len") < full))
+    # A pushed segment ends its write: one that filled the window exactly was the write's tail, not
+    # what a window cut from more data (a 32768-byte message in a 32768-byte window, its 648-byte
+    # tail sent with the write's own full segments unacknowledged: Linux 2.0 with TCP_NODELAY).
+    room = pl.col("snd_una") + pl.col("peer_window") - pl.col("seq_end")
     broke = short.filter((pl.col("_prev_flight") > 0) & ~pl.col("_burst_goes_on")
                          & (pl.col("payload_len") < int(window) // 2)
-                         & (pl.col("snd_una") + pl.col("peer_window") - pl.col("seq_end")
-                            >= full - pl.col("payload_len")))
+                         & ((room >= full - pl.col("payload_len")) | (pl.col("flag_psh") & (room >= 0))))
     if broke.height < max(NAGLE_OFF_MIN, NAGLE_OFF_SHARE * short.height):
         return None
     return Fitted(broke.height, f"{broke.height} of {short.height} short segments went out while data was "
