@@ -252,6 +252,31 @@ def candidates(state: pl.DataFrame, timings: dict[tuple[int, int], Timing]) -> p
     return pl.concat([gaps.select(cols), tails.select(cols)]).sort(["stream", "dir", "start_ns"])
 
 
+def _recent_sizes(rows: dict[str, list], i0: int, i1: int, d: int, resegmented: bool) -> list[int]:
+    """The segment sizes of direction `d` over RECENT_ROWS before the stall, read for the full
+    segment in force. Where the sender re-cut a segment smaller since (a resend from the same first
+    byte, shorter: an ICMP "fragmentation needed" lowered its MSS), only the sizes from that resend
+    on up to the closing segment: the larger ones before it are the MSS the path could not carry
+    (4.4BSD's 1240-byte segments behind a 1280-byte hop, each read as a short one Nagle held
+    behind the 1460-byte segment that was lost)."""
+    start = max(-1, i0 - RECENT_ROWS)
+    recent = [rows["payload_len"][i] for i in range(i0, start, -1) if rows["dir"][i] == d]
+    if not resegmented:
+        return recent
+    first: dict[int, int] = {}
+    cut = None
+    for i in range(start + 1, i1 + 1):
+        if rows["dir"][i] != d or not rows["payload_len"][i]:
+            continue
+        q, n = rows["seq_rel"][i], rows["payload_len"][i]
+        if rows["retransmission"][i] and n < first.get(q, 0):
+            cut = i
+        first.setdefault(q, n)
+    if cut is None:
+        return recent
+    return [rows["payload_len"][i] for i in range(cut, i1 + 1) if rows["dir"][i] == d]
+
+
 def _recut_resend(rows: dict[str, list], i0: int, i1: int, d: int) -> Resend | None:
     """The segment that ended the stall, when it starts below the highest sequence sent before it:
     it resends data, re-cut into a larger segment that also carries new data (4.4BSD after a
@@ -472,7 +497,7 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
             elif rows["retransmission"][i]:
                 recovery.add(rows["seq_rel"][i])
     dups_since_sent = _dups_since_sent(rows, i0, d, resends[0]) if resends else None
-    recent = [rows["payload_len"][i] for i in range(i0, max(-1, i0 - RECENT_ROWS), -1) if rows["dir"][i] == d]
+    recent = _recent_sizes(rows, i0, i1 if ended else i0, d, bool(profile.get("resegmented")))
     # Outstanding just before the closing segment: its own row's snd_una with the snd_max before it.
     if ended:
         una_end = rows["snd_una"][i1]

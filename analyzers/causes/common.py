@@ -72,12 +72,31 @@ def before(ctx: StallContext, ack: PeerAck) -> tuple[int, int | None]:
     return ack_before, window
 
 
+def resent_before_silence(ctx: StallContext) -> bool:
+    """The sender resent at once, neither on a timer nor on duplicate ACKs (an ICMP "fragmentation
+    needed" made it cut the lost segment smaller), then sat silent a whole stall threshold, and the
+    ACK that first covered what it resent let its next data go: the silence waited for that ACK, as
+    for any flight (a 4.4BSD sender, its window one segment after the cut, waiting 174 ms for the
+    receiver's delayed ACK), not for a repair."""
+    if not ctx.resends or any(r.kind != "other" for r in ctx.resends):
+        return False
+    if ctx.end_ns - max(r.ts_ns for r in ctx.resends) < ctx.threshold_ns:
+        return False
+    end = max(r.seq + r.length for r in ctx.resends)
+    covering = next((a for a in ctx.acks if a.ack >= end), None)
+    return covering is not None and covering is ctx.releasing_ack(tolerance(ctx))
+
+
 def peer_delay(ctx: StallContext, ack: PeerAck) -> int | None:
     """How long the peer held `ack` after the data it covers reached it: its data-to-ACK time at
     the tap less the rest of the round trip, and never more than the flight's own ACK pace leaves
-    (`queue_paced_hold`)."""
+    (`queue_paced_hold`). An ACK of data resent at once before the silence (resent_before_silence)
+    has no data-to-ACK time (Karn: which copy it answers is unknown); timed from the later copy it
+    has a floor, which is what it is read as."""
     if ack.delay_ns is None:
-        return None
+        if not resent_before_silence(ctx) or ack is not ctx.releasing_ack(tolerance(ctx)):
+            return None
+        return max(0, ack.ts_ns - max(r.ts_ns for r in ctx.resends) - ctx.timing.rest_of_rtt())
     held = max(0, ack.delay_ns - ctx.timing.rest_of_rtt())
     paced = queue_paced_hold(ctx, ack)
     return held if paced is None else min(held, paced)

@@ -9,7 +9,7 @@ stops at the buffer's size with the peer's window open).
 from __future__ import annotations
 
 from stallscope.analyzers.causes.nagle import buffer_in_flight
-from stallscope.analyzers.causes.common import (Rows, before, rows_of, filled_small_window, mss, tolerance, zero_window_at_end, peer_delay, release, send_buffer_plateau,
+from stallscope.analyzers.causes.common import (Rows, before, resent_before_silence, rows_of, filled_small_window, mss, tolerance, zero_window_at_end, peer_delay, release, send_buffer_plateau,
                                                 sporadic_peer_delay, timer_driven)
 from stallscope.analyzers.inference import segment_size_shown
 from stallscope.analyzers.peer_acks import DELAYED_MIN_NS, MAX_ACK_DELAY_NS
@@ -21,7 +21,7 @@ from stallscope.vocabulary import UNDETERMINED, Cause
 def rule(ctx: StallContext) -> Verdict | None:
     if not ctx.repairs() and zero_window_at_end(ctx):
         return _zero_window_held(ctx)
-    if ctx.resends or not ctx.ended_by_new_data:
+    if (ctx.resends and not resent_before_silence(ctx)) or not ctx.ended_by_new_data:
         return None
     rel = release(ctx)
     if rel is None and filled_small_window(ctx):
