@@ -73,7 +73,8 @@ rescore: setup
 	for s in $$(stallscope capture list $(if $(VARIANTS),--variants) -f json | python3 -c 'import json, sys; print(" ".join(r["name"] for r in json.load(sys.stdin)["rows"]))'); do \
 		stallscope capture scenario $$s --out $$d -q --format json >/dev/null || exit 1; \
 	done; \
-	stallscope score --corpus $$d -j 2
+	stallscope score --corpus $$d -j 2 && \
+	python3 scripts/middle_taps.py $$d $$d/middle --after-loss >/dev/null && stallscope score --corpus $$d/middle -j 2
 
 # Coverage-guided fuzzing of the capture readers (needs nightly and cargo-fuzz); FUZZ_SECONDS to taste.
 FUZZ_SECONDS ?= 300

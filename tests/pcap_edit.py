@@ -440,3 +440,63 @@ def udp_icmp_only(path: Path, packets: int = 20) -> Path:
             eth = dpkt.ethernet.Ethernet(src=b"\x02" * 6, dst=b"\x04" * 6, type=dpkt.ethernet.ETH_TYPE_IP, data=ip)
             w.writepkt(bytes(eth), ts=1_700_000_000 + i / 1000)
     return Path(path)
+
+
+def _pair_key(r: Record, t: Tcp) -> tuple:
+    """What names one packet at both taps: its connection direction, IPv4 id, sequence and ACK
+    numbers, flags and length (the frames' MAC addresses differ between the two interfaces)."""
+    ip_id = struct.unpack("!H", r.data[t.ip_off + 4:t.ip_off + 6])[0]
+    return (t.key, ip_id, t.seq, t.ack, t.flags, t.payload_len)
+
+
+def middle_tap(sender: Capture, receiver: Capture, at: float = 0.5, unpaired: bool = True) -> tuple[Capture, dict]:
+    """A tap `at` of the way from the data sender to the receiver, made from the two taps of one
+    capture (`capture scenario` writes both): each packet seen at both is placed that share of its
+    own transit after it left (data) or before it arrived (ACKs), so queueing on the link shows
+    as it would there. A packet one tap saw and the other never did (lost on the link, or dropped
+    by the receiver's NIC) is kept where a tap before its loss would have seen it (`unpaired`: at
+    its direction's median transit times `at`), or left out (a tap after the loss). Returns the
+    capture and counts of packets paired, kept unpaired and left out."""
+    data_key = data_dir_key(sender)
+    seen: dict[tuple, list[tuple[int, Record]]] = {}
+    for r in receiver.records:
+        t = tcp_of(r)
+        if t:
+            seen.setdefault(_pair_key(r, t), []).append((receiver.ts(r), r))
+    placed: list[tuple[int, int, Record]] = []
+    lonely: list[tuple[bool, int, Record]] = []  # (forward, origin time, record)
+    transits: dict[bool, list[int]] = {True: [], False: []}
+    for r in sender.records:
+        t = tcp_of(r)
+        if t is None:
+            continue
+        forward = t.key == data_key
+        twins = seen.get(_pair_key(r, t))
+        ts = sender.ts(r)
+        if not twins:
+            if forward:
+                lonely.append((True, ts, r))
+            continue  # an ACK the sender's tap saw that the receiver's did not: none sent so
+        rts, rrec = twins.pop(0)
+        transit = (rts - ts) if forward else (ts - rts)
+        transits[forward].append(transit)
+        # Data: `at` of its transit after it left the sender; an ACK: `at` of its transit before it
+        # reached the sender (it crossed the tap after the receiver sent it).
+        when = ts + int(at * transit) if forward else rts + int((1 - at) * transit)
+        placed.append((when, len(placed), r if forward else rrec))
+    for twins in seen.values():
+        for rts, rrec in twins:
+            t = tcp_of(rrec)
+            if t.key != data_key:
+                lonely.append((False, rts, rrec))  # an ACK lost on its way to the sender
+    median = {k: sorted(v)[len(v) // 2] if v else 0 for k, v in transits.items()}
+    kept = 0
+    if unpaired:
+        for forward, ts, r in lonely:
+            when = ts + int(at * median[True]) if forward else ts + int((1 - at) * median[False])
+            placed.append((when, len(placed), r))
+            kept += 1
+    placed.sort(key=lambda x: (x[0], x[1]))
+    out = replace(sender, nano=True).replace_records(
+        [replace(r, sec=when // 1_000_000_000, frac=when % 1_000_000_000) for when, _, r in placed])
+    return out, {"paired": len(placed) - kept, "unpaired_kept": kept, "unpaired_left_out": len(lonely) - kept}

@@ -48,6 +48,9 @@ UNKNOWN_LINK_BURST = 4
 ID_STEP_MAX = 64
 
 
+# Taps where a packet lost on the path may be lost before the tap saw it.
+AWAY_FROM_SENDER = ("receiver", "middle")
+
 def _ids_skipped_before_data(own: pl.DataFrame) -> int | None:
     """Packets the sender numbered but the tap never saw before its first data (Linux counts IPv4
     ids per connection). None when the ids do not count up (IPv6, zero or random ids): they cannot
@@ -104,8 +107,10 @@ def _mss_mismatch(rows: Rows, p: dict[str, Any], timing: Timing | None):
     pushed = own.filter((pl.col("payload_len") == seg) & pl.col("flag_psh")).height
     if full and pushed > WRITE_SIZED_SHARE * full:
         return None
-    if timing is not None and timing.vantage == "receiver":
-        # From the receiver a segment lost for its size is invisible. IPv4 ids that count up with
+    far = timing is not None and timing.vantage in AWAY_FROM_SENDER
+    if far:
+        # From the receiver a segment lost for its size is invisible, and from a tap in the middle
+        # too where the hop that drops it lies before the tap. IPv4 ids that count up with
         # none skipped before the first data show nothing was sent and lost (a larger attempt
         # would have taken an id); where the ids cannot tell, only data that came right behind the
         # handshake shows it (path jitter can delay it: then no finding, never a false one).
@@ -117,10 +122,9 @@ def _mss_mismatch(rows: Rows, p: dict[str, Any], timing: Timing | None):
             if first is None or not timing.path_rtt_ns or first > PROMPT_SHARE * timing.path_rtt_ns:
                 return None
     if seg < MSS_UNUSED_SHARE * usable and full >= MSS_MIN_SEGMENTS and bulk:
-        far = timing is not None and timing.vantage == "receiver"
         return (Cause.MSS_MISMATCH.value, 0.5 if far else 0.8, {
-            "caveat": ("seen from the receiver, path MTU discovery lowering the MSS through an ICMP the "
-                       "receiver never sees looks the same") if far else None,
+            "caveat": ("seen away from the sender, path MTU discovery lowering the MSS through an ICMP that "
+                       "never passes this tap looks the same") if far else None,
             "mss_advertised": p.get("mss_advertised"), "mss_offered_by_peer": p.get("mss_offered_by_peer"),
             "largest_segment": seg, "full_segments": full,
             "why": "both sides offered a larger MSS, yet no segment ever used it and none was lost for it",
@@ -129,10 +133,16 @@ def _mss_mismatch(rows: Rows, p: dict[str, Any], timing: Timing | None):
 
 
 def _far_side_blackhole(rows: Rows, p: dict[str, Any], timing: Timing | None):
-    """A black hole seen from the receiver: small packets of the sender arrive, its data does not
-    (its sequence numbers run ahead of all data seen), or only smaller segments arrive, long after
-    the handshake."""
-    if timing is None or timing.vantage != "receiver" or not p.get("syn_seen", True):
+    """A black hole seen from the receiver, or from a tap in the middle past the hop that drops the
+    large packets: small packets of the sender arrive, its data does not (its sequence numbers run
+    ahead of all data seen), or only smaller segments arrive, long after the handshake. (A middle
+    tap before that hop sees the large ones resent: `_pmtu_blackhole`.)"""
+    if timing is None or timing.vantage not in AWAY_FROM_SENDER or not p.get("syn_seen", True):
+        return None
+    if timing.vantage == "middle" and p.get("peer_data_packets"):
+        # In the middle the data's first arrival may wait on the peer's request, which the tap saw
+        # pass long after the handshake (a VPN client's TLS sessions whose servers answered 1.9 s
+        # in): only a one-way transfer's late first data is the path's.
         return None
     own = rows_of(rows)
     data = own.filter(pl.col("payload_len") > 0)
