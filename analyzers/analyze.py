@@ -172,6 +172,17 @@ def _analyze_box(box: list[pl.DataFrame], path: str, summary: DecodeSummary | No
     result.notes.extend(file_notes)
     state = sender_state(packets)
     del packets
+    floors: dict[tuple[int, int], int] = {}
+    if not state["wscale_known"].all():
+        # Windows of unknown scale (no SYN) that the flight ran past: read with the smallest scale
+        # that holds it, a floor of the real window (artifacts.window_scale_floors).
+        floors = artifacts.window_scale_floors(state)
+        state = artifacts.apply_scale_floors(state, floors)
+        for (s_, owner), scale in floors.items():
+            conn_notes.setdefault(s_, []).append(Note(
+                "window_scale_floor", f"direction {owner}'s windows are read times 2^{scale}: the peer's flight ran "
+                f"past the raw window, which a scale of {scale} or more explains; the windows are floors of the real "
+                "ones (room they show is there; a limit they show may not be)", scale))
     for s_, notes in artifacts.unseen_notes(state).items():
         conn_notes.setdefault(s_, []).extend(notes)
     timings = vantage.timings(state, ttls, loopback)
@@ -185,6 +196,9 @@ def _analyze_box(box: list[pl.DataFrame], path: str, summary: DecodeSummary | No
     # err towards "on"); flights are read as the sender knew them.
     profiles = inference.direction_profiles(state)
     inference.settle_id_counting(profiles, id_counters, any(n.kind == "data_only" for n in file_notes))
+    for (s_, owner), scale in floors.items():
+        if (s_, 1 - owner) in profiles:
+            profiles[(s_, 1 - owner)]["_window_floor_scale"] = scale  # the peer's windows are floors
     raw_state = state
     state = vantage.sender_view(state, timings)
     result.core_state = state
@@ -200,6 +214,8 @@ def _analyze_box(box: list[pl.DataFrame], path: str, summary: DecodeSummary | No
         prof["ttl_max"] = ttls.get(key)  # the stack's initial TTL less the routers before the tap
     window_known = dict(state.group_by("stream").agg(pl.col("wscale_known").all()).iter_rows())
     unscaled = {} if all(window_known.values()) else artifacts.unscaled_windows(state)
+    # (A stream whose windows were floored ran past the raw ones: not unscaled, whatever the floors hold.)
+    unscaled = {s: n for s, n in unscaled.items() if not any(k[0] == s for k in floors)}
     for s in unscaled:
         window_known[s] = True
     cands = candidates(state, timings)

@@ -282,7 +282,9 @@ def send_buffer_finding(own: Rows, profile: dict, timing, peer_data_packets: int
         return (Cause.SEND_BUFFER_LIMITED.value, 0.75, {**evidence, "why": (
             f"the flight stopped at {plateau} bytes while the peer offered {peer}; the sender spent "
             f"{share:.0%} of the transfer waiting for ACKs with its buffer in flight")})
-    ceiling = _flight_ceiling(own, plateau, rtt, profile.get("max_segment") or 1, bool(profile.get("window_known", True)))
+    # A window read with a floor of its scale shows room as well as a known one (never too much).
+    room_shown = bool(profile.get("window_known", True) or profile.get("_window_floor_scale"))
+    ceiling = _flight_ceiling(own, plateau, rtt, profile.get("max_segment") or 1, room_shown)
     if ceiling is None:
         return None
     at, rtts, start = ceiling
