@@ -172,17 +172,6 @@ def _analyze_box(box: list[pl.DataFrame], path: str, summary: DecodeSummary | No
     result.notes.extend(file_notes)
     state = sender_state(packets)
     del packets
-    floors: dict[tuple[int, int], int] = {}
-    if not state["wscale_known"].all():
-        # Windows of unknown scale (no SYN) that the flight ran past: read with the smallest scale
-        # that holds it, a floor of the real window (artifacts.window_scale_floors).
-        floors = artifacts.window_scale_floors(state)
-        state = artifacts.apply_scale_floors(state, floors)
-        for (s_, owner), scale in floors.items():
-            conn_notes.setdefault(s_, []).append(Note(
-                "window_scale_floor", f"direction {owner}'s windows are read times 2^{scale}: the peer's flight ran "
-                f"past the raw window, which a scale of {scale} or more explains; the windows are floors of the real "
-                "ones (room they show is there; a limit they show may not be)", scale))
     for s_, notes in artifacts.unseen_notes(state).items():
         conn_notes.setdefault(s_, []).extend(notes)
     timings = vantage.timings(state, ttls, loopback)
@@ -192,6 +181,18 @@ def _analyze_box(box: list[pl.DataFrame], path: str, summary: DecodeSummary | No
         result.notes.append(Note("timestamps_coarse", f"every timestamp is a multiple of {clock / 1e6:g} ms (the "
                                  f"capture's clock): a silence shorter than {CLOCK_MULTIPLE * clock / 1e6:g} ms is not "
                                  f"read as a stall, and every time is off by up to {clock / 1e6:g} ms"))
+    floors: dict[tuple[int, int], int] = {}
+    if not state["wscale_known"].all():
+        # Windows of unknown scale (no SYN) that the flight ran past: read with the smallest scale
+        # that holds it, a floor of the real window (artifacts.window_scale_floors). The flight as
+        # the sender knew it: a receiver's tap sees its own ACKs leave at once, a flight of a segment.
+        floors = artifacts.window_scale_floors(vantage.sender_view(state, timings))
+        state = artifacts.apply_scale_floors(state, floors)
+        for (s_, owner), scale in floors.items():
+            conn_notes.setdefault(s_, []).append(Note(
+                "window_scale_floor", f"direction {owner}'s windows are read times 2^{scale}: the peer's flight ran "
+                f"past the raw window, which a scale of {scale} or more explains; the windows are floors of the real "
+                "ones (room they show is there; a limit they show may not be)", scale))
     # Nagle's evidence is read as the tap saw it (at the sender that is exact, elsewhere it can only
     # err towards "on"); flights are read as the sender knew them.
     profiles = inference.direction_profiles(state)

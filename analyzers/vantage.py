@@ -155,6 +155,45 @@ def reopen_lags(state: pl.DataFrame, streams: list[int]) -> dict[tuple[int, int]
     return {(int(r["stream"]), int(r["sender"])): int(r["lag"]) for r in lags.iter_rows(named=True)}
 
 
+# Echoes needed before they give a direction's reaction lag, and the low share of them taken (the
+# fastest reactions: an application's later writes echo the same ACK, later).
+ECHOES_MIN = 8
+ECHO_Q = 0.05
+
+
+def echo_lags(state: pl.DataFrame, streams: list[int]) -> dict[tuple[int, int], int]:
+    """Per (stream, data direction) of `streams`: the low percentile of the time from the peer's
+    last ACK carrying a TCP timestamp value to the first new data that echoes it (RFC 7323: a sender
+    echoes the latest value it received). The data cannot leave before that ACK reached its sender,
+    so at a receiver's tap every such time is a round trip or more and at the sender's the fastest
+    are its reaction; no data in flight fakes it, unlike the data that merely follows an ACK (at a
+    receiver's tap in a bulk transfer, microseconds after each ACK: a 60 ms path read as 68 us)."""
+    wanted = pl.col("stream").is_in(streams)
+    acks = (state.select("stream", "dir", "ts_ns", "opt_ts_val", "flag_ack", "payload_len")
+            .filter(wanted & pl.col("flag_ack") & pl.col("opt_ts_val").is_not_null())
+            .group_by(["stream", "dir", "opt_ts_val"])
+            .agg(pl.col("ts_ns").max().alias("t_last"))
+            .select("stream", sender=(1 - pl.col("dir").cast(pl.Int64)), echo=pl.col("opt_ts_val"), t_last="t_last"))
+    if acks.height == 0:
+        return {}
+    data = (state.select("stream", "dir", "ts_ns", "new_data", "payload_len", "opt_ts_ecr")
+            .filter(wanted & pl.col("new_data") & (pl.col("payload_len") > 0) & pl.col("opt_ts_ecr").is_not_null())
+            .with_columns(gap=pl.col("ts_ns") - pl.col("ts_ns").shift(1).over(["stream", "dir"]))
+            .group_by(["stream", "dir", "opt_ts_ecr"]).agg(pl.col("ts_ns").min().alias("t_data"),
+                                                           pl.col("gap").sort_by("ts_ns").first())
+            .select("stream", "gap", sender=pl.col("dir").cast(pl.Int64), echo=pl.col("opt_ts_ecr"), t_data="t_data"))
+    # Data that broke a silence of its own as long as half its echo's wait resumed a paced writer,
+    # which sends what it wrote, not what an ACK let go (a 100 ms pause echoing the ACK before it).
+    joined = (data.join(acks, on=["stream", "sender", "echo"], how="inner")
+              .filter((pl.col("t_data") >= pl.col("t_last"))
+                      & (pl.col("gap").is_not_null())
+                      & (2 * pl.col("gap") < pl.col("t_data") - pl.col("t_last"))))
+    lags = (joined.group_by(["stream", "sender"])
+            .agg((pl.col("t_data") - pl.col("t_last")).quantile(ECHO_Q, "lower").alias("lag"), pl.len().alias("n"))
+            .filter(pl.col("n") >= ECHOES_MIN))
+    return {(int(r["stream"]), int(r["sender"])): int(r["lag"]) for r in lags.iter_rows(named=True)}
+
+
 def _int(v) -> int | None:
     return None if v is None else int(v)
 
@@ -207,6 +246,7 @@ def _timings(state: pl.DataFrame, ttls: dict[tuple[int, int], int] | None) -> di
     streams = state["stream"].unique()
     no_handshake = [int(v) for v in streams if v not in hs]
     reopens = reopen_lags(state, no_handshake) if no_handshake else {}
+    echoes = echo_lags(state, no_handshake) if no_handshake else {}
     keys = state.select("stream", "dir").unique().sort(["stream", "dir"]).iter_rows()
     for stream, d in keys:
         h = hs.get(stream)
@@ -228,6 +268,9 @@ def _timings(state: pl.DataFrame, ttls: dict[tuple[int, int], int] | None) -> di
         other = lags.get((stream, 1 - d)) or {}
         if other.get("d2a") is not None:
             lag = max(lag, int(other["d2a"]))
+        if (stream, d) in echoes:
+            # The timestamps' echoes say which ACK each segment answered (echo_lags).
+            lag = echoes[(stream, d)]
         if (stream, d) in reopens:
             # Reactions to reopened zero windows are the only ones no data in flight can fake (a
             # slow reader's own tap without its handshake read a 4 us lag on a 2 ms path).

@@ -150,3 +150,18 @@ def test_reopened_zero_windows_place_a_receivers_tap(tmp_path: Path) -> None:
     assert conn.vantage[str(sender.dir)]["reaction_lag_ns"] >= 1_000_000  # the path's 2.2 ms round trip
     causes = [s.cause for s in conn.stalls]
     assert causes.count("receiver_window_limited") >= 150 and causes.count("application_idle") <= 5
+
+
+def test_a_receiver_tap_without_the_handshake_reads_its_round_trip_from_timestamp_echoes(tmp_path: Path) -> None:
+    """At a receiver's tap a bulk sender's data follows the receiver's ACKs within microseconds
+    (data already on its way), which read a 100 ms path as a 68 us one and hid every stall behind
+    that threshold. The data's TCP timestamp echo names the ACK it answered: it cannot arrive sooner
+    than a round trip after that ACK left (vantage.echo_lags)."""
+    fixtures = Path(__file__).resolve().parent.parent / "fixtures"
+    path = pe.drop_syns(pe.read(fixtures / "small_sndbuf_long_rtt.receiver.pcap")).write(tmp_path / "r.pcap")
+    (conn,) = analyze_file(path).files[0].connections
+    with_syn = analyze_file(fixtures / "small_sndbuf_long_rtt.receiver.pcap").files[0].connections[0]
+    d = next(x.dir for x in conn.directions if x.role == "data sender")
+    got, want = conn.vantage[str(d)], with_syn.vantage[str(d)]
+    assert got["vantage"] == want["vantage"] == "receiver", got
+    assert abs(got["path_rtt_ns"] - want["path_rtt_ns"]) < 0.1 * want["path_rtt_ns"], (got, want)
