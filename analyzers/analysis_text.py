@@ -10,7 +10,7 @@ import io
 import re
 from typing import Any
 
-from stallscope.analyzers.untrusted_text import printable
+from stallscope.untrusted_text import printable
 
 SHOW_STALLS = 8
 SUMMARY_COLUMNS = ("file", "stream", "connection", "goodput", "time lost", "top cause")
@@ -98,7 +98,7 @@ def terminal(analysis, width: int | None = None) -> str:
     from rich.table import Table
 
     from stallscope.output import RICH_TABLE_MAX_ROWS, plain_table
-    from stallscope.analyzers.untrusted_text import terminal as escape  # (markup and control characters)
+    from stallscope.untrusted_text import terminal as escape  # (markup and control characters)
 
     buf = io.StringIO()
     # emoji=False: a name like ":smile:.pcap" is text, not an emoji code.

@@ -13,7 +13,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from stallscope.analyzers.untrusted_text import printable, terminal
+from stallscope.untrusted_text import printable, terminal
 
 if TYPE_CHECKING:
     import polars as pl

@@ -237,7 +237,7 @@ def test_rich_tables_show_a_file_name_as_text() -> None:
 
 def test_every_text_output_escapes_the_same_control_characters() -> None:
     """A capture's text reaches the terminal (plain and Rich tables, the analysis summary), Markdown
-    and the gate's outputs through one escaping (analyzers/untrusted_text.py): C1 controls too,
+    and the gate's outputs through one escaping (stallscope/untrusted_text.py): C1 controls too,
     which 8-bit terminals read as escape sequences (U+009B is CSI, so "\\x9b31m" turned text red),
     and a newline is named, not written."""
     import io

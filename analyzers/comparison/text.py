@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.table import Table
 
-from stallscope.analyzers.untrusted_text import terminal as escape  # (markup and control characters)
+from stallscope.untrusted_text import terminal as escape  # (markup and control characters)
 
 from ..analysis_text import rate
 

@@ -1,4 +1,4 @@
-"""Text from a capture made safe for each output the gate writes (`stallscope.analyzers.untrusted_text`
+"""Text from a capture made safe for each output the gate writes (`stallscope.untrusted_text`
 does the escaping every output shares; this adds the gate's own media).
 
 - `markdown`: printable, then the analyzer's Markdown cell escaping (HTML, pipes, emphasis, links).
@@ -9,7 +9,7 @@ does the escaping every output shares; this adds the gate's own media).
 from __future__ import annotations
 
 from stallscope.analyzers.analysis_text import _md
-from stallscope.analyzers.untrusted_text import decoded, printable, printable_lines, terminal
+from stallscope.untrusted_text import decoded, printable, printable_lines, terminal
 
 __all__ = ["annotation_data", "annotation_property", "decoded", "markdown", "printable", "printable_lines", "terminal"]
 

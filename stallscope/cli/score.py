@@ -10,7 +10,7 @@ import typer
 from stallscope.cli.common import spinner
 from stallscope.cli.options import ANALYSIS_PANEL, INPUT_PANEL, OutputOption, QuietOption, TableOrJson, TableOrJsonOption
 from stallscope.exit_codes import ExitCode
-from stallscope.analyzers.untrusted_text import terminal
+from stallscope.untrusted_text import terminal
 from stallscope.output import write_json
 
 
