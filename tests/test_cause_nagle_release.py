@@ -49,3 +49,15 @@ def test_an_ack_sent_at_once_at_the_receivers_tap_is_no_delayed_ack() -> None:
         assert "measured" in s.evidence["reason"]
         assert [a.cause for a in s.alternatives] == ["application_idle", "nagle_delayed_ack"]
     assert "nagle_delayed_ack" not in {s.cause for s in conn.stalls}
+
+
+def test_a_short_segment_sent_during_loss_recovery_is_no_nagle_hold() -> None:
+    """Real Linux through the emulator's ATM switch with EPD on a 20 ms path (atm_epd__rtt20 of a
+    live rescore, its first 3,960 packets cut to 66 bytes), at the sender: 2.8 MB out in recovery,
+    230 ACKs (duplicate ones among them) through a 139 ms silence, then a 4984-byte segment on an
+    ACK that left data unacknowledged. The receiver was answering every segment, so it held no ACK
+    back: that was nagle_delayed_ack/buffer_tearing at 0.55; now loss repair (no stall of its own),
+    the burst loss's timeout still named."""
+    (conn,) = analyze_file(Path(__file__).parent / "data" / "atm_epd_recovery_short_segment.pcap").files[0].connections
+    causes = {(s.start_frame, s.cause) for s in conn.stalls if s.cause != "application_idle"}
+    assert causes == {(557, "burst_loss_timeout")}, causes

@@ -138,6 +138,16 @@ def rule(ctx: StallContext) -> Verdict | None:
             "this sender has Nagle off (short segments behind unacknowledged short ones, at its own tap) and "
             "that ACK was not visibly delayed: neither Nagle nor a delayed ACK held it")},
             (Alternative(Cause.NAGLE_DELAYED_ACK.value, None, 0.2, "if a Nagle variant held this one"),))
+    if not timer and ctx.in_recovery() and rel.ack < ctx.snd_max_before_end:
+        # Duplicate ACKs came through the silence: the receiver was answering every segment that
+        # reached it, so it held no ACK back, and an ACK that left data out released the segment:
+        # loss recovery's pace, not a delayed ACK (a Linux sender 2.8 MB deep in EPD's losses, its
+        # 4984-byte segment 139 ms after the last among 230 ACKs).
+        return Verdict(UNDETERMINED, None, 0.0, {**evidence, "reason": (
+            f"the {ctx.held_len}-byte segment followed ACK frame {rel.frame}, which left data unacknowledged, "
+            "during loss recovery (duplicate ACKs through the silence): the receiver held no ACK back, so no "
+            "delayed ACK made this wait")},
+            (Alternative(Cause.NAGLE_DELAYED_ACK.value, None, 0.2, "if a Nagle variant held this one"),))
     if not timer and ctx.timing.vantage == "receiver" and delay is not None and delay < MIN_THRESHOLD_NS:
         # The tap is at the receiver, so the ACK's hold is measured, not estimated: it went at once.
         # Nagle's rule holds a segment for the ACK's round trip only; no delayed ACK made this stall
