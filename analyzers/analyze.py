@@ -186,7 +186,11 @@ def _analyze_box(box: list[pl.DataFrame], path: str, summary: DecodeSummary | No
         # Windows of unknown scale (no SYN) that the flight ran past: read with the smallest scale
         # that holds it, a floor of the real window (artifacts.window_scale_floors). The flight as
         # the sender knew it: a receiver's tap sees its own ACKs leave at once, a flight of a segment.
-        floors = artifacts.window_scale_floors(vantage.sender_view(state, timings))
+        # (Only the streams of unknown scale are re-read as the sender saw them: a full sender view
+        # of a large capture costs a pass over every row.)
+        unknown = state.filter(~pl.col("wscale_known"))["stream"].unique()
+        floors = artifacts.window_scale_floors(vantage.sender_view(state.filter(pl.col("stream").is_in(unknown)),
+                                                                   timings))
         state = artifacts.apply_scale_floors(state, floors)
         for (s_, owner), scale in floors.items():
             conn_notes.setdefault(s_, []).append(Note(
@@ -216,7 +220,8 @@ def _analyze_box(box: list[pl.DataFrame], path: str, summary: DecodeSummary | No
     window_known = dict(state.group_by("stream").agg(pl.col("wscale_known").all()).iter_rows())
     unscaled = {} if all(window_known.values()) else artifacts.unscaled_windows(state)
     # (A stream whose windows were floored ran past the raw ones: not unscaled, whatever the floors hold.)
-    unscaled = {s: n for s, n in unscaled.items() if not any(k[0] == s for k in floors)}
+    floored = {k[0] for k in floors}
+    unscaled = {s: n for s, n in unscaled.items() if s not in floored}
     for s in unscaled:
         window_known[s] = True
     cands = candidates(state, timings)

@@ -318,7 +318,8 @@ def window_scale_floors(state: pl.DataFrame) -> dict[tuple[int, int], int]:
     # The scale each packet needs: log2 of its flight over the raw window, rounded up.
     need = (pl.col("in_flight") - 1).cast(pl.Float64) / pl.col("peer_window").cast(pl.Float64)
     per = data.select("stream", "dir", need.log(2).ceil().clip(0, MAX_WSCALE + 1).alias("s")).group_by(
-        ["stream", "dir"]).agg(pl.len().alias("n"), pl.col("s").quantile(1 - UNSCALED_OVER_SHARE, "lower").alias("s"))
+        ["stream", "dir"]).agg(pl.len().alias("n"), pl.col("s").quantile(1 - UNSCALED_OVER_SHARE, "lower").alias("s")).sort(
+        ["stream", "dir"])  # (notes in a stable order)
     out: dict[tuple[int, int], int] = {}
     for stream, d, n, scale in per.iter_rows():
         if n >= SCALE_FLOOR_MIN_PACKETS and scale is not None and 1 <= scale <= MAX_WSCALE:

@@ -126,27 +126,22 @@ def rule(ctx: StallContext) -> Verdict | None:
         evidence["buffer_in_use"] = total
         return Verdict(Cause.WINDOW_UPDATE_DEADLOCK.value, None, 0.7, evidence,
                        (Alternative(Cause.NAGLE_DELAYED_ACK.value, "copy_rule", 0.3, "Nagle held the rest of the buffer"),))
-    if (not timer and ctx.profile.get("nagle") == "off" and ctx.timing.vantage == "sender"
-            and rel.ack < ctx.snd_max_before_end):
-        # At the sender's tap a short segment sent behind a short one unacknowledged shows Nagle
-        # off (inference.nagle_evidence); a Nagle variant that still held this one waits for all its
-        # data to be acknowledged, yet this went on an ACK that left some out, and no delayed ACK
-        # shows either: nothing names the interaction (a Linux sender in jumbo-slot loss recovery,
-        # 2.7 MB outstanding, its 6468-byte segment 10 ms after the previous one among 103 ACKs).
-        return Verdict(UNDETERMINED, None, 0.0, {**evidence, "reason": (
-            f"the {ctx.held_len}-byte segment followed ACK frame {rel.frame}, which left data unacknowledged, but "
-            "this sender has Nagle off (short segments behind unacknowledged short ones, at its own tap) and "
-            "that ACK was not visibly delayed: neither Nagle nor a delayed ACK held it")},
-            (Alternative(Cause.NAGLE_DELAYED_ACK.value, None, 0.2, "if a Nagle variant held this one"),))
-    if not timer and ctx.in_recovery() and rel.ack < ctx.snd_max_before_end:
-        # Duplicate ACKs came through the silence: the receiver was answering every segment that
-        # reached it, so it held no ACK back, and an ACK that left data out released the segment:
-        # loss recovery's pace, not a delayed ACK (a Linux sender 2.8 MB deep in EPD's losses, its
+    off_here = ctx.profile.get("nagle") == "off" and ctx.timing.vantage == "sender"
+    if not timer and rel.ack < ctx.snd_max_before_end and (off_here or ctx.in_recovery()):
+        # The segment went on an ACK that left data unacknowledged, and no delayed ACK shows. A
+        # sender shown at its own tap to have Nagle off (short segments behind unacknowledged short
+        # ones, inference.nagle_evidence) held nothing, and a Nagle variant that still held this one
+        # would wait for all its data (a Linux sender in jumbo-slot loss recovery, 2.7 MB out, its
+        # 6468-byte segment 10 ms after the previous one among 103 ACKs). With duplicate ACKs
+        # through the silence the receiver was answering every segment that reached it, so it held
+        # no ACK back: loss recovery's pace (a Linux sender 2.8 MB deep in EPD's losses, its
         # 4984-byte segment 139 ms after the last among 230 ACKs).
+        why = ("but this sender has Nagle off (short segments behind unacknowledged short ones, at its own tap) and "
+               "that ACK was not visibly delayed: neither Nagle nor a delayed ACK held it") if off_here else (
+               "during loss recovery (duplicate ACKs through the silence): the receiver held no ACK back, so no "
+               "delayed ACK made this wait")
         return Verdict(UNDETERMINED, None, 0.0, {**evidence, "reason": (
-            f"the {ctx.held_len}-byte segment followed ACK frame {rel.frame}, which left data unacknowledged, "
-            "during loss recovery (duplicate ACKs through the silence): the receiver held no ACK back, so no "
-            "delayed ACK made this wait")},
+            f"the {ctx.held_len}-byte segment followed ACK frame {rel.frame}, which left data unacknowledged, {why}")},
             (Alternative(Cause.NAGLE_DELAYED_ACK.value, None, 0.2, "if a Nagle variant held this one"),))
     if not timer and ctx.timing.vantage == "receiver" and delay is not None and delay < MIN_THRESHOLD_NS:
         # The tap is at the receiver, so the ACK's hold is measured, not estimated: it went at once.
