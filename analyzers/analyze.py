@@ -188,7 +188,7 @@ def _analyze_box(box: list[pl.DataFrame], path: str, summary: DecodeSummary | No
         # the sender knew it: a receiver's tap sees its own ACKs leave at once, a flight of a segment.
         # (Only the streams of unknown scale are re-read as the sender saw them: a full sender view
         # of a large capture costs a pass over every row.)
-        unknown = state.filter(~pl.col("wscale_known"))["stream"].unique()
+        unknown = state.filter(~pl.col("wscale_known"))["stream"].unique().implode()
         floors = artifacts.window_scale_floors(vantage.sender_view(state.filter(pl.col("stream").is_in(unknown)),
                                                                    timings))
         state = artifacts.apply_scale_floors(state, floors)
