@@ -664,4 +664,7 @@ def _why_undetermined(ctx: StallContext) -> str:
         late, measured = acks_as_late(ctx, held)
         return (f"released by an ACK the peer sent {held / 1e6:.1f} ms late, a delay only {late} of its {measured} "
                 "ACKs show and no delayed-ACK timer explains: the peer's host or the path paused")
+    if rel is not None and before(ctx, rel)[1] is None:
+        return ("released by the first of the peer's ACKs in the capture: the window before it was not seen (the "
+                "capture starts after the handshake), so whether a window held the sender cannot be told")
     return "released by an ACK, but neither a window limit nor a held short segment is visible"

@@ -194,6 +194,36 @@ def echo_lags(state: pl.DataFrame, streams: list[int]) -> dict[tuple[int, int], 
     return {(int(r["stream"]), int(r["sender"])): int(r["lag"]) for r in lags.iter_rows(named=True)}
 
 
+# Samples needed before a writer's own pace is told from reactions; how much more the "reactions"
+# must vary than the writer's own gaps, and at least by how much (a share of their median, and 1 ms).
+PACED_MIN = 8
+PACED_FACTOR = 4
+PACED_SHARE = 0.1
+PACED_FLOOR_NS = 1_000_000
+
+
+def paced_writers(state: pl.DataFrame, streams: list[int]) -> set[tuple[int, int]]:
+    """(stream, data direction) of `streams` whose new data after a peer ACK kept the writer's own
+    clock, not the ACK's: across those packets the time since the ACK varied (by PACED_FACTOR times
+    more, and by a tenth of its median or more) while the time since the writer's previous data
+    stayed put. A sender that reacts to the ACKs moves with them (at a receiver's tap each of its
+    packets a round trip after the ACK, whenever the ACK came), so these "reactions" are a paced
+    application's writes: a Linux writer of 2000 bytes every 300 ms, whose peer's ACKs went from
+    prompt to its 40 ms timer, read as a 260 ms round trip at a receiver's tap."""
+    d = (state.select("stream", "dir", "ts_ns", "new_data", "payload_len", "reaction_ns")
+         .filter(pl.col("stream").is_in(streams) & pl.col("new_data") & (pl.col("payload_len") > 0))
+         .sort(["stream", "dir", "ts_ns"])
+         .with_columns(gap=pl.col("ts_ns") - pl.col("ts_ns").shift(1).over(["stream", "dir"]))
+         .filter(pl.col("reaction_ns").is_not_null() & pl.col("gap").is_not_null()))
+    ranges = d.group_by(["stream", "dir"]).agg(
+        pl.len().alias("n"), (pl.col("reaction_ns").max() - pl.col("reaction_ns").min()).alias("lag_range"),
+        pl.col("reaction_ns").median().alias("lag_median"), (pl.col("gap").max() - pl.col("gap").min()).alias("gap_range"))
+    paced = ranges.filter((pl.col("n") >= PACED_MIN) & (pl.col("lag_range") >= PACED_FLOOR_NS)
+                          & (pl.col("lag_range") >= PACED_SHARE * pl.col("lag_median"))
+                          & (pl.col("lag_range") > PACED_FACTOR * pl.col("gap_range")))
+    return {(int(s), int(x)) for s, x in paced.select("stream", "dir").iter_rows()}
+
+
 def _int(v) -> int | None:
     return None if v is None else int(v)
 
@@ -247,6 +277,8 @@ def _timings(state: pl.DataFrame, ttls: dict[tuple[int, int], int] | None) -> di
     no_handshake = [int(v) for v in streams if v not in hs]
     reopens = reopen_lags(state, no_handshake) if no_handshake else {}
     echoes = echo_lags(state, no_handshake) if no_handshake else {}
+    # A paced writer's data after an ACK is no reaction to it (paced_writers): no lag is read from it.
+    paced = paced_writers(state, no_handshake) if no_handshake else set()
     keys = state.select("stream", "dir").unique().sort(["stream", "dir"]).iter_rows()
     for stream, d in keys:
         h = hs.get(stream)
@@ -260,7 +292,7 @@ def _timings(state: pl.DataFrame, ttls: dict[tuple[int, int], int] | None) -> di
             lag = int(h["t_synack"] - h["t_syn"]) if d == 1 else int(h["t_ack"] - h["t_synack"])
             out[(stream, d)] = Timing(rtt, lag, _classify(lag, rtt), "handshake", rtt + queueing, _int(r.get("prompt")))
             continue
-        lag = int(r["lag"]) if r.get("lag") is not None else 0
+        lag = int(r["lag"]) if r.get("lag") is not None and (stream, d) not in paced else 0
         # The sender's side of the round trip is also the peer's data-to-ACK time at the tap (its
         # own data acknowledged by this sender): a sender whose window is open sends on without
         # waiting for ACKs, so data that happens to follow an ACK closely is no reaction to it

@@ -18,7 +18,8 @@ from stallscope.analyzers.analyze import analyze_file
 NAMES = ("moldeklev-bsd44-S8192-R32768-w4096", "slowreader-linux-3mbit-rcv65535-fastethernet",
          "slowreader-linux-2mbit-rcv16384-fddi", "atm-bsd44-none-400cells-s7", "sndbuf-linux20-snd4096-2m-20ms",
          "moldeklev-freebsd4-S8192-R32768-w4096", "slowreader-sunos41-2mbit-rcv16384-fddi",
-         "slowreader-sunos41-3mbit-rcv65535-fastethernet", "idle-linux-think300ms-w2000")
+         "slowreader-sunos41-3mbit-rcv65535-fastethernet", "idle-linux-think300ms-w2000",
+         "idle-sunos41-think300ms-w2000")
 
 
 @pytest.fixture(scope="module")
@@ -120,13 +121,28 @@ def test_the_round_trip_is_no_longer_than_a_prompt_ack(traces: Path) -> None:
     assert report["causes"]["send_buffer_limited"]["recall"] >= 0.9, report["causes"]
 
 
-def test_ttls_place_the_tap_beside_an_application_paced_sender(traces: Path) -> None:
-    """Linux writing 2000 bytes every 300 ms, each write 260 ms after the peer's delayed ACK: without
-    a handshake those "reactions" read as a receiver-side tap's 260 ms round trip, and the idle
-    gaps went unseen. Both ends' TTLs 64 (one network segment) tell nothing, so the control still
-    misses them; with the peer 7 routers away and the sender's packets at their initial TTL, the tap
-    is beside the sender and every think time is application_idle."""
+def test_a_writer_that_keeps_its_own_clock_is_not_reacting_to_acks(traces: Path) -> None:
+    """Linux writing 2000 bytes every 300 ms: its peer ACKs the first writes at once, then by its
+    40 ms timer. Without a handshake the time from each ACK to the next write read as a receiver-side
+    tap's 260 ms round trip, and the think times went unseen. The writes kept their 300 ms clock
+    while that "reaction" moved by the ACKs' 40 ms: a sender that reacts to ACKs moves with them, so
+    no lag is read from these (vantage.paced_writers) and every think time is application_idle."""
     name = "idle-linux-think300ms-w2000"
+    timing = analyze_file(traces / f"{name}.nosyn.pcap").files[0].connections[0].vantage["0"]
+    assert timing["vantage"] == "sender" and timing["reaction_lag_ns"] == 0, timing
+    report = _score(traces, name)
+    assert report["causes"]["application_idle"]["recall"] >= 0.9, report["causes"]
+    assert report["totals"]["misattributed"] == 0
+
+
+def test_ttls_place_the_tap_beside_an_application_paced_sender(traces: Path) -> None:
+    """SunOS writing 2000 bytes every 300 ms, each ACKed at once, 0.2 ms after it: every write
+    300 ms after the ACK before it, so without a handshake the writes are as well a receiver-side
+    tap's sender reacting a round trip after each ACK (nothing moved to tell them apart), and the
+    idle gaps went unseen. Both ends' TTLs 64 (one network segment) tell nothing, so the control
+    still misses them; with the peer 7 routers away and the sender's packets at their initial TTL,
+    the tap is beside the sender and every think time is application_idle."""
+    name = "idle-sunos41-think300ms-w2000"
     assert _score(traces, name)["causes"]["application_idle"]["recall"] < 0.1
     routed = traces / f"{name}.routed.nosyn.pcap"
     pe.routed_peer(pe.read(traces / f"{name}.nosyn.pcap")).write(routed)
