@@ -133,6 +133,9 @@ class StallContext:
     closing_ts_ecr: int | None = None
     # Where the new data that opened the interval ends (its last sequence number + 1).
     first_end: int = 0
+    # Bytes of the peer's the closing segment acknowledged that the capture never showed: the peer
+    # sent packets during the silence that the tap missed (one may have carried the releasing ACK).
+    closing_acks_unseen: int = 0
 
     @property
     def duration_ns(self) -> int:
@@ -418,6 +421,17 @@ def echoes_pure_acks(rows: dict[str, list], d: int) -> bool:
     return stale < STALE_ECHOES_MIN
 
 
+def _acks_unseen(rows: dict[str, list], i1: int, d: int) -> int:
+    """How far the ACK of the segment at `i1` (direction `d`) runs past the peer's data seen before
+    it: the end of the peer's last packet that was no retransmission (0 where none was seen)."""
+    if not rows["flag_ack"][i1]:
+        return 0
+    for j in range(i1 - 1, -1, -1):
+        if rows["dir"][j] != d and not rows["retransmission"][j]:
+            return max(0, rows["ack_rel"][i1] - rows["seq_end"][j])
+    return 0
+
+
 def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, profile: dict[str, Any]) -> StallContext:
     """The context of one candidate, read from its stream's rows (columns as lists, time order)."""
     if "_echoes_pure_acks" not in profile:
@@ -514,6 +528,7 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
                     if ended and profile.get("_ip_ids_count") else 0),
         lost_after=lost_after,
         closing_ts_ecr=rows["opt_ts_ecr"][i1] if ended else None,
+        closing_acks_unseen=_acks_unseen(rows, i1, d) if ended else 0,
         stream=cand["stream"], dir=d, start_ns=cand["start_ns"], end_ns=cand["end_ns"],
         start_frame=cand["start_frame"], end_frame=cand["end_frame"], ended_by_new_data=ended,
         first_len=rows["payload_len"][i0], first_psh=bool(rows["flag_psh"][i0]), first_end=rows["seq_end"][i0],

@@ -37,7 +37,8 @@ def rule(ctx: StallContext) -> Verdict | None:
         # the writer resumed. Nagle holds only short segments, so a full one (or any, with Nagle
         # off) after a completed write (PSH) was waiting for the application, not for TCP.
         m = mss(ctx)
-        resumed = released is None and ctx.first_psh and (ctx.held_len >= m or ctx.profile.get("nagle") == "off")
+        resumed = released is None and ctx.first_psh and (ctx.held_len >= m or ctx.profile.get("nagle") == "off"
+                                                           or _not_held(ctx, m))
         if resumed:
             evidence.update({"write_ended_frame": ctx.start_frame, "resumed_frame": ctx.held_frame,
                              "resumed_segment_len": ctx.held_len})
@@ -73,6 +74,22 @@ def rule(ctx: StallContext) -> Verdict | None:
             evidence["idle_after_acked_ns"] = ctx.duration_ns
         return Verdict(Cause.APPLICATION_IDLE.value, None, 0.8, evidence)
     return None
+
+
+# The shortest wait of a timer that sends new data a Nagle test held: a tail-loss probe with one
+# segment out waits two round trips and 200 ms (Linux's TCP_RTO_MIN), TCP_CORK's timer 200 ms.
+PROBE_MIN_NS = 200_000_000
+
+
+def _not_held(ctx: StallContext, m: int) -> bool:
+    """The closing segment was short and left with no ACK of the short one that opened the silence:
+    Nagle, classic or Minshall's, would have held it for that ACK, so it did not, and no timer that
+    sends new data runs this short. The writer wrote it then (a TLS server's 391-byte record 24 ms
+    after its 51-byte one, the client's delayed ACK still to come). Not where the segment itself
+    acknowledged peer data the capture never showed: the tap missed the peer's packets, and with
+    them perhaps the ACK (Zeek's ldap/gap-data-missing.pcapng)."""
+    return (0 < ctx.held_len < m and 0 < ctx.first_len < m and ctx.acked_before(ctx.end_ns) < ctx.first_end
+            and ctx.duration_ns < PROBE_MIN_NS and not ctx.closing_acks_unseen)
 
 
 def _opened(ctx: StallContext, ack) -> bool:
