@@ -406,9 +406,16 @@ def _nagle(r: dict[str, Any]) -> tuple[str, str]:
                   f"{broke}; {behind_full} went out behind full ones: {variant})")
 
 
+# Stacks by the TTL they start their packets at, above Linux's and the BSDs' 64; the weight of that
+# evidence against theirs (all four of Linux's signs together tie it).
+INITIAL_TTL_STACKS = {128: "Windows", 255: "Solaris, AIX's TCP or a router's own stack"}
+OTHER_TTL_WEIGHT = 4
+
+
 def stack_guess(own: dict[str, Any], peer_acks: dict[str, Any]) -> dict[str, Any]:
     """Linux, BSD family, or other, from what this side did: its options, its Nagle rule, its
-    delayed-ACK timer (seen when it acknowledged the other side), its retransmission timer."""
+    delayed-ACK timer (seen when it acknowledged the other side), its retransmission timer, and the
+    TTL its packets started at."""
     evidence: list[str] = []
     linux = bsd = 0
     if own.get("timestamps") and own.get("window_scale") is not None:
@@ -434,10 +441,20 @@ def stack_guess(own: dict[str, Any], peer_acks: dict[str, Any]) -> dict[str, Any
     if mss and mss % 1024 == 0 and mss >= 2048:
         bsd += 1
         evidence.append(f"MSS {mss} rounded to mbuf clusters (BSD tcp_mss)")
-    if linux > bsd:
-        guess = "linux"
-    elif bsd > linux:
-        guess = "bsd"
-    else:
+    # No router raises a TTL: one above 64 left a host that starts its packets higher than Linux and
+    # the BSDs do (p0f's first test). It outweighs the behaviour above, which other stacks share
+    # (timestamps, Minshall's rule), though not all of it at once (a Linux host behind a middlebox
+    # that rewrites TTLs).
+    other = 0
+    ttl = own.get("ttl_max")
+    if ttl is not None and ttl > LINUX_TTL:
+        initial = 128 if ttl <= 128 else 255
+        other += OTHER_TTL_WEIGHT
+        evidence.append(f"its packets carry an IP TTL of {ttl}: they started at {initial} "
+                        f"({INITIAL_TTL_STACKS[initial]}), where Linux and the BSDs start at 64")
+    best = max(linux, bsd, other)
+    if [linux, bsd, other].count(best) > 1:
         guess = "unknown"
+    else:
+        guess = "linux" if linux == best else "bsd" if bsd == best else "other"
     return {"guess": guess, "evidence": evidence}
