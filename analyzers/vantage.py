@@ -21,6 +21,10 @@ from stallscope.analyzers.sender_state import TIMEOUT_FLOOR_NS
 
 # Low percentile used for "the fastest the path can be": robust to one odd packet.
 LOW_Q = 0.05
+# Without a handshake the round trip is read from the FASTEST_K-th fastest data-to-ACK time where
+# that is faster: as robust to odd packets, and not outvoted by a long run of ACKs that something
+# else paced (a slow reader's window updates after slow start's few prompt ones).
+FASTEST_K = 3
 # A data-to-ACK time this long is a delayed ACK's (peer_acks.DELAYED_MIN_NS), not the path's.
 DELAYED_ACK_NS = 20_000_000
 # Vantage classes by lag / path RTT.
@@ -116,7 +120,7 @@ def data_lags(state: pl.DataFrame) -> pl.DataFrame:
         ["stream", "dir"]).agg(pl.col("reaction_ns").quantile(LOW_Q).alias("lag"), pl.len().alias("lag_n"))
     rtt = state.select("stream", "dir", "rtt_ns").filter(pl.col("rtt_ns").is_not_null()).group_by(["stream", "dir"]).agg(
         pl.col("rtt_ns").quantile(LOW_Q).alias("d2a"), pl.col("rtt_ns").median().alias("d2a_median"),
-        pl.col("rtt_ns").min().alias("d2a_min"))
+        pl.col("rtt_ns").min().alias("d2a_min"), pl.col("rtt_ns").bottom_k(FASTEST_K).max().alias("d2a_fastest"))
     # The fastest such ACK: in a stop-and-go deadlock nearly every ACK is the timer's, so even a
     # low percentile would be one.
     prompt = state.select("stream", "dir", "ack_segments", "ack_delay_ns").filter(pl.col("ack_segments") >= 2).group_by(
@@ -313,6 +317,11 @@ def _timings(state: pl.DataFrame, ttls: dict[tuple[int, int], int] | None) -> di
             # is beside the sender, where a reaction takes no time.
             lag = 0
         d2a = int(r["d2a"]) if r.get("d2a") is not None else None
+        if d2a is not None and r.get("d2a_fastest") is not None:
+            # A sender cannot hear an ACK sooner than a round trip after its data: the fastest few
+            # show the path, however many more a reader's pace or a timer held (a Linux reader of
+            # 4 KB every 20 ms: 10 prompt ACKs in slow start, 2.1 ms, then 200 at 14-20 ms).
+            d2a = min(d2a, int(r["d2a_fastest"]))
         if d2a is not None and d2a >= DELAYED_ACK_NS and r.get("d2a_min") is not None:
             # Even the low percentile was held by the receiver's timer (a stop-and-go deadlock, a
             # writer of one short segment per ACK): the fastest ACK is the only one that shows the

@@ -181,3 +181,20 @@ def test_a_receiver_tap_without_the_handshake_reads_its_round_trip_from_timestam
     got, want = conn.vantage[str(d)], with_syn.vantage[str(d)]
     assert got["vantage"] == want["vantage"] == "receiver", got
     assert abs(got["path_rtt_ns"] - want["path_rtt_ns"]) < 0.1 * want["path_rtt_ns"], (got, want)
+
+
+def test_the_round_trip_is_read_from_the_fastest_acks_a_reader_did_not_pace(tmp_path: Path) -> None:
+    """tests/data/linux_slow_reader_4k_20ms.pcap: real Linux, a reader of 4 KB every 20 ms on a
+    2.1 ms path, at the sender, its SYNs dropped. Slow start's ten prompt ACKs show the path; the
+    200 after them came with the reader's window updates, 14-20 ms after the data, so even the 5th
+    percentile was the reader's pace and every 20 ms wait for the window fell under the threshold.
+    A sender cannot hear an ACK sooner than a round trip after its data: the third fastest is read."""
+    capture = Path(__file__).resolve().parent / "data" / "linux_slow_reader_4k_20ms.pcap"
+    cut = pe.drop_syns(pe.read(capture)).write(tmp_path / "nosyn.pcap")
+    (conn,) = analyze_file(cut).files[0].connections
+    timing = conn.vantage["0"]
+    assert timing["from"] == "data" and timing["path_rtt_ns"] < 3_000_000, timing
+    with_syn = analyze_file(capture).files[0].connections[0]
+    want = [s.start_ns for s in with_syn.stalls if s.cause == "receiver_window_limited"]
+    got = [s.start_ns for s in conn.stalls if s.cause == "receiver_window_limited"]
+    assert len(want) >= 80 and got == want
