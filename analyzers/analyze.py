@@ -656,6 +656,10 @@ def _why_undetermined(ctx: StallContext) -> str:
     if not ctx.ended_by_new_data:
         return "the capture ends while the sender is still silent, with no timeout seen"
     if ctx.releasing_ack(max(2_000_000, ctx.timing.lag_ns // 2)) is None:
+        if ctx.lost_after[0] and ctx.lost_after[1] is not None and ctx.acked_before(ctx.end_ns) < ctx.first_end:
+            return (f"no ACK came, and what was out then went unacknowledged until the timer resent it (frame "
+                    f"{ctx.lost_after[1]}): frame {ctx.held_frame}, sent with no ACK, was a write or a tail-loss "
+                    "probe (RFC 8985) in a loss of data or of its ACKs that the capture cannot tell apart here")
         return ("data was outstanding, yet the next segment did not follow an ACK: no rule explains what "
                 "released it (a write, a persist probe, a timer not seen)")
     rel = release(ctx)

@@ -39,6 +39,12 @@ def rule(ctx: StallContext) -> Verdict | None:
         m = mss(ctx)
         resumed = released is None and ctx.first_psh and (ctx.held_len >= m or ctx.profile.get("nagle") == "off"
                                                            or _not_held(ctx, m))
+        if resumed and ctx.lost_after[0] and ctx.acked_before(ctx.end_ns) < ctx.first_end:
+            # What was out then (the segment before the silence among it) went unacknowledged until
+            # the timer resent it: no ACK came, and the segment that broke the silence was a
+            # tail-loss probe's (RFC 8985: new data, two round trips after the last), not a write
+            # (Linux with BBR, its peer's ACKs lost, 26 ms).
+            return None
         if resumed:
             evidence.update({"write_ended_frame": ctx.start_frame, "resumed_frame": ctx.held_frame,
                              "resumed_segment_len": ctx.held_len})
