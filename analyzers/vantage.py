@@ -159,6 +159,62 @@ def reopen_lags(state: pl.DataFrame, streams: list[int]) -> dict[tuple[int, int]
     return {(int(r["stream"]), int(r["sender"])): int(r["lag"]) for r in lags.iter_rows(named=True)}
 
 
+# Full windows reopened this many times give the sender's reaction lag (their median).
+EDGES_MIN = 5
+
+
+def edge_lags(state: pl.DataFrame, streams: list[int]) -> dict[tuple[int, int], int]:
+    """Per (stream, data direction) of `streams`: the median time from a peer ACK that moved the
+    window's right edge (ack + window) while the tap had seen the sender's data reach the old edge,
+    within a segment and not past it, to the first new data past the old edge. The sender could send
+    nothing past that edge before this ACK reached it, so at the receiver's tap the data comes a
+    round trip later and at the sender's at once: reopen_lags for windows that never closed (a slow
+    reader's window updates, a window-limited transfer). Not past the edge matters: a window of
+    unknown scale read raw puts the edge too low, and a sender's flight then runs past it. One-way
+    transfers only (a request/response server's data answers requests, seconds after an ACK)."""
+    wanted = pl.col("stream").is_in(streams)
+    cols = state.select("stream", "dir", "ts_ns", "flag_ack", "ack_rel", "win_scaled", "payload_len", "seq_end",
+                        "new_data", "snd_max").filter(wanted)
+    acks = (cols.filter(pl.col("flag_ack") & (pl.col("payload_len") == 0) & pl.col("win_scaled").is_not_null())
+            .select("stream", sender=(1 - pl.col("dir").cast(pl.Int64)), at="ts_ns", ack="ack_rel",
+                    edge=pl.col("ack_rel") + pl.col("win_scaled").cast(pl.Int64))
+            .sort(["stream", "sender", "at"])
+            .with_columns(old=pl.col("edge").shift(1).over(["stream", "sender"]),
+                          old_ack=pl.col("ack").shift(1).over(["stream", "sender"]))
+            .filter(pl.col("old").is_not_null() & (pl.col("edge") > pl.col("old")))
+            .sort("at"))
+    if acks.height == 0:
+        return {}
+    data = cols.filter(pl.col("payload_len") > 0).select("stream", sender=pl.col("dir").cast(pl.Int64), t="ts_ns",
+                                                          seen="snd_max", seq_end="seq_end", new="new_data",
+                                                          size="payload_len")
+    # One-way transfers only: where the peer sends data too, the sender's next data may answer a
+    # request (a think time after it), not the window's edge moving.
+    two_way = data.select("stream", "sender").unique().group_by("stream").len().filter(pl.col("len") > 1)["stream"]
+    data = data.filter(~pl.col("stream").is_in(two_way.implode()))
+    mss = data.group_by(["stream", "sender"]).agg(pl.col("size").max().alias("mss"))
+    before = acks.join_asof(data.select("stream", "sender", "t", "seen").sort("t"), left_on="at", right_on="t",
+                            by=["stream", "sender"], strategy="backward", check_sortedness=False)
+    # The window before held two segments or more (a raw window of unknown scale is often less, and
+    # an idle sender's last data then sits at its edge), and the new edge leaves room for a full
+    # segment (less, and silly-window avoidance waits for a later ACK).
+    full = (before.join(mss, on=["stream", "sender"], how="inner")
+            .filter(pl.col("seen").is_not_null() & (pl.col("seen") <= pl.col("old"))
+                    & (pl.col("seen") >= pl.col("old") - pl.col("mss"))
+                    & (pl.col("old") - pl.col("old_ack") >= 2 * pl.col("mss"))
+                    & (pl.col("edge") - pl.col("seen") >= pl.col("mss")))
+            .select("stream", "sender", "at", "old").sort("at"))
+    if full.height == 0:
+        return {}
+    new = data.filter(pl.col("new")).select("stream", "sender", d_t="t", d_end="seq_end").sort("d_t")
+    joined = full.join_asof(new, left_on="at", right_on="d_t", by=["stream", "sender"], strategy="forward",
+                            check_sortedness=False).filter(pl.col("d_end") > pl.col("old"))
+    lags = (joined.group_by(["stream", "sender"])
+            .agg((pl.col("d_t") - pl.col("at")).median().alias("lag"), pl.len().alias("n"))
+            .filter(pl.col("n") >= EDGES_MIN))
+    return {(int(r["stream"]), int(r["sender"])): int(r["lag"]) for r in lags.iter_rows(named=True)}
+
+
 # Echoes needed before they give a direction's reaction lag, and the low share of them taken (the
 # fastest reactions: an application's later writes echo the same ACK, later).
 ECHOES_MIN = 8
@@ -280,6 +336,7 @@ def _timings(state: pl.DataFrame, ttls: dict[tuple[int, int], int] | None) -> di
     streams = state["stream"].unique()
     no_handshake = [int(v) for v in streams if v not in hs]
     reopens = reopen_lags(state, no_handshake) if no_handshake else {}
+    edges = edge_lags(state, no_handshake) if no_handshake else {}
     echoes = echo_lags(state, no_handshake) if no_handshake else {}
     # A paced writer's data after an ACK is no reaction to it (paced_writers): no lag is read from it.
     paced = paced_writers(state, no_handshake) if no_handshake else set()
@@ -307,6 +364,9 @@ def _timings(state: pl.DataFrame, ttls: dict[tuple[int, int], int] | None) -> di
         if (stream, d) in echoes:
             # The timestamps' echoes say which ACK each segment answered (echo_lags).
             lag = echoes[(stream, d)]
+        if (stream, d) in edges:
+            # So are reactions to a full window's edge moving (edge_lags).
+            lag = edges[(stream, d)]
         if (stream, d) in reopens:
             # Reactions to reopened zero windows are the only ones no data in flight can fake (a
             # slow reader's own tap without its handshake read a 4 us lag on a 2 ms path).

@@ -198,3 +198,21 @@ def test_the_round_trip_is_read_from_the_fastest_acks_a_reader_did_not_pace(tmp_
     want = [s.start_ns for s in with_syn.stalls if s.cause == "receiver_window_limited"]
     got = [s.start_ns for s in conn.stalls if s.cause == "receiver_window_limited"]
     assert len(want) >= 80 and got == want
+
+
+def test_a_receivers_tap_reads_its_round_trip_from_the_window_edge_moving(tmp_path: Path) -> None:
+    """tests/data/linux_slow_reader_20ms_no_timestamps.receiver.pcap: real Linux, a reader of 2 KB
+    every 10 ms behind a 20 ms path, TCP timestamps off, at the receiver's tap, its SYNs dropped. No
+    echo and no zero window to time a reaction by: data arriving right behind the receiver's own
+    ACKs read as a 17 us round trip, and each 20 ms wait for the window as a stall (211 idle gaps and
+    a window_update_deadlock in the whole capture). The sender could send nothing past the window's
+    edge before the ACK that moved it reached it, so the first data past it, a round trip later at
+    this tap, times the reaction (vantage.edge_lags); as with the SYNs, no stall."""
+    capture = Path(__file__).resolve().parent / "data" / "linux_slow_reader_20ms_no_timestamps.receiver.pcap"
+    cut = pe.drop_syns(pe.read(capture)).write(tmp_path / "nosyn.pcap")
+    (conn,) = analyze_file(cut).files[0].connections
+    with_syn = analyze_file(capture).files[0].connections[0]
+    got, want = conn.vantage["0"], with_syn.vantage["0"]
+    assert got["from"] == "data" and got["vantage"] == want["vantage"] == "receiver", got
+    assert abs(got["path_rtt_ns"] - want["path_rtt_ns"]) < 0.1 * want["path_rtt_ns"], (got, want)
+    assert [s.cause for s in conn.stalls] == [s.cause for s in with_syn.stalls] == []
