@@ -421,12 +421,17 @@ def echoes_pure_acks(rows: dict[str, list], d: int) -> bool:
     return stale < STALE_ECHOES_MIN
 
 
+# Rows read back from a closing segment for the peer's last packet (a one-way capture has none).
+ACKS_UNSEEN_LOOKBACK = 256
+
+
 def _acks_unseen(rows: dict[str, list], i1: int, d: int) -> int:
     """How far the ACK of the segment at `i1` (direction `d`) runs past the peer's data seen before
-    it: the end of the peer's last packet that was no retransmission (0 where none was seen)."""
+    it: the end of the peer's last packet that was no retransmission (0 where none was seen within
+    ACKS_UNSEEN_LOOKBACK rows)."""
     if not rows["flag_ack"][i1]:
         return 0
-    for j in range(i1 - 1, -1, -1):
+    for j in range(i1 - 1, max(-1, i1 - 1 - ACKS_UNSEEN_LOOKBACK), -1):
         if rows["dir"][j] != d and not rows["retransmission"][j]:
             return max(0, rows["ack_rel"][i1] - rows["seq_end"][j])
     return 0
