@@ -656,7 +656,7 @@ def _why_undetermined(ctx: StallContext) -> str:
     if not ctx.ended_by_new_data:
         return "the capture ends while the sender is still silent, with no timeout seen"
     if ctx.releasing_ack(max(2_000_000, ctx.timing.lag_ns // 2)) is None:
-        if ctx.lost_after[0] and ctx.lost_after[1] is not None and ctx.acked_before(ctx.end_ns) < ctx.first_end:
+        if ctx.flight_lost_unanswered():
             return (f"no ACK came, and what was out then went unacknowledged until the timer resent it (frame "
                     f"{ctx.lost_after[1]}): frame {ctx.held_frame}, sent with no ACK, was a write or a tail-loss "
                     "probe (RFC 8985) in a loss of data or of its ACKs that the capture cannot tell apart here")

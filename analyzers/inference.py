@@ -15,6 +15,8 @@ from typing import Any
 
 import polars as pl
 
+from stallscope.analyzers.vantage import INITIAL_TTLS
+
 # Profile fields that depend on the flight, and so on where the tap sits (vantage.sender_view).
 FLIGHT_FIELDS = ("send_buffer_estimate", "max_in_flight")
 # Nagle is called off only when enough short segments broke its rule (one can be a write that
@@ -448,8 +450,8 @@ def stack_guess(own: dict[str, Any], peer_acks: dict[str, Any]) -> dict[str, Any
     other = 0
     ttl = own.get("ttl_max")
     if ttl is not None and ttl > LINUX_TTL:
-        initial = 128 if ttl <= 128 else 255
-        other += OTHER_TTL_WEIGHT
+        initial = min(t for t in INITIAL_TTLS if t >= ttl)
+        other = OTHER_TTL_WEIGHT
         evidence.append(f"its packets carry an IP TTL of {ttl}: they started at {initial} "
                         f"({INITIAL_TTL_STACKS[initial]}), where Linux and the BSDs start at 64")
     best = max(linux, bsd, other)

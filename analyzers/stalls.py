@@ -153,6 +153,15 @@ class StallContext:
         room = max((a.ack + a.window - self.snd_max_before_end for a in before_last), default=0)
         return room >= max(self.segment_size, 1)
 
+    def opening_unacknowledged(self) -> bool:
+        """No ACK covered the segment that opened the interval before the closing one was sent."""
+        return self.acked_before(self.end_ns) < self.first_end
+
+    def flight_lost_unanswered(self) -> bool:
+        """What was out when the silence began, its opening segment among it, went unacknowledged
+        until a timer resent it (`lost_after`): no ACK came through the silence."""
+        return bool(self.lost_after[0]) and self.lost_after[1] is not None and self.opening_unacknowledged()
+
     def in_recovery(self) -> bool:
         """Duplicate ACKs or SACK blocks came during the interval: loss repair under way."""
         return sum(1 for a in self.acks if a.dup) >= 2

@@ -335,11 +335,18 @@ def _timings(state: pl.DataFrame, ttls: dict[tuple[int, int], int] | None) -> di
     # (Only streams without a handshake read their lag from data.)
     streams = state["stream"].unique()
     no_handshake = [int(v) for v in streams if v not in hs]
-    reopens = reopen_lags(state, no_handshake) if no_handshake else {}
-    edges = edge_lags(state, no_handshake) if no_handshake else {}
-    echoes = echo_lags(state, no_handshake) if no_handshake else {}
-    # A paced writer's data after an ACK is no reaction to it (paced_writers): no lag is read from it.
-    paced = paced_writers(state, no_handshake) if no_handshake else set()
+    reopens: dict[tuple[int, int], int] = {}
+    edges: dict[tuple[int, int], int] = {}
+    echoes: dict[tuple[int, int], int] = {}
+    paced: set[tuple[int, int]] = set()
+    if no_handshake:
+        # Their rows alone, taken once (each reading below would otherwise scan the whole table).
+        alone = state.filter(pl.col("stream").is_in(no_handshake))
+        reopens = reopen_lags(alone, no_handshake)
+        edges = edge_lags(alone, no_handshake)
+        echoes = echo_lags(alone, no_handshake)
+        # A paced writer's data after an ACK is no reaction to it (paced_writers): no lag is read from it.
+        paced = paced_writers(alone, no_handshake)
     keys = state.select("stream", "dir").unique().sort(["stream", "dir"]).iter_rows()
     for stream, d in keys:
         h = hs.get(stream)

@@ -39,7 +39,7 @@ def rule(ctx: StallContext) -> Verdict | None:
         m = mss(ctx)
         resumed = released is None and ctx.first_psh and (ctx.held_len >= m or ctx.profile.get("nagle") == "off"
                                                            or _not_held(ctx, m))
-        if resumed and ctx.lost_after[0] and ctx.acked_before(ctx.end_ns) < ctx.first_end:
+        if resumed and ctx.flight_lost_unanswered():
             # What was out then (the segment before the silence among it) went unacknowledged until
             # the timer resent it: no ACK came, and the segment that broke the silence was a
             # tail-loss probe's (RFC 8985: new data, two round trips after the last), not a write
@@ -94,7 +94,7 @@ def _not_held(ctx: StallContext, m: int) -> bool:
     after its 51-byte one, the client's delayed ACK still to come). Not where the segment itself
     acknowledged peer data the capture never showed: the tap missed the peer's packets, and with
     them perhaps the ACK (Zeek's ldap/gap-data-missing.pcapng)."""
-    return (0 < ctx.held_len < m and 0 < ctx.first_len < m and ctx.acked_before(ctx.end_ns) < ctx.first_end
+    return (0 < ctx.held_len < m and 0 < ctx.first_len < m and ctx.opening_unacknowledged()
             and ctx.duration_ns < PROBE_MIN_NS and not ctx.closing_acks_unseen)
 
 

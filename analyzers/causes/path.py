@@ -51,6 +51,7 @@ ID_STEP_MAX = 64
 # Taps where a packet lost on the path may be lost before the tap saw it.
 AWAY_FROM_SENDER = ("receiver", "middle")
 
+
 def _ids_skipped_before_data(own: pl.DataFrame) -> int | None:
     """Packets the sender numbered but the tap never saw before its first data (Linux counts IPv4
     ids per connection). None when the ids do not count up (IPv6, zero or random ids): they cannot
