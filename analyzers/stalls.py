@@ -29,6 +29,7 @@ from stallscope.analyzers.inference import full_segment_size
 from stallscope.analyzers.peer_acks import learn_tick
 from stallscope.analyzers.sender_state import TIMEOUT_FLOOR_NS
 from stallscope.analyzers.vantage import Timing
+from stallscope.analyzers.writes import Writer, writer, writes_due
 
 MIN_THRESHOLD_NS = 10_000_000
 # Rows after a stall read for the rest of a timeout's repair.
@@ -136,6 +137,11 @@ class StallContext:
     # Bytes of the peer's the closing segment acknowledged that the capture never showed: the peer
     # sent packets during the silence that the tap missed (one may have carried the releasing ACK).
     closing_acks_unseen: int = 0
+    # The sender's writes where the trace shows their size (writes.writer; read only for a silence
+    # that new data ended with data outstanding), and the writes its clock was due to make inside
+    # the silence whose bytes went only at its end (writes.writes_due).
+    writer: Writer | None = None
+    writes_due: int = 0
 
     @property
     def duration_ns(self) -> int:
@@ -536,7 +542,15 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
         una_end, max_before, usable_end = rows["snd_una"][i1], rows["snd_max"][i1], rows["usable_window"][i1]
     lost, timeout, repaired = _lost_after(rows, i1, d, una_end, max_before) if ended and not resends else (0, None, 0)
     lost_after = (lost, timeout)
+    w, due = None, 0
+    if ended and max_before > una_end and not resends and profile.get("syn_seen"):
+        if "_writer" not in profile:
+            # Learned once per direction, on the first stall that may have held a write.
+            profile["_writer"] = writer(rows, d, timing.lag_ns)
+        w = profile["_writer"]
+        due = writes_due(rows, i0, i1, d, w)
     return StallContext(
+        writer=w, writes_due=due,
         repaired_after=repaired,
         ids_unseen=(_ids_unseen(rows, i1, d, profile.get("mss_offered_by_peer") or profile.get("common_segment") or 0)
                     if ended and profile.get("_ip_ids_count") else 0),

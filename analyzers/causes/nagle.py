@@ -20,6 +20,7 @@ from stallscope.analyzers.causes.common import before, mss, peer_delay, release,
 from stallscope.analyzers.findings import Alternative, Verdict
 from stallscope.analyzers.peer_acks import BSD_TICK_NS, MAX_ACK_DELAY_NS
 from stallscope.analyzers.stalls import MIN_THRESHOLD_NS, StallContext
+from stallscope.analyzers.writes import tail_held
 from stallscope.vocabulary import UNDETERMINED, Cause
 
 SUNOS_COPY = 4096  # SunOS 4.1 sosend calls the protocol every 4 KB (docs/tcp-rules.md#socket-copy-loop)
@@ -40,6 +41,8 @@ def rule(ctx: StallContext) -> Verdict | None:
         return None
     rel = release(ctx)
     m = mss(ctx)
+    if rel is None:
+        return _held_until_write(ctx, m)
     if rel is None or not m or ctx.held_len >= m:
         return None
     ack_before, win_before = before(ctx, rel)
@@ -158,6 +161,39 @@ def rule(ctx: StallContext) -> Verdict | None:
     if not timer:
         alts = (Alternative("undetermined", None, 0.45, "the releasing ACK was not visibly delayed"),)
     return Verdict(Cause.NAGLE_DELAYED_ACK.value, detail, conf, evidence, alts)
+
+
+def _held_until_write(ctx: StallContext, m: int) -> Verdict | None:
+    """No ACK released the closing segment, but the sender's writes show what it held (writes.py):
+    the silence began short of a write's end by less than a segment, or a clocked writer's write
+    below a segment fell due inside it, and those bytes went only with the next write, with data
+    outstanding unacknowledged through the silence. Nagle held them, and the next write made a full
+    segment before the peer's delayed ACK came (a writer pausing less than that timer: Mogul &
+    Minshall's held tail, released by the application instead of the ACK)."""
+    w = ctx.writer
+    if w is None or not m or ctx.profile.get("nagle") == "off":
+        return None
+    short = tail_held(ctx, w)
+    due = ctx.writes_due if w.size < m and ctx.acked_before(ctx.end_ns) < ctx.snd_max_before_end else 0
+    if not short and not due:
+        return None
+    outstanding = ctx.snd_max_before_end - ctx.acked_before(ctx.end_ns)
+    evidence = {
+        "write_size": w.size,
+        "write_period_ns": w.period_ns,
+        "held_bytes": short or due * w.size,
+        "held_tail_from_offset": ctx.first_end - 1 if short else None,
+        "writes_due_in_silence": due,
+        "held_segment_frame": ctx.held_frame,
+        "held_segment_len": ctx.held_len,
+        "mss": m,
+        "outstanding_bytes": outstanding,
+        "learned_ack_timer_ns": (ctx.profile.get("peer_delayed_ack") or {}).get("timer_ns"),
+    }
+    detail = "of_sfs" if outstanding % m == 0 and (outstanding // m) % 2 == 1 else "buffer_tearing"
+    return Verdict(Cause.NAGLE_DELAYED_ACK.value, detail, 0.6 if short else 0.5, evidence,
+                   (Alternative(Cause.APPLICATION_IDLE.value, None, 0.3 if short else 0.4,
+                                "if the application wrote those bytes only when they went"),))
 
 
 def _update_reachable(ctx: StallContext, rel, ack_before: int, total: int, m: int, peer_max: int) -> bool:
