@@ -456,7 +456,24 @@ def _fit_pace(conn: ConnectionAnalysis, d: DirectionAnalysis, rows: pl.DataFrame
     from .compare import IDLE
 
     first = rows.filter((pl.col("dir") == d.dir) & pl.col("new_data") & (pl.col("payload_len") > 0))["frame"].min()
-    idle = [(s, o) for s, o in _stall_points_all(conn, d.dir, rows, IDLE) if first is not None and s.start_frame > first]
+    # A pause in which Nagle held a write's tail until the next write (the analyzer read the writes'
+    # size, analyzers/writes.py) is the writer's pause too: its offset is that write's end.
+    idle = [(s, o + (s.evidence.get("held_bytes") or 0) if s.cause != IDLE else o)
+            for s, o in _stall_points_all(conn, d.dir, rows, IDLE, "nagle_delayed_ack")
+            if first is not None and s.start_frame > first and (s.cause == IDLE or _tail_held(s))]
+    write_size = next((s.evidence["write_size"] for s, _ in idle if s.cause != IDLE), None)
+    clock = next((s.evidence for s in conn.stalls if s.dir == d.dir and s.evidence.get("write_period_ns")), None)
+    if clock is not None:
+        # A writer on a clock, its writes held by Nagle now and then (so its pauses on the wire are
+        # not its own): a write of that size every period, as the analyzer read them.
+        period = int(clock["write_period_ns"])
+        values["think_ns"] = Fitted(period, "the writer's clock: a write every period (the analyzer's write events, "
+                                    "analyzers/writes.py)")
+        values["write"] = Fitted(int(clock["write_size"]), "the sender's constant write size: the writes' ends "
+                                 "(pauses with everything acknowledged, the close) at its multiples, each write "
+                                 "on the writer's clock")
+        values["_write_cycle"] = Fitted(period, "the writer's clock")
+        idle = []
     if len(idle) >= 2:
         offsets = [o for _, o in idle if o >= 0]
         steps = [b - a for a, b in zip(offsets, offsets[1:]) if b > a]
@@ -473,7 +490,10 @@ def _fit_pace(conn: ConnectionAnalysis, d: DirectionAnalysis, rows: pl.DataFrame
             pause = int(statistics.median(s.end_ns - s.start_ns for s, _ in idle))
             values["think_ns"] = Fitted(pause, f"the median of the sender's {len(idle)} idle periods between writes "
                                         "(application_idle stalls)")
-            if steps:
+            if write_size:
+                values["write"] = Fitted(int(write_size), "the sender's constant write size: the writes' ends "
+                                         "(pauses with everything acknowledged, the close) at its multiples")
+            elif steps:
                 values["write"] = Fitted(int(statistics.median(steps)), f"the median bytes sent between two idle "
                                          f"periods ({len(steps)}): one write each")
             ends = sorted(s.end_ns for s, _ in idle)
@@ -513,9 +533,14 @@ def _fit_pace(conn: ConnectionAnalysis, d: DirectionAnalysis, rows: pl.DataFrame
                                           "when slower than the path")
 
 
-def _stall_points_all(conn: ConnectionAnalysis, dir_: int, rows: pl.DataFrame, cause: str) -> list:
-    """Stalls of one cause with the byte offset each began at (compare._stall_points, any cause)."""
-    stalls = [s for s in conn.stalls if s.dir == dir_ and s.cause == cause]
+def _tail_held(s) -> bool:
+    """A Nagle stall whose held bytes were a write's tail, released by the next write."""
+    return s.evidence.get("held_tail_from_offset") is not None
+
+
+def _stall_points_all(conn: ConnectionAnalysis, dir_: int, rows: pl.DataFrame, *causes: str) -> list:
+    """Stalls of these causes with the byte offset each began at (compare._stall_points, any cause)."""
+    stalls = [s for s in conn.stalls if s.dir == dir_ and s.cause in causes]
     if not stalls:
         return []
     import bisect
