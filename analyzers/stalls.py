@@ -543,10 +543,10 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
     lost, timeout, repaired = _lost_after(rows, i1, d, una_end, max_before) if ended and not resends else (0, None, 0)
     lost_after = (lost, timeout)
     w, due = None, 0
-    if ended and max_before > una_end and not resends and profile.get("syn_seen"):
+    if ended and max_before > una_end and not resends:
         if "_writer" not in profile:
             # Learned once per direction, on the first stall that may have held a write.
-            profile["_writer"] = writer(rows, d, timing.lag_ns)
+            profile["_writer"] = writer(rows, d, timing.lag_ns, bool(profile.get("syn_seen")))
         w = profile["_writer"]
         due = writes_due(rows, i0, i1, d, w)
     return StallContext(

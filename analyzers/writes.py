@@ -46,15 +46,20 @@ LOOKBACK_ROWS = 256
 class Writer:
     size: int  # bytes per write
     period_ns: int | None = None  # the clock it writes on, where its events keep one
+    # Where the writes' ends lie, modulo `size`, in the offsets from the first data byte seen (0
+    # with the handshake seen: the first byte begins a write).
+    phase: int = 0
 
     def jitter_ns(self) -> int:
         return max(PACE_JITTER_NS, int(PACE_JITTER * (self.period_ns or 0)))
 
 
-def writer(rows: dict[str, list], d: int, lag_ns: int) -> Writer | None:
+def writer(rows: dict[str, list], d: int, lag_ns: int, start_seen: bool = True) -> Writer | None:
     """Direction `d`'s constant write size (and clock), or None where the trace does not show one.
     `rows` are the connection's rows in time order (the stall reader's lists); offsets are from
-    the first data byte (sequence 1: the handshake must have been seen)."""
+    the first data byte seen (sequence 1), a write's start where the handshake was seen
+    (`start_seen`); without it the first byte may be inside a write, and the lattice is read from
+    the differences between the writes' ends (one more of them needed)."""
     ts, dirs, plen = rows["ts_ns"], rows["dir"], rows["payload_len"]
     seq, end, resent, ack = rows["seq_rel"], rows["seq_end"], rows["retransmission"], rows["ack_rel"]
     complete: list[int] = []
@@ -89,22 +94,23 @@ def writer(rows: dict[str, list], d: int, lag_ns: int) -> Writer | None:
         last_send = i
     if fin and total:
         complete.append(total)  # the writer closed after its last write
-    if len(complete) < MIN_COMPLETE or len(event_ts) < MIN_EVENTS:
+    if len(complete) < MIN_COMPLETE + (not start_seen) or len(event_ts) < MIN_EVENTS:
         return None
     step = 0
     for x in complete:
-        step = gcd(step, x)
+        step = gcd(step, x - (0 if start_seen else complete[0]))
     if step < MIN_WRITE:
         return None
+    phase = 0 if start_seen else complete[0]
     period = _period(event_ts)
     if period is not None:
         # A clock: W is the bytes per tick (a tick whose write was held sends two writes on the next).
         per_tick = total * period / (event_ts[-1] - event_ts[0] + period)
         w = _divisor_near(step, per_tick, PACE_RATE_TOLERANCE)
         if w is not None:
-            return Writer(w, period)
+            return Writer(w, period, phase % w)
     w = _divisor_near(step, total / len(event_ts), MEAN_TOLERANCE)
-    return Writer(w) if w is not None else None
+    return Writer(w, None, phase % w) if w is not None else None
 
 
 def _divisor_near(step: int, target: float, tolerance: float) -> int | None:
@@ -139,7 +145,7 @@ def tail_held(ctx: Any, w: Writer | None) -> int:
     there past that end (the tail left with the next write's data). 0 where that is not so."""
     if w is None or not ctx.ended_by_new_data:
         return 0
-    short = (-(ctx.first_end - 1)) % w.size
+    short = (w.phase - (ctx.first_end - 1)) % w.size
     if not 0 < short < ctx.segment_size:
         return 0
     if ctx.usable_at_start is not None and ctx.usable_at_start < short:

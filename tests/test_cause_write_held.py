@@ -13,6 +13,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+import pcap_edit as pe
 from stallscope.analyzers import corpus, corpus_holdout, scoring, writes
 from stallscope.analyzers.analyze import _CONTEXT_COLUMNS, analyze_one
 
@@ -56,6 +57,18 @@ def test_every_write_held_until_the_next_one_is_a_nagle_stall(traces: Path, name
     assert nagle["reported"] == HELD[name]
     idle = _cause(score, "application_idle")
     assert idle["matched"] == idle["reported"]  # no held write left among the writer's pauses
+
+
+@pytest.mark.parametrize("name", ["idle-bsd44-think10ms-w4096", "idle-linux-think10ms-w4096"])
+def test_without_the_handshake_the_lattice_is_read_from_the_writes_ends(traces: Path, name: str) -> None:
+    """A capture that starts after the SYNs: the first byte seen need not begin a write, so the
+    lattice is read from the differences between the writes' ends (and its phase from them)."""
+    pcap = traces / f"{name}.pcap"
+    cut = traces / f"{name}.nosyn.pcap"
+    pe.drop_syns(pe.read(pcap)).write(cut)
+    score = scoring.score_files(cut, Path(f"{pcap}.truth.json")).to_json()["ground_truth"]
+    nagle = _cause(score, "nagle_delayed_ack")
+    assert nagle["matched"] == nagle["reported"] == HELD[name]
 
 
 def test_the_writes_size_and_clock_are_read_from_the_trace(traces: Path) -> None:
@@ -102,6 +115,12 @@ def test_writes_of_varying_sizes_show_no_lattice() -> None:
         t += 50_000_000
     add(t, 0, 6001, 0, fin=True)
     assert writes.writer(rows, 0, 0) == writes.Writer(1500, None)
+    # Without the handshake the first byte may be inside a write: the ends' differences give the
+    # step, and the first end its phase (the three pauses, the close making a fourth end).
+    assert writes.writer(rows, 0, 0, start_seen=False) == writes.Writer(1500, None, 0)
+    shifted = dict(rows, seq_rel=[q + 700 if q else q for q in rows["seq_rel"]],
+                   seq_end=[q + 700 for q in rows["seq_end"]], ack_rel=[a + 700 if a else a for a in rows["ack_rel"]])
+    assert writes.writer(shifted, 0, 0, start_seen=False) == writes.Writer(1500, None, 700)
 
 
 def test_the_verdict_names_what_was_held(traces: Path) -> None:
