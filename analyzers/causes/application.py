@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from stallscope.analyzers.causes.common import before, filled_small_window, mss, tolerance, zero_window_at_end
 from stallscope.analyzers.causes.loss import stale_resends
+from stallscope.analyzers.causes.nagle import held_until_write
 from stallscope.analyzers.findings import Verdict
 from stallscope.analyzers.stalls import StallContext
-from stallscope.analyzers.writes import tail_held
 from stallscope.vocabulary import Cause
 
 
@@ -46,7 +46,7 @@ def rule(ctx: StallContext) -> Verdict | None:
             # tail-loss probe's (RFC 8985: new data, two round trips after the last), not a write
             # (Linux with BBR, its peer's ACKs lost, 26 ms).
             return None
-        if resumed and (tail_held(ctx, ctx.writer) or ctx.writes_due):
+        if resumed and any(held_until_write(ctx, m)):
             return None  # a write (or its tail) held until the next write: causes/nagle.py
         if resumed:
             evidence.update({"write_ended_frame": ctx.start_frame, "resumed_frame": ctx.held_frame,

@@ -43,7 +43,7 @@ def rule(ctx: StallContext) -> Verdict | None:
     m = mss(ctx)
     if rel is None:
         return _held_until_write(ctx, m)
-    if rel is None or not m or ctx.held_len >= m:
+    if not m or ctx.held_len >= m:
         return None
     ack_before, win_before = before(ctx, rel)
     outstanding = ctx.snd_max_before_end - ack_before
@@ -163,6 +163,17 @@ def rule(ctx: StallContext) -> Verdict | None:
     return Verdict(Cause.NAGLE_DELAYED_ACK.value, detail, conf, evidence, alts)
 
 
+def held_until_write(ctx: StallContext, m: int) -> tuple[int, int]:
+    """(bytes of a write's tail, writes of a clocked writer) that Nagle held through the silence
+    until the next write sent them (writes.py), or (0, 0): not where Nagle is shown off, and a whole
+    write only when it is below a segment and data stayed unacknowledged through the silence."""
+    w = ctx.writer
+    if w is None or not m or ctx.profile.get("nagle") == "off":
+        return 0, 0
+    due = ctx.writes_due if w.size < m and ctx.acked_before(ctx.end_ns) < ctx.snd_max_before_end else 0
+    return tail_held(ctx, w), due
+
+
 def _held_until_write(ctx: StallContext, m: int) -> Verdict | None:
     """No ACK released the closing segment, but the sender's writes show what it held (writes.py):
     the silence began short of a write's end by less than a segment, or a clocked writer's write
@@ -170,13 +181,10 @@ def _held_until_write(ctx: StallContext, m: int) -> Verdict | None:
     outstanding unacknowledged through the silence. Nagle held them, and the next write made a full
     segment before the peer's delayed ACK came (a writer pausing less than that timer: Mogul &
     Minshall's held tail, released by the application instead of the ACK)."""
-    w = ctx.writer
-    if w is None or not m or ctx.profile.get("nagle") == "off":
-        return None
-    short = tail_held(ctx, w)
-    due = ctx.writes_due if w.size < m and ctx.acked_before(ctx.end_ns) < ctx.snd_max_before_end else 0
+    short, due = held_until_write(ctx, m)
     if not short and not due:
         return None
+    w = ctx.writer
     outstanding = ctx.snd_max_before_end - ctx.acked_before(ctx.end_ns)
     evidence = {
         "write_size": w.size,
