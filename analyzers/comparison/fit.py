@@ -991,10 +991,12 @@ def bottleneck_rates(rows: pl.DataFrame | None, dir_: int, vantage: str | None,
                      variants: list[tuple[Callable[[int], int], int]],
                      percentile: float = RATE_PERCENTILE, pause_ns: int | None = None) -> list[tuple[int | None, str]]:
     """bottleneck_rate for each (wire, idle_ns) of `variants`, the packets paired once; the rate
-    at `percentile` of the pairs'. At the sender's tap, with `pause_ns`: an ACK whose data was first
-    sent that long or more after the ACK before it pairs with nothing: the sender paused between
-    them (a writer's think time), so their gap holds the pause, not the path's pace (a 2000-byte
-    write every 300 ms read as an 82 kbit/s link)."""
+    at `percentile` of the pairs'. At the sender's tap, with `pause_ns`: an ACK covering data sent
+    that long or more after the ACK before it pairs with nothing: the sender paused between them (a
+    writer's think time), so their gap holds the pause, not the path's pace (a 2000-byte write every
+    300 ms read as an 82 kbit/s link). The latest data it covers counts: an ACK of a segment sent on
+    the ACK before and of the next write's (Linux holding a 10 ms writer's every other write) holds
+    the writer's pause too."""
     if rows is None or rows.is_empty():
         return [(None, "")] * len(variants)
     data = rows.filter((pl.col("dir") == dir_) & pl.col("new_data") & (pl.col("payload_len") > 0)
@@ -1019,7 +1021,7 @@ def bottleneck_rates(rows: pl.DataFrame | None, dir_: int, vantage: str | None,
                           strategy="forward"))
     out = []
     for wire, idle_ns in variants:
-        per_ack = framed(covered, wire).group_by("ts_ns").agg(pl.col("wire").sum(), pl.col("sent_ns").min())
+        per_ack = framed(covered, wire).group_by("ts_ns").agg(pl.col("wire").sum(), pl.col("sent_ns").max())
         pairs = acks.join(per_ack, on="ts_ns")
         if pause_ns is not None:
             pairs = pairs.filter(~(pl.col("sent_ns") - (pl.col("ts_ns") - pl.col("gap")) >= pause_ns).fill_null(False))
