@@ -32,6 +32,9 @@ DUPLICATE_WINDOW_NS = 1_000_000
 # telnet); two taps merged, one at each end, a one-way delay late (small_sndbuf_long_rtt's sender
 # and receiver captures merged: 50 ms, every data copy read as a resend before).
 IDENTIFIED_WINDOW_NS = 1_000_000_000
+# Copies of frames without an identity (no IPv4 id; pure ACKs, or data without a timestamp) that
+# make up this share of a connection's frames are a merged capture's, not TCP's own repeats.
+WEAK_COPY_SHARE = 0.2
 # Optional column (the wire's sequence number) read for the wrap note when the packet table has it.
 SEQ_RAW = "seq_raw"
 _WRAP = 1 << 32
@@ -124,14 +127,26 @@ def _duplicates(keyed: pl.DataFrame) -> pl.Series:
         return dup
     # A pure ACK without an IPv4 id to tell it apart is the same frame as the duplicate ACK TCP
     # sends for each segment that arrives out of order (its TCP timestamp too, within one clock
-    # tick: IPv6 without SACK repeats its duplicate ACKs byte for byte). Two merged capture points
-    # copy every frame, data too, so such an ACK is taken for a copy only in a connection where
-    # frames that carry an identity (data, an id) were copied as well.
-    weak = (pl.col("payload_len") == 0) & (pl.col("ip_id").fill_null(0) == 0)
+    # tick: IPv6 without SACK repeats its duplicate ACKs byte for byte), and a segment without an
+    # id or a timestamp the same as its own resend (a fast retransmit on a sub-millisecond path).
+    # Two merged capture points copy every frame, so such a frame is taken for a copy only in a
+    # connection where frames that carry an identity (an id; a timestamp on data) were copied as
+    # well, or where copies are WEAK_COPY_SHARE of its frames or more (a stack without ids, every
+    # frame copied): a few such repeats and nothing else copied are TCP's own (the simulator's
+    # 4.4BSD, its ids all 0, lost its duplicate ACKs and a fast retransmit, and a loss read as
+    # lost ACKs).
+    weak = (pl.col("ip_id").fill_null(0) == 0) & ((pl.col("payload_len") == 0) | pl.col("opt_ts_val").is_null())
     rows = dup.arg_true()
     marks = keyed.select("stream", "payload_len", "ip_id", "opt_ts_val")[rows].select("stream", weak=weak)
-    copied = marks.filter(~pl.col("weak"))["stream"].unique().implode()
-    kept = marks.select(pl.col("weak") & ~pl.col("stream").is_in(copied)).to_series()
+    copied = marks.filter(~pl.col("weak"))["stream"].unique().to_list()
+    weak_counts = marks.filter(pl.col("weak")).group_by("stream").len()
+    if weak_counts.height:
+        totals = keyed.select("stream").filter(pl.col("stream").is_in(weak_counts["stream"].implode())).group_by(
+            "stream").len()
+        shares = weak_counts.join(totals, on="stream", suffix="_all")
+        copied += shares.filter(pl.col("len") >= WEAK_COPY_SHARE * pl.col("len_all"))["stream"].to_list()
+    kept = marks.select(pl.col("weak") & ~pl.col("stream").is_in(pl.Series(copied, dtype=marks["stream"].dtype)
+                                                                   .implode())).to_series()
     return dup.scatter(rows.filter(kept), False)
 
 
