@@ -55,7 +55,13 @@ def stall_groups(c) -> list[tuple[str, str | None, int, int, list]]:
 def _evidence_line(s) -> str:
     e = s.evidence
     parts = []
-    if "held_segment_len" in e:
+    if "write_size" in e:
+        # Nagle held a write (or its tail) until the next write: no ACK released it.
+        pace = f" every {e['write_period_ns'] / 1e6:g} ms" if e.get("write_period_ns") else ""
+        what = "a write's tail" if e.get("held_tail_from_offset") is not None else "a write"
+        parts.append(f"{what} of {e['held_bytes']} B held behind {e['outstanding_bytes']} B until the next write "
+                     f"(frame {e['held_segment_frame']}, {e['held_segment_len']} B; writes of {e['write_size']} B{pace})")
+    elif "held_segment_len" in e:
         parts.append(f"held {e['held_segment_len']} B (frame {e['held_segment_frame']}) behind {e['outstanding_bytes']} B")
     if "releasing_ack_frame" in e:
         delay = e.get("releasing_ack_delay_ns")

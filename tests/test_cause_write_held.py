@@ -132,3 +132,13 @@ def test_the_verdict_names_what_was_held(traces: Path) -> None:
     assert ev["writes_due_in_silence"] == 1 and ev["held_bytes"] == 4096
     assert "releasing_ack_frame" not in ev and ev["held_segment_len"] == 4300
     assert Counter(a.cause for a in held[0].alternatives)["application_idle"] == 1
+
+
+def test_the_terminal_line_says_what_was_held_and_what_sent_it(traces: Path) -> None:
+    from stallscope.analyzers.analysis_text import _evidence_line
+
+    f = analyze_one(str(traces / "idle-bsd44-think30ms.pcap"))
+    held = [s for c in f.connections for s in c.stalls if s.cause == "nagle_delayed_ack"]
+    line = _evidence_line(held[0])
+    assert line.startswith("a write's tail of 324 B held behind 1460 B until the next write (frame ")
+    assert line.endswith("1460 B; writes of 16384 B)")
