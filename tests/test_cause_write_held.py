@@ -142,3 +142,13 @@ def test_the_terminal_line_says_what_was_held_and_what_sent_it(traces: Path) -> 
     line = _evidence_line(held[0])
     assert line.startswith("a write's tail of 324 B held behind 1460 B until the next write (frame ")
     assert line.endswith("1460 B; writes of 16384 B)")
+
+
+def test_the_report_sentence_says_no_ack_released_it(traces: Path) -> None:
+    from stallscope.analyzers.report.document import evidence_words
+
+    f = analyze_one(str(traces / "idle-linux-think10ms-w4096.pcap"))
+    held = [s for c in f.connections for s in c.stalls if s.cause == "nagle_delayed_ack"]
+    words = evidence_words(held[0])
+    assert words.startswith("4096 bytes of a write were held behind 4096 unacknowledged bytes until the next write")
+    assert "the writes are 4096 B every 10 ms, and no ACK released them" in words

@@ -197,6 +197,7 @@ def _held_until_write(ctx: StallContext, m: int) -> Verdict | None:
         "mss": m,
         "outstanding_bytes": outstanding,
         "learned_ack_timer_ns": (ctx.profile.get("peer_delayed_ack") or {}).get("timer_ns"),
+        "learned_ack_timer": (ctx.profile.get("peer_delayed_ack") or {}).get("timer"),
     }
     detail = "of_sfs" if outstanding % m == 0 and (outstanding // m) % 2 == 1 else "buffer_tearing"
     return Verdict(Cause.NAGLE_DELAYED_ACK.value, detail, 0.6 if short else 0.5, evidence,

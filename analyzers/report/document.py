@@ -71,7 +71,14 @@ def evidence_words(s) -> str:
     """The evidence of one stall as a sentence (frames, sizes, delays)."""
     e = s.evidence
     parts = []
-    if "held_segment_len" in e:
+    if "write_size" in e:
+        pace = f" every {e['write_period_ns'] / 1e6:g} ms" if e.get("write_period_ns") else ""
+        what = "the last" if e.get("held_tail_from_offset") is not None else ""
+        parts.append(f"{what + ' ' if what else ''}{e['held_bytes']} bytes of a write were held behind "
+                     f"{e.get('outstanding_bytes')} unacknowledged bytes until the next write sent them (frame "
+                     f"{e.get('held_segment_frame')}, {e.get('held_segment_len')} B); the writes are {e['write_size']} B"
+                     f"{pace}, and no ACK released them")
+    elif "held_segment_len" in e:
         parts.append(f"a {e['held_segment_len']}-byte segment (frame {e.get('held_segment_frame')}) was held behind "
                      f"{e.get('outstanding_bytes')} unacknowledged bytes" + (f" (full segment {e['mss']} B)" if e.get("mss") else ""))
     if "releasing_ack_frame" in e:
