@@ -62,19 +62,20 @@ def every_second_shares(state: pl.DataFrame) -> dict[tuple[int, int], float]:
 
 def ack_delays(state: pl.DataFrame, timings: dict[tuple[int, int], Timing]) -> pl.DataFrame:
     """Every advancing ACK's delay at the receiver, ns (never negative; column ack_delay_ns), with
-    its (stream, acker's dir), sorted by those and else in the table's order: the delay seen at the
+    its (stream, acker's dir) and the data packets it covered (ack_segments), sorted by those and
+    else in the table's order: the delay seen at the
     tap less the part of the round trip it holds there (the rest of the RTT of the direction whose
     data the ACKs answer). One pass over all connections (a partition and two Series operations
     per direction cost 0.2 ms each)."""
     keys = ["stream", "dir"]
-    held = state.select(*keys, "ack_delay_ns").filter(pl.col("ack_delay_ns").is_not_null())
+    held = state.select(*keys, "ack_delay_ns", "ack_segments").filter(pl.col("ack_delay_ns").is_not_null())
     # The ACKs of direction d answer the data of direction 1 - d: that direction's timing says where the tap was.
     rest = [(s, 1 - d, t.rest_of_rtt()) for (s, d), t in timings.items()]
     rest_of = pl.DataFrame(rest, schema={"stream": state.schema["stream"], "dir": state.schema["dir"], "rest": pl.Int64},
                            orient="row")
     return (held.join(rest_of, on=keys, how="left", maintain_order="left")
             .select(*keys, (pl.col("ack_delay_ns") - pl.col("rest").fill_null(0)).clip(lower_bound=0)
-                    .alias("ack_delay_ns"))
+                    .alias("ack_delay_ns"), "ack_segments")
             .sort(keys, maintain_order=True))
 
 
@@ -89,32 +90,41 @@ def split_delays(delays: pl.DataFrame) -> dict[tuple[int, int], pl.Series]:
     return out
 
 
-# A receiver's ACK delays in brief: ACKs measured, those held (delay >= DELAYED_MIN_NS), and the
-# held ones' median, 10th and 90th percentiles (nearest rank) and maximum, ns (None when none held).
-DelaySummary = tuple[int, int, int | None, int | None, int | None, int | None]
+# A receiver's ACK delays in brief: ACKs measured, those held (delay >= DELAYED_MIN_NS), the held
+# ones' median, 10th and 90th percentiles (nearest rank) and maximum, ns (None when none held), and
+# the ACKs of a single data packet it sent at once before its timer first held one (quick ACKs).
+DelaySummary = tuple[int, int, int | None, int | None, int | None, int | None, int]
 
 
 def delay_summaries(delays: pl.DataFrame) -> dict[tuple[int, int], DelaySummary]:
-    """DelaySummary per (stream, acker's dir) of ack_delays' table, in one group-by."""
+    """DelaySummary per (stream, acker's dir) of ack_delays' table (each group in time order), in
+    one group-by."""
     x = pl.col("ack_delay_ns")
     held = x.filter(x >= DELAYED_MIN_NS)
-    rows = delays.group_by(["stream", "dir"]).agg(
+    at = pl.int_range(pl.len())
+    # A receiver whose timer held an ACK (ONE_SHOT_MIN_NS or more: no queue on an ordinary path
+    # holds one that long, and no timer runs shorter) but ACKed single segments at once before it
+    # first did: quick ACKs at the start (Linux's quickack mode, up to 16; none held: 0).
+    quick = ((at < at.filter(x >= ONE_SHOT_MIN_NS).min()) & (pl.col("ack_segments") == 1)
+             & (x < DELAYED_MIN_NS)).sum()
+    rows = delays.group_by(["stream", "dir"], maintain_order=True).agg(
         pl.len().alias("n"), held.len().alias("held"), held.median().alias("med"),
         held.quantile(0.1, interpolation="nearest").alias("lo"), held.quantile(0.9, interpolation="nearest").alias("hi"),
-        held.max().alias("max"))
-    return {(int(s), int(d)): (int(n), int(h), *(None if v is None else int(v) for v in (med, lo, hi, mx)))
-            for s, d, n, h, med, lo, hi, mx in rows.iter_rows()}
+        held.max().alias("max"), quick.alias("quick"))
+    return {(int(s), int(d)): (int(n), int(h), *(None if v is None else int(v) for v in (med, lo, hi, mx)), int(q or 0))
+            for s, d, n, h, med, lo, hi, mx, q in rows.iter_rows()}
 
 
 def delayed_ack_profile(summary: DelaySummary | None, acks_covering_two: float | None) -> dict[str, Any]:
     """One receiver's ACK delays (their DelaySummary) as its timer's typical value and its kind."""
     if summary is None or summary[0] == 0:
         return {"acks_measured": 0, "timer": "unknown"}
-    n, held, med, lo, hi, mx = summary
+    n, held, med, lo, hi, mx, quick = summary
     out: dict[str, Any] = {
         "acks_measured": n,
         "delayed_acks": held,
         "every_second_segment": None if acks_covering_two is None else round(acks_covering_two, 3),
+        "quick_acks_at_start": quick,
     }
     if held == 0:
         out["timer"] = "none seen"

@@ -433,7 +433,10 @@ def _profile_rows(d) -> list[tuple[str, str]]:
     peer = p.get("peer_delayed_ack") or {}
     if peer:
         rows.append(("peer's delayed ACK", f"{peer.get('timer')}" + (f", {peer['timer_ns'] / 1e6:.1f} ms" if peer.get("timer_ns") else "")
-                     + f" ({peer.get('delayed_acks', 0)} of {peer.get('acks_measured', 0)} ACKs delayed)"))
+                     + f" ({peer.get('delayed_acks', 0)} of {peer.get('acks_measured', 0)} ACKs delayed"
+                     + (f"; {peer['quick_acks_at_start']} quick ACKs at the start" if peer.get("quick_acks_at_start") else "")
+                     + (f"; {peer['every_second_segment']:.0%} covered two segments or more"
+                        if peer.get("every_second_segment") is not None else "") + ")"))
     stack = p.get("stack") or {}
     if stack:
         rows.append(("stack (guess)", f"{stack.get('guess')}: " + "; ".join(stack.get("evidence", []))))
