@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 
-from stallscope.analyzers import artifacts, inference, peer_acks, timeline, vantage
+from stallscope.analyzers import artifacts, estimates, inference, peer_acks, timeline, vantage
 from stallscope.analyzers.causes import RULES, windows
 from stallscope.analyzers.causes import path as path_rules
 from stallscope.analyzers.causes.loss import MAX_RTO_NS
@@ -62,6 +62,20 @@ _CONTEXT_COLUMNS = ["frame", "ts_ns", "dir", "payload_len", "flag_ack", "flag_ps
 ENDPOINT_COLUMNS = ["src_addr", "dst_addr", "src_port", "dst_port"]
 
 
+def _state_order() -> list[str]:
+    """The packet table's columns in order: the sender state, the timer estimate after the RTT
+    samples and the spurious flag after the retransmission kind (analyzers/estimates.py), then
+    the packet's own fields."""
+    order: list[str] = []
+    for c in STATE_COLUMNS:
+        order.append(c)
+        if c == "retrans_kind":
+            order.append("spurious_retransmission")
+        elif c == "rtt_ns":
+            order += ["srtt_ns", "rttvar_ns", "rto_ns"]
+    return order + [c for c in PACKET_INPUT if c not in STATE_COLUMNS]
+
+
 @dataclass
 class FileAnalysis:
     path: str
@@ -82,9 +96,10 @@ class FileAnalysis:
         """The per-packet sender-state table (docs/analysis-json.md), endpoints included."""
         if self.core_state is None or self.endpoints is None:
             return self.core_state
-        order = list(STATE_COLUMNS) + [c for c in PACKET_INPUT if c not in STATE_COLUMNS]
-        return by_stream_time(self.core_state).join(self.endpoints, on=["stream", "dir"], how="left", maintain_order="left").select(
-            [c for c in order if c in self.core_state.columns or c in ENDPOINT_COLUMNS])
+        order = _state_order()
+        table = estimates.add(by_stream_time(self.core_state))
+        return table.join(self.endpoints, on=["stream", "dir"], how="left", maintain_order="left").select(
+            [c for c in order if c in table.columns or c in ENDPOINT_COLUMNS])
 
     def to_json(self) -> dict[str, Any]:
         return {

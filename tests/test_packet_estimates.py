@@ -1,0 +1,61 @@
+"""The packet table's timer estimate and spurious-retransmission flag (analyzers/estimates.py),
+against an explicit RFC 6298 recurrence and on the recorded captures whose emulator dropped known
+packets: ack_loss (ACKs lost, the data had arrived: its timeouts' resends were not needed) and
+burst_loss_sack (data lost, SACK repairs it: every resend was needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from stallscope.analyzers.analyze import analyze_one
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def _rfc6298(samples: list[int]) -> tuple[float, float]:
+    srtt = rttvar = None
+    for r in samples:
+        if srtt is None:
+            srtt, rttvar = r, r / 2
+        else:
+            rttvar = 0.75 * rttvar + 0.25 * abs(srtt - r)
+            srtt = 0.875 * srtt + 0.125 * r
+    return srtt, rttvar
+
+
+@pytest.mark.parametrize("name", ["burst_loss_sack", "clean_bulk"])
+def test_the_timer_estimate_follows_rfc_6298(name: str) -> None:
+    st = analyze_one(FIXTURES / f"{name}.pcap").state
+    data = st.filter((pl.col("dir") == 0) & pl.col("rtt_ns").is_not_null())
+    samples = data.with_columns(at=pl.col("ts_ns") + pl.col("rtt_ns")).sort("at")
+    assert samples.height > 20
+    # The estimate on the last row of the direction holds every sample that arrived before it.
+    last = st.filter(pl.col("dir") == 0).tail(1)
+    taken = samples.filter(pl.col("at") <= last["ts_ns"][0])["rtt_ns"].to_list()
+    srtt, rttvar = _rfc6298(taken)
+    assert abs(last["srtt_ns"][0] - srtt) <= 1 and abs(last["rttvar_ns"][0] - rttvar) <= 1
+    assert last["rto_ns"][0] == last["srtt_ns"][0] + 4 * last["rttvar_ns"][0]
+    # Before the first sample there is no estimate.
+    first_at = samples["at"][0]
+    assert st.filter((pl.col("dir") == 0) & (pl.col("ts_ns") < first_at))["srtt_ns"].null_count() == \
+        st.filter((pl.col("dir") == 0) & (pl.col("ts_ns") < first_at)).height
+
+
+def test_resends_behind_lost_acks_were_not_needed() -> None:
+    st = analyze_one(FIXTURES / "ack_loss.pcap").state
+    resent = st.filter(pl.col("retransmission") & (pl.col("payload_len") > 0))
+    assert resent.height >= 2
+    assert resent["spurious_retransmission"].sum() >= 1
+    # Packets that are not resends carry no flag.
+    assert st.filter(~pl.col("retransmission"))["spurious_retransmission"].null_count() == \
+        st.filter(~pl.col("retransmission")).height
+
+
+def test_sack_repairs_of_lost_data_were_needed() -> None:
+    st = analyze_one(FIXTURES / "burst_loss_sack.pcap").state
+    resent = st.filter(pl.col("retransmission") & (pl.col("payload_len") > 0))
+    assert resent.height >= 10
+    assert resent["spurious_retransmission"].sum() == 0
