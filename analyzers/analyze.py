@@ -63,13 +63,15 @@ ENDPOINT_COLUMNS = ["src_addr", "dst_addr", "src_port", "dst_port"]
 
 
 def _state_order() -> list[str]:
-    """The packet table's columns in order: the sender state, the timer estimate after the RTT
-    samples and the spurious flag after the retransmission kind (analyzers/estimates.py), then
-    the packet's own fields."""
+    """The packet table's columns in order: the sender state, what limited the sender after its
+    windows (timeline.packet_limits), the timer estimate after the RTT samples and the spurious
+    flag after the retransmission kind (analyzers/estimates.py), then the packet's own fields."""
     order: list[str] = []
     for c in STATE_COLUMNS:
         order.append(c)
-        if c == "retrans_kind":
+        if c == "usable_window":
+            order.append("limit")
+        elif c == "retrans_kind":
             order.append("spurious_retransmission")
         elif c == "rtt_ns":
             order += ["srtt_ns", "rttvar_ns", "rto_ns"]
@@ -98,6 +100,10 @@ class FileAnalysis:
             return self.core_state
         order = _state_order()
         table = estimates.add(by_stream_time(self.core_state))
+        sides = {(c.stream, d.dir): (d.profile, [x for x in c.stalls if x.dir == d.dir])
+                 for c in self.connections for d in c.directions}
+        limits = timeline.packet_limits(table, sides)
+        table = table.join(limits, on=["stream", "frame"], how="left", maintain_order="left")
         return table.join(self.endpoints, on=["stream", "dir"], how="left", maintain_order="left").select(
             [c for c in order if c in table.columns or c in ENDPOINT_COLUMNS])
 

@@ -42,6 +42,61 @@ def limit_shares(rows: pl.DataFrame, directions: dict[Direction, tuple[dict[str,
 
 def _direction_shares(rows: pl.DataFrame, d: int, mine: dict[int, tuple[dict[str, Any], list[StallFinding]]]
                       ) -> dict[Direction, dict[str, float]]:
+    df, facts = _limits(rows, d, mine)
+    g = "stream"
+    df = _outside_stalls(df.select(g, "ts_ns", "dt", "limit"), {s: v[1] for s, v in mine.items()}, rows.schema["stream"])
+    spans = {s: (first, last) for s, first, last in facts.select(g, "first", "last").iter_rows()}
+    out: dict[Direction, dict[str, float]] = {(s, d): {} for s in mine}
+    for s, lim, dt in df.group_by(g, "limit").agg(pl.col("dt").sum()).iter_rows():
+        first, last = spans[s]
+        out[(s, d)][lim] = dt / max(1, (last or 0) - (first or 0))
+    for s, (_, stalls) in mine.items():
+        first, last = spans.get(s, (None, None))
+        total = max(1, (last or 0) - (first or 0))
+        shares = out[(s, d)]
+        for st in stalls:
+            # Only the part inside the data's span: a black hole's stall from the handshake to the first
+            # data that got through lies before it, and the shares are of that span.
+            inside = min(st.end_ns, last or 0) - max(st.start_ns, first or 0)
+            if inside > 0:
+                key = f"stall:{st.cause}"
+                shares[key] = shares.get(key, 0.0) + inside / total
+        out[(s, d)] = dict(sorted(shares.items()))
+    return out
+
+
+def packet_limits(rows: pl.DataFrame, directions: dict[Direction, tuple[dict[str, Any], list[StallFinding]]]
+                  ) -> pl.DataFrame:
+    """(stream, frame, limit) for each packet of a direction in `directions` sent within its data's
+    span: what limited that packet's sender right after it (the limits of limit_shares), or
+    `stall:CAUSE` inside one of its stalls. `rows` as for limit_shares, with `frame`."""
+    parts = []
+    for d in (0, 1):
+        mine = {s: v for (s, d_), v in directions.items() if d_ == d and v[0].get("data_packets")}
+        if not mine:
+            continue
+        df, _ = _limits(rows, d, mine)
+        df = df.filter(pl.col("dir") == d).select("stream", "frame", "ts_ns", "limit")
+        spans = [(s, st.start_ns, st.end_ns, f"stall:{st.cause}") for s, (_, stalls) in mine.items() for st in stalls]
+        if spans:
+            iv = pl.DataFrame(spans, schema={"stream": rows.schema["stream"], "stall_start": pl.Int64,
+                                             "stall_end": pl.Int64, "stall": pl.String}, orient="row").sort(
+                "stream", "stall_start")
+            df = df.sort("stream", "ts_ns").join_asof(iv, left_on="ts_ns", right_on="stall_start", by="stream",
+                                                      strategy="backward", check_sortedness=False)
+            # The stall's own first packet (its last data before the silence) is what the stall waits behind.
+            inside = pl.col("stall").is_not_null() & (pl.col("ts_ns") < pl.col("stall_end"))
+            df = df.select("stream", "frame", pl.when(inside).then(pl.col("stall")).otherwise(pl.col("limit")).alias("limit"))
+        parts.append(df.select("stream", "frame", "limit"))
+    if not parts:
+        return pl.DataFrame(schema={"stream": rows.schema["stream"], "frame": rows.schema["frame"], "limit": pl.String})
+    return pl.concat(parts)
+
+
+def _limits(rows: pl.DataFrame, d: int, mine: dict[int, tuple[dict[str, Any], list[StallFinding]]]
+            ) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Direction d's limit after each row of its connections within its data's span (stream, dir,
+    frame, ts_ns, dt, limit), and per connection its first and last data (facts)."""
     stream_type = rows.schema["stream"]
     params = pl.DataFrame({
         "stream": list(mine),
@@ -71,9 +126,10 @@ def _direction_shares(rows: pl.DataFrame, d: int, mine: dict[int, tuple[dict[str
     refill = (own & pl.col("new_data") & (pl.col("payload_len") > 0) & per((~own).shift(1)).fill_null(False)
               & per(pl.col("acks_new").shift(1)).fill_null(False)
               & (per(pl.col("payload_len").shift(1)) == 0).fill_null(False))
-    part = rows.select(COLUMNS).filter(pl.col("stream").is_in(params["stream"].implode()))
+    part = rows.select(COLUMNS + (["frame"] if "frame" in rows.columns else [])).filter(
+        pl.col("stream").is_in(params["stream"].implode()))
     df = part.select(
-        "stream", "ts_ns",
+        "stream", "ts_ns", "dir", *(["frame"] if "frame" in part.columns else []),
         held(pl.col("in_flight")).alias("flight"),
         held(pl.col("usable_window")).alias("usable"),
         held(pl.col("peer_window")).alias("peer_window"),
@@ -106,26 +162,7 @@ def _direction_shares(rows: pl.DataFrame, d: int, mine: dict[int, tuple[dict[str
         .when(~pl.col("clocked")).then(pl.lit("application"))
         .otherwise(pl.lit("cwnd"))
     )
-    df = _outside_stalls(df.select(g, "ts_ns", "dt", limit.alias("limit")),
-                         {s: v[1] for s, v in mine.items()}, stream_type)
-    spans = {s: (first, last) for s, first, last in facts.select(g, "first", "last").iter_rows()}
-    out: dict[Direction, dict[str, float]] = {(s, d): {} for s in mine}
-    for s, lim, dt in df.group_by(g, "limit").agg(pl.col("dt").sum()).iter_rows():
-        first, last = spans[s]
-        out[(s, d)][lim] = dt / max(1, (last or 0) - (first or 0))
-    for s, (_, stalls) in mine.items():
-        first, last = spans.get(s, (None, None))
-        total = max(1, (last or 0) - (first or 0))
-        shares = out[(s, d)]
-        for st in stalls:
-            # Only the part inside the data's span: a black hole's stall from the handshake to the first
-            # data that got through lies before it, and the shares are of that span.
-            inside = min(st.end_ns, last or 0) - max(st.start_ns, first or 0)
-            if inside > 0:
-                key = f"stall:{st.cause}"
-                shares[key] = shares.get(key, 0.0) + inside / total
-        out[(s, d)] = dict(sorted(shares.items()))
-    return out
+    return df.with_columns(limit.alias("limit")), facts
 
 
 def _outside_stalls(df: pl.DataFrame, stalls: dict[int, list[StallFinding]], stream_type: pl.DataType) -> pl.DataFrame:

@@ -59,3 +59,21 @@ def test_sack_repairs_of_lost_data_were_needed() -> None:
     resent = st.filter(pl.col("retransmission") & (pl.col("payload_len") > 0))
     assert resent.height >= 10
     assert resent["spurious_retransmission"].sum() == 0
+
+
+def _limits(name: str) -> dict[str, int]:
+    st = analyze_one(FIXTURES / f"{name}.pcap").state
+    data = st.filter((pl.col("payload_len") > 0) & (pl.col("dir") == st.filter(pl.col("payload_len") > 0)
+                                                     .group_by("dir").len().sort("len")["dir"][-1]))
+    return dict(data.group_by("limit").len().iter_rows())
+
+
+def test_each_packet_names_what_limited_its_sender() -> None:
+    """The per-packet limit (timeline.packet_limits) on captures whose limit is known: a slow
+    reader's data sits inside its window stalls, a small send buffer's at its plateau, and each of
+    nagle_4k_jumbo's 23 held segments opens a Nagle stall."""
+    assert _limits("slow_reader").get("stall:receiver_window_limited", 0) > 100
+    assert _limits("small_sndbuf_long_rtt").get("send_buffer", 0) >= 20
+    assert _limits("nagle_4k_jumbo")["stall:nagle_delayed_ack"] == 23
+    # Only the direction's last data packet (its span ends there) has no limit.
+    assert _limits("clean_bulk").get(None) == 1
