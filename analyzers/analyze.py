@@ -74,7 +74,7 @@ def _state_order() -> list[str]:
         elif c == "retrans_kind":
             order.append("spurious_retransmission")
         elif c == "rtt_ns":
-            order += ["srtt_ns", "rttvar_ns", "rto_ns"]
+            order += ["rtt_ts_ns", "srtt_ns", "rttvar_ns", "rto_ns"]
     return order + [c for c in PACKET_INPUT if c not in STATE_COLUMNS]
 
 

@@ -1,6 +1,7 @@
 """Per-packet readings that the stall rules do not need, added to the packet table when it is asked
-for (`FileAnalysis.state`, `stallscope analyze --packets`): the sender's retransmission-timer
-estimate (RFC 6298's SRTT, RTTVAR and RTO over the trace's RTT samples) and whether each
+for (`FileAnalysis.state`, `stallscope analyze --packets`): RTT samples from timestamp echoes (RFC
+7323), the sender's retransmission-timer estimate (RFC 6298's SRTT, RTTVAR and RTO over the trace's
+RTT samples: the echoes where there are, else Karn's) and whether each
 retransmission was needed (a DSACK reported it as a duplicate, RFC 2883, or the ACK that covered it
 echoed a timestamp older than its own, the Eifel test of RFC 3522: the original had arrived).
 
@@ -18,8 +19,11 @@ BETA = 1 / 4
 K = 4
 
 COLUMNS = {
-    "srtt_ns": "this direction's sender: smoothed RTT after the samples seen so far (RFC 6298 over rtt_ns, each "
-               "sample taken when the ACK that gave it arrived; null before the first)",
+    "rtt_ts_ns": "on an ACK that advanced and echoes a timestamp: time since the peer's data packet that first "
+                 "carried the echoed TSval (RFC 7323 RTTM, a sample across retransmissions)",
+    "srtt_ns": "this direction's sender: smoothed RTT after the samples seen so far (RFC 6298 over rtt_ts_ns where "
+               "the direction's ACKs echo timestamps, else rtt_ns, each sample taken when its ACK arrived; null "
+               "before the first)",
     "rttvar_ns": "this direction's sender: RTT variation, as srtt_ns",
     "rto_ns": "srtt_ns + 4 x rttvar_ns: RFC 6298's timeout without its 1 s floor (Linux floors it at 200 ms)",
     "spurious_retransmission": "on a retransmission: a DSACK reported it as a duplicate, the ACK that covered it "
@@ -30,13 +34,36 @@ COLUMNS = {
 
 def add(state: pl.DataFrame) -> pl.DataFrame:
     """`state` (the packet table, each connection's rows in time order) with COLUMNS added."""
-    return _spurious(_rto(state))
+    return _spurious(_rto(_echo_rtt(state)))
+
+
+def _echo_rtt(state: pl.DataFrame) -> pl.DataFrame:
+    """rtt_ts_ns: on an ACK that advanced and echoes a timestamp, the time since the data packet
+    that first carried that TSval (RFC 7323's RTTM: the echo names the transmission, so a resent
+    segment's ACK is a sample too, where Karn's rule gives none)."""
+    rows = state.with_row_index("_row")
+    sent = (rows.filter((pl.col("payload_len") > 0) & pl.col("opt_ts_val").is_not_null())
+            .group_by(*KEYS, pl.col("opt_ts_val").alias("echo")).agg(pl.col("ts_ns").min().alias("sent_ns"))
+            .with_columns((1 - pl.col("dir").cast(pl.Int16)).cast(state.schema["dir"]).alias("dir")))
+    acks = rows.filter(pl.col("acks_new") & pl.col("opt_ts_ecr").is_not_null()).select(
+        "_row", *KEYS, "ts_ns", pl.col("opt_ts_ecr").alias("echo"))
+    if sent.is_empty() or acks.is_empty():
+        return state.with_columns(pl.lit(None, pl.Int64).alias("rtt_ts_ns"))
+    hit = acks.join(sent, on=[*KEYS, "echo"], how="inner").select(
+        "_row", (pl.col("ts_ns") - pl.col("sent_ns")).alias("rtt_ts_ns")).filter(pl.col("rtt_ts_ns") >= 0)
+    return rows.join(hit, on="_row", how="left", maintain_order="left").drop("_row")
 
 
 def _rto(state: pl.DataFrame) -> pl.DataFrame:
-    samples = (state.select(*KEYS, "ts_ns", "rtt_ns").filter(pl.col("rtt_ns").is_not_null())
-               .select(*KEYS, (pl.col("ts_ns") + pl.col("rtt_ns")).alias("at"), pl.col("rtt_ns").cast(pl.Float64).alias("r"))
-               .sort([*KEYS, "at"]))
+    # The samples: each direction's echoes where it has them (RFC 7323), else Karn's (rtt_ns on
+    # the data packet, taken when its ACK came).
+    karn = (state.select(*KEYS, "ts_ns", "rtt_ns").filter(pl.col("rtt_ns").is_not_null())
+            .select(*KEYS, (pl.col("ts_ns") + pl.col("rtt_ns")).alias("at"), pl.col("rtt_ns").cast(pl.Float64).alias("r")))
+    echo = (state.select("stream", (1 - pl.col("dir").cast(pl.Int16)).cast(state.schema["dir"]).alias("dir"),
+                         pl.col("ts_ns").alias("at"), "rtt_ts_ns").filter(pl.col("rtt_ts_ns").is_not_null())
+            .select(*KEYS, "at", pl.col("rtt_ts_ns").cast(pl.Float64).alias("r")))
+    with_echo = echo.select(KEYS).unique()
+    samples = pl.concat([karn.join(with_echo, on=KEYS, how="anti"), echo]).sort([*KEYS, "at"])
     if samples.is_empty():
         return state.with_columns(pl.lit(None, pl.Int64).alias(c) for c in ("srtt_ns", "rttvar_ns", "rto_ns"))
     srtt = pl.col("r").ewm_mean(alpha=ALPHA, adjust=False).over(KEYS)

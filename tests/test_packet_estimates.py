@@ -26,15 +26,25 @@ def _rfc6298(samples: list[int]) -> tuple[float, float]:
     return srtt, rttvar
 
 
-@pytest.mark.parametrize("name", ["burst_loss_sack", "clean_bulk"])
-def test_the_timer_estimate_follows_rfc_6298(name: str) -> None:
-    st = analyze_one(FIXTURES / f"{name}.pcap").state
-    data = st.filter((pl.col("dir") == 0) & pl.col("rtt_ns").is_not_null())
-    samples = data.with_columns(at=pl.col("ts_ns") + pl.col("rtt_ns")).sort("at")
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.mark.parametrize("path", [FIXTURES / "burst_loss_sack.pcap", FIXTURES / "clean_bulk.pcap",
+                                  DATA / "linux_slow_reader_20ms_no_timestamps.receiver.pcap"])
+def test_the_timer_estimate_follows_rfc_6298(path: Path) -> None:
+    """With timestamps the samples are the peer's echoes (RFC 7323), without them Karn's."""
+    st = analyze_one(path).state
+    echoes = st.filter((pl.col("dir") == 1) & pl.col("rtt_ts_ns").is_not_null())
+    if echoes.height:
+        samples = echoes.select(at=pl.col("ts_ns"), r=pl.col("rtt_ts_ns"))
+    else:
+        samples = st.filter((pl.col("dir") == 0) & pl.col("rtt_ns").is_not_null()).select(
+            at=pl.col("ts_ns") + pl.col("rtt_ns"), r=pl.col("rtt_ns"))
+    samples = samples.sort("at")
     assert samples.height > 20
     # The estimate on the last row of the direction holds every sample that arrived before it.
     last = st.filter(pl.col("dir") == 0).tail(1)
-    taken = samples.filter(pl.col("at") <= last["ts_ns"][0])["rtt_ns"].to_list()
+    taken = samples.filter(pl.col("at") <= last["ts_ns"][0])["r"].to_list()
     srtt, rttvar = _rfc6298(taken)
     assert abs(last["srtt_ns"][0] - srtt) <= 1 and abs(last["rttvar_ns"][0] - rttvar) <= 1
     assert last["rto_ns"][0] == last["srtt_ns"][0] + 4 * last["rttvar_ns"][0]
@@ -77,3 +87,15 @@ def test_each_packet_names_what_limited_its_sender() -> None:
     assert _limits("nagle_4k_jumbo")["stall:nagle_delayed_ack"] == 23
     # Only the direction's last data packet (its span ends there) has no limit.
     assert _limits("clean_bulk").get(None) == 1
+
+
+def test_an_echo_names_the_transmission_it_answers() -> None:
+    """burst_loss: Karn's rule drops every resent range's sample; the echoes still give one for the
+    ACKs of resends, each the time since the packet that carried the echoed value."""
+    st = analyze_one(FIXTURES / "burst_loss.pcap").state
+    acks = st.filter(pl.col("rtt_ts_ns").is_not_null())
+    assert acks.height > 500 and (acks["dir"] == 1).all() and acks["acks_new"].all()
+    sent = st.filter((pl.col("dir") == 0) & (pl.col("payload_len") > 0)).group_by("opt_ts_val").agg(
+        pl.col("ts_ns").min())
+    one = acks.join(sent, left_on="opt_ts_ecr", right_on="opt_ts_val").head(50)
+    assert (one["ts_ns"] - one["ts_ns_right"] == one["rtt_ts_ns"]).all()
