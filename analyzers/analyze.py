@@ -102,8 +102,7 @@ class FileAnalysis:
         table = estimates.add(by_stream_time(self.core_state))
         sides = {(c.stream, d.dir): (d.profile, [x for x in c.stalls if x.dir == d.dir])
                  for c in self.connections for d in c.directions}
-        limits = timeline.packet_limits(table, sides)
-        table = table.join(limits, on=["stream", "frame"], how="left", maintain_order="left")
+        table = table.with_columns(timeline.packet_limits(table, sides))
         return table.join(self.endpoints, on=["stream", "dir"], how="left", maintain_order="left").select(
             [c for c in order if c in table.columns or c in ENDPOINT_COLUMNS])
 

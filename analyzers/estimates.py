@@ -41,7 +41,7 @@ def _echo_rtt(state: pl.DataFrame) -> pl.DataFrame:
     """rtt_ts_ns: on an ACK that advanced and echoes a timestamp, the time since the data packet
     that first carried that TSval (RFC 7323's RTTM: the echo names the transmission, so a resent
     segment's ACK is a sample too, where Karn's rule gives none)."""
-    rows = state.with_row_index("_row")
+    rows = state.select(*KEYS, "ts_ns", "payload_len", "opt_ts_val", "opt_ts_ecr", "acks_new").with_row_index("_row")
     sent = (rows.filter((pl.col("payload_len") > 0) & pl.col("opt_ts_val").is_not_null())
             .group_by(*KEYS, pl.col("opt_ts_val").alias("echo")).agg(pl.col("ts_ns").min().alias("sent_ns"))
             .with_columns((1 - pl.col("dir").cast(pl.Int16)).cast(state.schema["dir"]).alias("dir")))
@@ -51,7 +51,9 @@ def _echo_rtt(state: pl.DataFrame) -> pl.DataFrame:
         return state.with_columns(pl.lit(None, pl.Int64).alias("rtt_ts_ns"))
     hit = acks.join(sent, on=[*KEYS, "echo"], how="inner").select(
         "_row", (pl.col("ts_ns") - pl.col("sent_ns")).alias("rtt_ts_ns")).filter(pl.col("rtt_ts_ns") >= 0)
-    return rows.join(hit, on="_row", how="left", maintain_order="left").drop("_row")
+    # (Only the row index is joined: a join of the whole table copies every column.)
+    column = rows.select("_row").join(hit, on="_row", how="left", maintain_order="left")["rtt_ts_ns"]
+    return state.with_columns(column)
 
 
 def _rto(state: pl.DataFrame) -> pl.DataFrame:
@@ -73,26 +75,31 @@ def _rto(state: pl.DataFrame) -> pl.DataFrame:
     samples = samples.with_columns(rttvar=deviation.ewm_mean(alpha=BETA, adjust=False).over(KEYS))
     samples = samples.select(*KEYS, "at", pl.col("srtt").round().cast(pl.Int64).alias("srtt_ns"),
                              pl.col("rttvar").round().cast(pl.Int64).alias("rttvar_ns"))
-    at = state.select(*KEYS, "ts_ns").with_row_index("_row").sort([*KEYS, "ts_ns"])
-    est = at.join_asof(samples, left_on="ts_ns", right_on="at", by=KEYS, strategy="backward", check_sortedness=False)
-    est = est.sort("_row").select("srtt_ns", "rttvar_ns", (pl.col("srtt_ns") + K * pl.col("rttvar_ns")).alias("rto_ns"))
-    return pl.concat([state, est], how="horizontal")
+    # Each connection's rows are in time order, so each (stream, dir)'s are too: the as-of join
+    # needs no sort, and it keeps the rows' order.
+    est = state.select(*KEYS, "ts_ns").join_asof(samples, left_on="ts_ns", right_on="at", by=KEYS,
+                                                 strategy="backward", check_sortedness=False)
+    return state.with_columns(est["srtt_ns"], est["rttvar_ns"], (est["srtt_ns"] + K * est["rttvar_ns"]).alias("rto_ns"))
 
 
 def _spurious(state: pl.DataFrame) -> pl.DataFrame:
     rows = state.with_row_index("_row")
-    resends = rows.filter(pl.col("retransmission") & (pl.col("payload_len") > 0)).select(
-        "_row", *KEYS, "ts_ns", "seq_rel", "seq_end", "opt_ts_val")
+    resends = rows.select("_row", *KEYS, "ts_ns", "seq_rel", "seq_end", "opt_ts_val", "retransmission",
+                          "payload_len").filter(pl.col("retransmission") & (pl.col("payload_len") > 0))
     if resends.is_empty():
         return state.with_columns(pl.lit(None, pl.Boolean).alias("spurious_retransmission"))
     # The peer's ACKs, keyed by the direction whose data they acknowledge.
-    acks = rows.filter(pl.col("flag_ack") & pl.col("ack_rel").is_not_null()).select(
-        "stream", (1 - pl.col("dir").cast(pl.Int16)).cast(state.schema["dir"]).alias("dir"),
-        pl.col("ts_ns").alias("ack_ts"), "ack_rel", "opt_ts_ecr", "sack_left", "sack_right")
+    peer = (1 - pl.col("dir").cast(pl.Int16)).cast(state.schema["dir"]).alias("dir")
+    acks = rows.select("stream", "dir", "ts_ns", "flag_ack", "ack_rel", "opt_ts_ecr").filter(
+        pl.col("flag_ack") & pl.col("ack_rel").is_not_null()).select(
+        "stream", peer, pl.col("ts_ns").alias("ack_ts"), "ack_rel", "opt_ts_ecr")
     # DSACK: a first SACK block below the cumulative ACK that covers the resent range, after it.
-    dsack = acks.filter(pl.col("sack_left").list.len() > 0).select(
-        *KEYS, "ack_ts", pl.col("sack_left").list.first().alias("lo"), pl.col("sack_right").list.first().alias("hi"),
-        "ack_rel").filter(pl.col("lo") < pl.col("ack_rel"))
+    # (The list columns are read only on the ACKs that carry blocks.)
+    dsack = (rows.select("stream", "dir", "ts_ns", "ack_rel", "sack_left", "sack_right")
+             .filter(pl.col("sack_left").list.len() > 0)
+             .select("stream", peer, pl.col("ts_ns").alias("ack_ts"), pl.col("sack_left").list.first().alias("lo"),
+                     pl.col("sack_right").list.first().alias("hi"), "ack_rel")
+             .filter(pl.col("lo") < pl.col("ack_rel")))
     dup = (resends.join(dsack, on=KEYS, how="inner")
            .filter((pl.col("ack_ts") >= pl.col("ts_ns")) & (pl.col("lo") <= pl.col("seq_rel"))
                    & (pl.col("hi") >= pl.col("seq_end")))
@@ -107,12 +114,13 @@ def _spurious(state: pl.DataFrame) -> pl.DataFrame:
              .filter(pl.col("opt_ts_ecr").is_not_null() & _older(pl.col("opt_ts_ecr"), pl.col("opt_ts_val")))
              .select("_row"))
     # Data the peer had acknowledged before it was sent again (a go-back-N past what arrived).
-    acked = rows.filter(pl.col("_row").is_in(resends["_row"].implode()) & (pl.col("seq_end") <= pl.col("snd_una"))
-                        ).select("_row")
+    acked = rows.select("_row", "retransmission", "payload_len", "seq_end", "snd_una").filter(
+        pl.col("retransmission") & (pl.col("payload_len") > 0) & (pl.col("seq_end") <= pl.col("snd_una"))).select("_row")
     spurious = pl.concat([dup, first, acked]).unique()
-    flag = (pl.when(pl.col("_row").is_in(resends["_row"].implode()))
-            .then(pl.col("_row").is_in(spurious["_row"].implode())).otherwise(pl.lit(None, pl.Boolean)))
-    return rows.with_columns(flag.alias("spurious_retransmission")).drop("_row")
+    resent = pl.col("retransmission") & (pl.col("payload_len") > 0)
+    flag = rows.select(pl.when(resent).then(pl.col("_row").is_in(spurious["_row"].implode()))
+                       .otherwise(pl.lit(None, pl.Boolean)).alias("spurious_retransmission"))
+    return state.with_columns(flag.to_series())
 
 
 def _older(a: pl.Expr, b: pl.Expr) -> pl.Expr:

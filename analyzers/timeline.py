@@ -65,18 +65,42 @@ def _direction_shares(rows: pl.DataFrame, d: int, mine: dict[int, tuple[dict[str
     return out
 
 
+# A connection with at least this many rows gets its own pass in packet_limits (window functions
+# over all of a large table hold a dozen full-length columns at once).
+OWN_PASS_ROWS = 100_000
+
+
 def packet_limits(rows: pl.DataFrame, directions: dict[Direction, tuple[dict[str, Any], list[StallFinding]]]
-                  ) -> pl.DataFrame:
-    """(stream, frame, limit) for each packet of a direction in `directions` sent within its data's
-    span: what limited that packet's sender right after it (the limits of limit_shares), or
-    `stall:CAUSE` inside one of its stalls. `rows` as for limit_shares, with `frame`."""
+                  ) -> pl.Series:
+    """The `limit` column for `rows` (as for limit_shares), row for row: for each packet of a
+    direction in `directions` sent within its data's span, what limited that packet's sender right
+    after it (the limits of limit_shares), or `stall:CAUSE` inside one of its stalls; null
+    elsewhere."""
+    keyed = rows.select(COLUMNS).with_row_index("_row")
+    sizes = keyed.group_by("stream").len()
+    big = sizes.filter(pl.col("len") >= OWN_PASS_ROWS)["stream"].to_list()
+    groups = [keyed.filter(pl.col("stream") == s) for s in big]
+    if len(big) < sizes.height:
+        groups.append(keyed.filter(~pl.col("stream").is_in(pl.Series(big, dtype=keyed.schema["stream"]).implode())))
+    column = pl.repeat(None, rows.height, dtype=pl.String, eager=True).alias("limit")
+    for g in groups:
+        streams = set(g["stream"].unique().to_list())
+        found = _packet_limits(g, {k: v for k, v in directions.items() if k[0] in streams})
+        if found.height:
+            column = column.scatter(found["_row"], found["limit"])
+    return column
+
+
+def _packet_limits(rows: pl.DataFrame, directions: dict[Direction, tuple[dict[str, Any], list[StallFinding]]]
+                   ) -> pl.DataFrame:
+    """(_row, limit) of packet_limits for the connections in `rows`."""
     parts = []
     for d in (0, 1):
         mine = {s: v for (s, d_), v in directions.items() if d_ == d and v[0].get("data_packets")}
         if not mine:
             continue
         df, _ = _limits(rows, d, mine)
-        df = df.filter(pl.col("dir") == d).select("stream", "frame", "ts_ns", "limit")
+        df = df.filter(pl.col("dir") == d).select("stream", "_row", "ts_ns", "limit")
         spans = [(s, st.start_ns, st.end_ns, f"stall:{st.cause}") for s, (_, stalls) in mine.items() for st in stalls]
         if spans:
             iv = pl.DataFrame(spans, schema={"stream": rows.schema["stream"], "stall_start": pl.Int64,
@@ -86,17 +110,18 @@ def packet_limits(rows: pl.DataFrame, directions: dict[Direction, tuple[dict[str
                                                       strategy="backward", check_sortedness=False)
             # The stall's own first packet (its last data before the silence) is what the stall waits behind.
             inside = pl.col("stall").is_not_null() & (pl.col("ts_ns") < pl.col("stall_end"))
-            df = df.select("stream", "frame", pl.when(inside).then(pl.col("stall")).otherwise(pl.col("limit")).alias("limit"))
-        parts.append(df.select("stream", "frame", "limit"))
+            df = df.select("_row", pl.when(inside).then(pl.col("stall")).otherwise(pl.col("limit")).alias("limit"))
+        parts.append(df.select("_row", "limit"))
     if not parts:
-        return pl.DataFrame(schema={"stream": rows.schema["stream"], "frame": rows.schema["frame"], "limit": pl.String})
+        return pl.DataFrame(schema={"_row": pl.UInt32, "limit": pl.String})
     return pl.concat(parts)
 
 
 def _limits(rows: pl.DataFrame, d: int, mine: dict[int, tuple[dict[str, Any], list[StallFinding]]]
             ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Direction d's limit after each row of its connections within its data's span (stream, dir,
-    frame, ts_ns, dt, limit), and per connection its first and last data (facts)."""
+    ts_ns, dt, limit, and _row where `rows` has it), and per connection its first and last data
+    (facts)."""
     stream_type = rows.schema["stream"]
     params = pl.DataFrame({
         "stream": list(mine),
@@ -126,10 +151,10 @@ def _limits(rows: pl.DataFrame, d: int, mine: dict[int, tuple[dict[str, Any], li
     refill = (own & pl.col("new_data") & (pl.col("payload_len") > 0) & per((~own).shift(1)).fill_null(False)
               & per(pl.col("acks_new").shift(1)).fill_null(False)
               & (per(pl.col("payload_len").shift(1)) == 0).fill_null(False))
-    part = rows.select(COLUMNS + (["frame"] if "frame" in rows.columns else [])).filter(
-        pl.col("stream").is_in(params["stream"].implode()))
+    extra = [c for c in ("_row",) if c in rows.columns]
+    part = rows.select(COLUMNS + extra).filter(pl.col("stream").is_in(params["stream"].implode()))
     df = part.select(
-        "stream", "ts_ns", "dir", *(["frame"] if "frame" in part.columns else []),
+        "stream", "ts_ns", "dir", *extra,
         held(pl.col("in_flight")).alias("flight"),
         held(pl.col("usable_window")).alias("usable"),
         held(pl.col("peer_window")).alias("peer_window"),
