@@ -96,13 +96,21 @@ class FileAnalysis:
     @property
     def state(self) -> pl.DataFrame | None:
         """The per-packet sender-state table (docs/analysis-json.md), endpoints included."""
+        return self.packet_table()
+
+    def packet_table(self, derived: bool = True) -> pl.DataFrame | None:
+        """The per-packet table, built on each call; without the `derived` columns (the limit, RTT
+        estimate and spurious flag, analyzers/estimates.py) for readers that do not need them (the
+        comparison: they cost a pass of their own over every row)."""
         if self.core_state is None or self.endpoints is None:
             return self.core_state
         order = _state_order()
-        table = estimates.add(by_stream_time(self.core_state))
-        sides = {(c.stream, d.dir): (d.profile, [x for x in c.stalls if x.dir == d.dir])
-                 for c in self.connections for d in c.directions}
-        table = table.with_columns(timeline.packet_limits(table, sides))
+        table = by_stream_time(self.core_state)
+        if derived:
+            table = estimates.add(table)
+            sides = {(c.stream, d.dir): (d.profile, [x for x in c.stalls if x.dir == d.dir])
+                     for c in self.connections for d in c.directions}
+            table = table.with_columns(timeline.packet_limits(table, sides))
         return table.join(self.endpoints, on=["stream", "dir"], how="left", maintain_order="left").select(
             [c for c in order if c in table.columns or c in ENDPOINT_COLUMNS])
 

@@ -44,7 +44,7 @@ def _echo_rtt(state: pl.DataFrame) -> pl.DataFrame:
     rows = state.select(*KEYS, "ts_ns", "payload_len", "opt_ts_val", "opt_ts_ecr", "acks_new").with_row_index("_row")
     sent = (rows.filter((pl.col("payload_len") > 0) & pl.col("opt_ts_val").is_not_null())
             .group_by(*KEYS, pl.col("opt_ts_val").alias("echo")).agg(pl.col("ts_ns").min().alias("sent_ns"))
-            .with_columns((1 - pl.col("dir").cast(pl.Int16)).cast(state.schema["dir"]).alias("dir")))
+            .with_columns(_peer(state)))
     acks = rows.filter(pl.col("acks_new") & pl.col("opt_ts_ecr").is_not_null()).select(
         "_row", *KEYS, "ts_ns", pl.col("opt_ts_ecr").alias("echo"))
     if sent.is_empty() or acks.is_empty():
@@ -61,7 +61,7 @@ def _rto(state: pl.DataFrame) -> pl.DataFrame:
     # the data packet, taken when its ACK came).
     karn = (state.select(*KEYS, "ts_ns", "rtt_ns").filter(pl.col("rtt_ns").is_not_null())
             .select(*KEYS, (pl.col("ts_ns") + pl.col("rtt_ns")).alias("at"), pl.col("rtt_ns").cast(pl.Float64).alias("r")))
-    echo = (state.select("stream", (1 - pl.col("dir").cast(pl.Int16)).cast(state.schema["dir"]).alias("dir"),
+    echo = (state.select("stream", _peer(state),
                          pl.col("ts_ns").alias("at"), "rtt_ts_ns").filter(pl.col("rtt_ts_ns").is_not_null())
             .select(*KEYS, "at", pl.col("rtt_ts_ns").cast(pl.Float64).alias("r")))
     with_echo = echo.select(KEYS).unique()
@@ -89,7 +89,7 @@ def _spurious(state: pl.DataFrame) -> pl.DataFrame:
     if resends.is_empty():
         return state.with_columns(pl.lit(None, pl.Boolean).alias("spurious_retransmission"))
     # The peer's ACKs, keyed by the direction whose data they acknowledge.
-    peer = (1 - pl.col("dir").cast(pl.Int16)).cast(state.schema["dir"]).alias("dir")
+    peer = _peer(state)
     acks = rows.select("stream", "dir", "ts_ns", "flag_ack", "ack_rel", "opt_ts_ecr").filter(
         pl.col("flag_ack") & pl.col("ack_rel").is_not_null()).select(
         "stream", peer, pl.col("ts_ns").alias("ack_ts"), "ack_rel", "opt_ts_ecr")
@@ -121,6 +121,11 @@ def _spurious(state: pl.DataFrame) -> pl.DataFrame:
     flag = rows.select(pl.when(resent).then(pl.col("_row").is_in(spurious["_row"].implode()))
                        .otherwise(pl.lit(None, pl.Boolean)).alias("spurious_retransmission"))
     return state.with_columns(flag.to_series())
+
+
+def _peer(state: pl.DataFrame) -> pl.Expr:
+    """The other direction's number as `dir`: a peer's ACKs keyed by the data they acknowledge."""
+    return (1 - pl.col("dir").cast(pl.Int16)).cast(state.schema["dir"]).alias("dir")
 
 
 def _older(a: pl.Expr, b: pl.Expr) -> pl.Expr:

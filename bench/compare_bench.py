@@ -49,7 +49,7 @@ def _stages(path: Path) -> dict[str, float]:
     file = analyze_one(path)
     t["analyze"] = time.perf_counter() - t0
     conn = max(file.connections, key=lambda c: (c.data_direction.profile.get("bytes") or 0) if c.data_direction else 0)
-    rows = file.state.filter(pl.col("stream") == conn.stream)
+    rows = file.packet_table(derived=False).filter(pl.col("stream") == conn.stream)
     with Workers(2) as workers:
         workers.start()
         t0 = time.perf_counter()

@@ -83,7 +83,7 @@ def compare_file(file: FileAnalysis, *, what_if: str | None = None, jobs: int = 
 def _compare_all(file: FileAnalysis, what_if: str | None, workers: Workers, reference_pcap: Path | None,
                  stream: int | None, reference: dict[str, Any] | None) -> list[ConnectionReference]:
     out = []
-    state = file.state
+    state = file.packet_table(derived=False)
     for conn in file.connections:
         if stream is not None and conn.stream != stream:
             continue

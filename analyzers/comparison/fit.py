@@ -437,6 +437,9 @@ def _lost_acks(rows: pl.DataFrame, dir_: int, data: pl.DataFrame, conn: Connecti
 # Idle periods are a writer's pace when the writes between them (their count x the median bytes
 # between two) make up at least this share of the transfer.
 PACE_COVERAGE = 0.5
+# Where the write size came from when the analyzer read it (analyzers/writes.py).
+LATTICE_WRITE = ("the sender's constant write size: the writes' ends (pauses with everything acknowledged, the close) "
+                 "at its multiples")
 
 # The receiver's window was the limit: the stalls a slow reading application leaves.
 WINDOW_CAUSES = ("receiver_window_limited", "sender_sws", "window_update_deadlock")
@@ -469,9 +472,7 @@ def _fit_pace(conn: ConnectionAnalysis, d: DirectionAnalysis, rows: pl.DataFrame
         period = int(clock["write_period_ns"])
         values["think_ns"] = Fitted(period, "the writer's clock: a write every period (the analyzer's write events, "
                                     "analyzers/writes.py)")
-        values["write"] = Fitted(int(clock["write_size"]), "the sender's constant write size: the writes' ends "
-                                 "(pauses with everything acknowledged, the close) at its multiples, each write "
-                                 "on the writer's clock")
+        values["write"] = Fitted(int(clock["write_size"]), LATTICE_WRITE + ", each write on the writer's clock")
         values["_write_cycle"] = Fitted(period, "the writer's clock")
         idle = []
     if len(idle) >= 2:
@@ -491,8 +492,7 @@ def _fit_pace(conn: ConnectionAnalysis, d: DirectionAnalysis, rows: pl.DataFrame
             values["think_ns"] = Fitted(pause, f"the median of the sender's {len(idle)} idle periods between writes "
                                         "(application_idle stalls)")
             if write_size:
-                values["write"] = Fitted(int(write_size), "the sender's constant write size: the writes' ends "
-                                         "(pauses with everything acknowledged, the close) at its multiples")
+                values["write"] = Fitted(int(write_size), LATTICE_WRITE)
             elif steps:
                 values["write"] = Fitted(int(statistics.median(steps)), f"the median bytes sent between two idle "
                                          f"periods ({len(steps)}): one write each")

@@ -60,12 +60,12 @@ def run_reference(fit: Fit, changes: dict[str, Any] | None = None, *, pcap: Path
                             summary, sim_goodput)
     if fit.kind == "bulk":
         conn = max(conns, key=lambda c: c.data_direction.profile.get("bytes") or 0)
-        rows = file.state.filter(pl.col("stream") == conn.stream) if file.state is not None else None
+        rows = _stream_rows(file, conn.stream)
         return ReferenceRun(changes, conn, rows, truth, completed, None, packets, samples, summary, sim_goodput)
     # A request/response trial may open a connection per request: one merged view would need the
     # analyzer's help, so the first (or only) connection stands for the trial.
     conn = conns[0]
-    rows = file.state.filter(pl.col("stream") == conn.stream) if file.state is not None else None
+    rows = _stream_rows(file, conn.stream)
     return ReferenceRun(changes, conn, rows, truth, completed, None, packets, samples, summary, sim_goodput)
 
 
@@ -108,3 +108,9 @@ def _simulate(fit: Fit, changes: dict[str, Any], path: Path, keep_truth: bool = 
     cap = run_naglemark_capture(**fit.trial_args(**changes), pcap=path)
     samples = [(s.length, s.elapsed_ns) for s in cap.result.samples]
     return cap.ground_truth.to_json()["stalls"], len(cap.records), True, samples, cap.ground_truth.summary, None
+
+
+def _stream_rows(file, stream: int) -> pl.DataFrame | None:
+    """One connection's rows of the packet table (without its derived columns: nothing here reads them)."""
+    table = file.packet_table(derived=False)
+    return table.filter(pl.col("stream") == stream) if table is not None else None

@@ -45,7 +45,8 @@ def validate_trace(pcap: str) -> dict[str, Any]:
         row["error"] = "no data connection"
         return row
     conn = max(conns, key=lambda c: c.data_direction.profile.get("bytes") or 0)
-    rows = file.state.filter(pl.col("stream") == conn.stream) if file.state is not None else None
+    table = file.packet_table(derived=False)
+    rows = table.filter(pl.col("stream") == conn.stream) if table is not None else None
     fit = fit_connection(conn, rows)
     if fit is None:
         row["error"] = "no fit"
