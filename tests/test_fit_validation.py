@@ -229,3 +229,21 @@ def test_a_stack_that_copies_past_its_buffer_floors_s_below_its_flight(tmp_path)
     assert row["true_sndbuf"] == 4096 and row["sndbuf"] == 8192, row
     assert not row["sndbuf_claims_value"] and row["sndbuf_low"] <= 4096 and row["sndbuf_interval_ok"], row
     assert row["goodput_ok"] and row["personality_ok"], row
+
+
+def test_a_host_bound_deadlock_is_searched_with_host_reader_and_buffer_together(tmp_path):
+    """Moldeklev's S = R = 48 KB on a Sun IPX: a sender holding less than a segment of window,
+    released 10 ms later by the reader's next window update, 8 times. The window's edge moved at
+    about the goodput, so the pace group chose a reader at that pace and every host and buffer
+    tried one at a time was further off (a free host, 64 KB: 1.16 times the trace's goodput). Far
+    off at the end, the host, the reader, the read and S are tried together and the groups run
+    again from the closest: only a Sun IPX host with 8 KB reads and S = 48 KB stalls as the trace
+    does, and S is then claimed (2026-11-29: without the restart, S was 65536)."""
+    name = "moldeklev-S49152-R49152"
+    spec = next(s for s in plan() if s.name == name)
+    run_trace(spec, tmp_path)
+    row = validate_trace(str(tmp_path / f"{name}.pcap"))
+    assert row["goodput_ok"], row["goodput_ratio"]
+    assert row["sndbuf_ok"] and row["sndbuf_claims_value"], (row["sndbuf"], row["sndbuf_range_source"])
+    assert row["fit_cost"] == "sun_ipx" and row["fit_read_rate_bps"] is None, row
+    assert "host x reader's pace x read x send buffer together" in row["sndbuf_source"], row["sndbuf_source"]

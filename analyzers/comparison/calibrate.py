@@ -20,7 +20,7 @@ from ..findings import ConnectionAnalysis
 from stallscope.vocabulary import UNDETERMINED
 
 from .compare import IDLE
-from .fit import Fit, Fitted
+from .fit import Fit, Fitted, buffer_size
 
 COMMON_WRITES = (4096, 8192, 16384, 65536)
 # A candidate replaces the first estimate only when its distance is smaller by more than this.
@@ -131,6 +131,37 @@ def _candidates(fit: Fit, read_step: int | None, chosen: dict[str, Any] | None =
     out = [first] + [c for c in ({"write": w, "read": rd, "sndbuf": sb} for w, rd, sb in product(writes, reads, sndbufs))
                      if c != first]
     return out[:MAX_CANDIDATES]
+
+
+# Send buffers tried with the host and the read, as multiples of the flight's floor: where the
+# peer's window kept the flight below S, S shows nowhere, and Moldeklev's S = R = 48 KB stalls (a
+# sender holding less than a segment of window, released by the reader's next window update)
+# come and go with S between the 32 KB floor and the 64 KB the grid above tries.
+SNDBUF_BETWEEN = (1, 1.25, 1.5, 1.75, 2)
+
+
+def _hosted_buffers(fit: Fit, rows: Any, chosen: dict[str, Any], read_step: int | None, score: float
+                    ) -> list[dict[str, Any]]:
+    """Where the groups end far off the trace and neither the reads nor S showed (the read is the
+    receive buffer, S the flight's floor): the host model, the reader's pace, the read and the send
+    buffer together, on the chosen link. A host's copies pace the window's right edge as a slow
+    reader would, and a window update's timing is set by the read and by how much the sender
+    still holds (S): each one changed alone moves a run that stalls like the trace further away (a
+    Moldeklev S = R = 48 KB trace: only a Sun IPX host with 8 KB reads and S = 48 KB stalls its 8
+    times; the pace group's reader at the edge's 22 Mbit/s, chosen first, then kept every host and
+    buffer further off)."""
+    if score <= SECOND_PASS_SCORE or chosen.get("atm_switch") or "reader takes what is there" not in (
+            fit.values["read"].source if "read" in fit.values else ""):
+        return [{}]
+    s, r = fit.value("sndbuf"), fit.value("rcvbuf")
+    link, rate = chosen.get("link", fit.value("link")), chosen.get("rate_bps", fit.value("rate_bps"))
+    hosts = [{k: v for k, v in c.items() if k in ("cost", "delay_ns")} for c in _framed(fit, rows, chosen)
+             if c.get("link") == link and c.get("rate_bps") == rate] or [{}]
+    pace = [{}, {"read_rate_bps": None}] if chosen.get("read_rate_bps") else [{}]
+    reads = [{}, *({"read": x} for x in dict.fromkeys((read_step, 4096, 8192, 16384, r)) if x)]
+    sndbufs = [{}, *({"sndbuf": x} for x in dict.fromkeys(
+        [buffer_size(int(s * k)) for k in SNDBUF_BETWEEN] + ([r] if r and s < r < 2 * s else [])))] if s else [{}]
+    return [{**h, **p, **rd, **sb} for h in hosts for p in pace for rd in reads for sb in sndbufs]
 
 
 def _writes(fit: Fit) -> list[dict[str, Any]]:
@@ -1104,6 +1135,20 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
             best = min((x for x in ranked if x[0] - ranked[0][0] <= RESTART_MARGIN), key=lambda x: x[1])
             found = [found[best[1]], *(f for i, f in enumerate(found) if i != best[1])]
     won = found[0]
+    # Far off at the end: the host, the reader and the buffers together around what was chosen
+    # (_hosted_buffers), and where one is closer, the groups once more from it; the closer end wins.
+    restarted = False
+    if won.best_score > SECOND_PASS_SCORE and won.chosen:
+        around = [{k: v for k, v in {**won.chosen, **cand}.items() if v is not None}
+                  for cand in _hosted_buffers(fit, rows, won.chosen, read_step, won.best_score)[1:]]
+        scored = sorted((s, i) for i, s in enumerate(run_score(c, target) for c in around)
+                        if s is not None and math.isfinite(s))
+        tried += len(around)
+        if scored and scored[0][0] < won.best_score:
+            again = search(around[scored[0][1]])
+            tried += again.tried
+            if again.best_score < won.best_score:
+                won, restarted = again, True
     best_score, chosen, passes, joint_ran, ports, nics = (won.best_score, won.chosen, won.passes, won.joint_ran,
                                                           won.ports, won.nics)
     if not chosen:
@@ -1121,6 +1166,8 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
     why = (f"chosen by simulation ({runs_how}: {phase_how}the applications' pace{port_how}, then the link's framing and host, "
            f"then the stack among those with the same SYN options, then write x read x send buffer"
            + (", then, far off with the reads unseen, link x host x write x read together" if joint_ran else "")
+           + (", then, still far off, host x reader's pace x read x send buffer together and the groups again from "
+              "the closest of those" if restarted else "")
            + "): the run "
            f"closest to the trace's goodput, stall count and time lost per cause"
            + (" and its retransmissions" if target.retransmissions is not None else "")
