@@ -247,3 +247,17 @@ def test_a_host_bound_deadlock_is_searched_with_host_reader_and_buffer_together(
     assert row["sndbuf_ok"] and row["sndbuf_claims_value"], (row["sndbuf"], row["sndbuf_range_source"])
     assert row["fit_cost"] == "sun_ipx" and row["fit_read_rate_bps"] is None, row
     assert "host x reader's pace x read x send buffer together" in row["sndbuf_source"], row["sndbuf_source"]
+
+
+def test_searches_ending_on_another_stack_than_the_first_estimate_are_told_apart_by_distance(tmp_path):
+    """A Tru64 sender over ATM, 34 segments: the first flight names SunOS first, and the search from
+    SunOS chose a 140 Mbit/s link under it before its stack group took Tru64; the search from Tru64
+    kept the measured 126 Mbit/s (distance 0.034 against 0.071). Both end on Tru64, so the first
+    estimate's place does not decide: the closer end wins (2026-11-29: 1.07 times the trace's
+    goodput before)."""
+    name = "bulk-tru64-atm140-w8192"
+    spec = next(s for s in plan() if s.name == name)
+    run_trace(spec, tmp_path)
+    row = validate_trace(str(tmp_path / f"{name}.pcap"))
+    assert row["personality_ok"], row["personality"]
+    assert row["goodput_ok"], row["goodput_ratio"]
