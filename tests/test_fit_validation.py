@@ -261,3 +261,16 @@ def test_searches_ending_on_another_stack_than_the_first_estimate_are_told_apart
     row = validate_trace(str(tmp_path / f"{name}.pcap"))
     assert row["personality_ok"], row["personality"]
     assert row["goodput_ok"], row["goodput_ratio"]
+
+
+def test_the_host_reader_and_buffers_are_searched_with_a_switch_port_too(tmp_path):
+    """Moldeklev's S = R = 48 KB without Nagle: one segment lost in the Sun IPX receiver's FIFO,
+    which the path group reads as an ATM switch port's drop (an OC-3 access link and a port, on a
+    free host: 1.46 times the trace's goodput). With the port kept, the Sun IPX host and the
+    reads are tried together with it (2026-11-29: the port had ruled that search out)."""
+    name = "moldeklev-S49152-R49152-nagleoff"
+    spec = next(s for s in plan() if s.name == name)
+    run_trace(spec, tmp_path)
+    row = validate_trace(str(tmp_path / f"{name}.pcap"))
+    assert row["fit_cost"] == "sun_ipx", row
+    assert row["goodput_ok"] and row["matches"], row["goodput_ratio"]

@@ -8,6 +8,7 @@ candidate run is a few milliseconds; the candidates and the choice are reported 
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -31,6 +32,9 @@ PASSES = 3
 # Closer than this, a pass that changed something is not followed by another.
 CONVERGED_SCORE = 0.02
 MAX_CANDIDATES = 64
+
+# Each group's choice, for reading a fit that went astray (logging at DEBUG).
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -150,13 +154,15 @@ def _hosted_buffers(fit: Fit, rows: Any, chosen: dict[str, Any], read_step: int 
     Moldeklev S = R = 48 KB trace: only a Sun IPX host with 8 KB reads and S = 48 KB stalls its 8
     times; the pace group's reader at the edge's 22 Mbit/s, chosen first, then kept every host and
     buffer further off)."""
-    if score <= SECOND_PASS_SCORE or chosen.get("atm_switch") or "reader takes what is there" not in (
+    # (A switch port chosen in place of the replayed losses stays: the host is tried with it.)
+    if score <= SECOND_PASS_SCORE or "reader takes what is there" not in (
             fit.values["read"].source if "read" in fit.values else ""):
         return [{}]
     s, r = fit.value("sndbuf"), fit.value("rcvbuf")
     link, rate = chosen.get("link", fit.value("link")), chosen.get("rate_bps", fit.value("rate_bps"))
+    # (With a switch port chosen, _framed gives the hosts alone: the port keeps its access link.)
     hosts = [{k: v for k, v in c.items() if k in ("cost", "delay_ns")} for c in _framed(fit, rows, chosen)
-             if c.get("link") == link and c.get("rate_bps") == rate] or [{}]
+             if chosen.get("atm_switch") or (c.get("link") == link and c.get("rate_bps") == rate)] or [{}]
     pace = [{}, {"read_rate_bps": None}] if chosen.get("read_rate_bps") else [{}]
     reads = [{}, *({"read": x} for x in dict.fromkeys((read_step, 4096, 8192, 16384, r)) if x)]
     sndbufs = [{}, *({"sndbuf": x} for x in dict.fromkeys(
@@ -1104,6 +1110,8 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
                     best_score, _, chosen = first
                 else:
                     best_score, _, chosen = scored[0]
+            log.debug("group %s: %d runs, distance %.4f, chosen %s", names[step % len(groups)], len(runs),
+                      best_score, chosen)
 
         return _Search(best_score, chosen, tried, passes, joint_ran, ports, nics)
 
