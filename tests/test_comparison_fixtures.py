@@ -73,3 +73,19 @@ def test_lost_acks_are_replayed_as_lost_acks():
     assert abs(ref.comparison.goodput_ratio - 1) <= 0.25, ref.comparison.to_json()
     lost = ref.comparison.time_lost_model
     assert sum(v for k, v in lost.items() if "timeout" in k) >= 0.75 * ref.comparison.time_lost_trace["ack_loss_timeout"]
+
+
+def test_a_black_hole_with_the_senders_probing_is_fitted_as_a_hop_with_probing_on():
+    """pmtu_blackhole_probing (9000-byte MTU at both ends, a 1500-byte hop that drops larger
+    packets silently, Linux's tcp_mtu_probing=1): five jumbo timeouts, then the sender falls back to
+    1024-byte segments and recovers. Its resends were re-cut that small, so the fit took the losses
+    for no jumbo-frame loss and replayed them; the model then repaired them at once, 9.86 times the
+    trace's goodput. The losses are now read by each resend's first transmission (all jumbo), and a
+    black-hole hop with the sender's probing on is among the path's candidates: 1.07, matching
+    (2026-11-29, measured on this capture)."""
+    ref = _reference("pmtu_blackhole_probing")
+    hop = ref.fit.value("pmtu_hop")
+    assert hop is not None and hop["mode"] == "blackhole" and hop["mtu"] <= 1500, ref.fit.values.get("pmtu_hop")
+    assert ref.fit.value("mtu_probing") == 1, ref.fit.values.get("mtu_probing")
+    assert abs(ref.comparison.goodput_ratio - 1) <= 0.25, ref.comparison.to_json()
+    assert ref.comparison.matches, ref.comparison.verdict

@@ -690,22 +690,28 @@ JUMBO_RELEASE_NS = (None, 100_000, 1_000_000, 10_000_000)
 # Ethernet, PPPoE and IPv6's minimum link.
 HOP_MTUS = (1500, 1492, 1280)
 HOP_MODES = ("blackhole", "icmp")
+# The stacks whose simulator personality implements RFC 4821 black-hole detection (mtu_probing).
+MTU_PROBING_STACKS = ("linux",)
 
 
 def _jumbo_nics(fit: Fit) -> list[dict[str, Any]]:
     """Where the trace's losses were all jumbo frames: a receiving NIC with too few jumbo slots, or
     a hop with a standard MTU, in place of the replayed losses. The first candidates are the replay
     itself (no NIC, no hop)."""
-    out: list[dict[str, Any]] = [{}, {"jumbo_nic": None, "pmtu_hop": None}]
+    out: list[dict[str, Any]] = [{}, {"jumbo_nic": None, "pmtu_hop": None, "mtu_probing": None}]
+    # A black hole with the sender's RFC 4821 detection on (Linux's tcp_mtu_probing=1: after its
+    # timeouts it falls back to smaller segments), where its stack has it.
+    probing = (None, 1) if fit.value("personality") in MTU_PROBING_STACKS else (None,)
     for mtu in HOP_MTUS:
         for mode in HOP_MODES:
-            out.append({"pmtu_hop": {"mtu": mtu, "mode": mode}, "jumbo_nic": None})
+            for probe in (probing if mode == "blackhole" else (None,)):
+                out.append({"pmtu_hop": {"mtu": mtu, "mode": mode}, "jumbo_nic": None, "mtu_probing": probe})
     for slots in JUMBO_SLOTS:
         for release in JUMBO_RELEASE_NS:
             nic: dict[str, Any] = {"slots": slots, "hold_until_acked": release is None}
             if release is not None:
                 nic["replenish_ns"] = release
-            out.append({"jumbo_nic": nic, "pmtu_hop": None})
+            out.append({"jumbo_nic": nic, "pmtu_hop": None, "mtu_probing": None})
     return out
 
 
@@ -1217,8 +1223,10 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
         hop = chosen["pmtu_hop"]
         how = ("drops them without a word (a black hole)" if hop["mode"] == "blackhole"
                else "sends ICMP frag-needed back (RFC 1191)")
-        values["pmtu_hop"] = Fitted(hop, f"a hop with MTU {hop['mtu']} that {how}, for larger datagrams, in place of "
-                                    f"the trace's replayed losses ({fit.value('_jumbo_path')}); {why}")
+        probing = (", with the sender's black-hole detection on (RFC 4821, Linux's tcp_mtu_probing=1)"
+                   if chosen.get("mtu_probing") else "")
+        values["pmtu_hop"] = Fitted(hop, f"a hop with MTU {hop['mtu']} that {how}, for larger datagrams{probing}, in "
+                                    f"place of the trace's replayed losses ({fit.value('_jumbo_path')}); {why}")
     if chosen.get("jumbo_nic"):
         nic = chosen["jumbo_nic"]
         release = ("each slot back when its frame's data is acknowledged" if nic["hold_until_acked"] else

@@ -325,18 +325,35 @@ STANDARD_ETHERNET_DATAGRAM = 1500
 
 
 def jumbo_path(values: dict[str, Fitted], rows: pl.DataFrame | None, dir_: int) -> str | None:
-    """Why the trace's losses may be a receiving NIC short of jumbo receive slots, or None: jumbo
-    frames (datagrams above 1500 bytes) were sent, and every data segment the sender had to resend
-    was one (a slot pool loses only frames that need a jumbo slot)."""
+    """Why the trace's losses may be a receiving NIC short of jumbo receive slots, or a black hole,
+    or None: jumbo frames (datagrams above 1500 bytes) were sent, every data segment the sender had
+    to resend was first sent as one (a slot pool loses only frames that need a jumbo slot), and some
+    resends were jumbo frames too."""
     mtu = values["mtu"].value if "mtu" in values else None
     if rows is None or not mtu or mtu <= STANDARD_ETHERNET_DATAGRAM:
         return None
-    resent = rows.filter((pl.col("dir") == dir_) & (pl.col("payload_len") > 0) & pl.col("retransmission"))
-    if resent.is_empty() or int(resent["ip_len"].min()) <= STANDARD_ETHERNET_DATAGRAM:
+    data = rows.filter((pl.col("dir") == dir_) & (pl.col("payload_len") > 0)).select(
+        "seq_rel", "ip_len", "retransmission")
+    resent = data.filter(pl.col("retransmission"))
+    if resent.is_empty() or int(resent["ip_len"].max()) <= STANDARD_ETHERNET_DATAGRAM:
+        # (No resend was a jumbo frame: the sender sent smaller at once, as an ICMP frag-needed tells
+        # it to; a black hole or a short slot pool takes jumbo resends too.)
         return None
-    return (f"jumbo frames (MTU {mtu}), and all {resent.height} resent data segments were jumbo frames (the "
-            "smallest datagram resent " + f"{int(resent['ip_len'].min())} bytes): losses a NIC short of jumbo "
-            "receive slots, or a hop with a standard MTU, would cause")
+    # Each resend's first transmission, the one lost: a sender that fell back to smaller segments
+    # (Linux's RFC 4821 black-hole detection) re-cuts its resends, so their own sizes hide it.
+    first = data.filter(~pl.col("retransmission")).select(
+        pl.col("seq_rel").cast(pl.Int64), pl.col("ip_len").alias("_first_len")).sort("seq_rel")
+    lost = resent.select(pl.col("seq_rel").cast(pl.Int64), "ip_len").sort("seq_rel").join_asof(
+        first, on="seq_rel", strategy="backward")
+    sizes = lost.select(pl.coalesce("_first_len", "ip_len")).to_series()
+    if int(sizes.min()) <= STANDARD_ETHERNET_DATAGRAM:
+        return None
+    recut = int(lost["ip_len"].min()) <= STANDARD_ETHERNET_DATAGRAM
+    return (f"jumbo frames (MTU {mtu}), and all {resent.height} resent data segments were first sent as jumbo "
+            f"frames (the smallest such datagram {int(sizes.min())} bytes"
+            + (f"; resent as small as {int(lost['ip_len'].min())} bytes: the sender fell back to smaller segments"
+               if recut else "") + "): losses a NIC short of jumbo receive slots, or a hop with a standard MTU, "
+            "would cause")
 
 
 # Retransmissions that mark their segment's earlier transmission as lost: a fast or SACK repair

@@ -13,7 +13,7 @@ from stallscope.untrusted_text import terminal as escape  # (markup and control 
 from ..analysis_text import rate
 
 FIT_SHOWN = ("personality", "receiver_personality", "mss", "sndbuf", "rcvbuf", "rate_bps", "delay_ns", "write", "nagle",
-             "sack", "app_buf", "variant", "route_mtu", "atm_switch", "jumbo_nic", "pmtu_hop")
+             "sack", "app_buf", "variant", "route_mtu", "atm_switch", "jumbo_nic", "pmtu_hop", "mtu_probing")
 
 
 def _value(name: str, v: Any) -> str:
@@ -30,6 +30,8 @@ def _value(name: str, v: Any) -> str:
         return f"{v['slots']} slots back {back}"
     if name == "pmtu_hop":
         return f"MTU {v['mtu']} {v['mode']}"
+    if name == "mtu_probing":
+        return "on (RFC 4821)" if v else "off"
     return str(v)
 
 

@@ -88,7 +88,10 @@ def _sack(fit: Fit) -> dict[str, Any] | None:
 
 
 def _mtu_probing(fit: Fit) -> dict[str, Any] | None:
-    return {"mtu_probing": 1} if fit.kind == "bulk" and fit.value("personality") == "linux" else None
+    # (Not where the fit already runs with it: a sender seen falling back after its timeouts.)
+    if fit.kind != "bulk" or fit.value("personality") != "linux" or fit.value("mtu_probing"):
+        return None
+    return {"mtu_probing": 1}
 
 
 def _atm_policy(policy: str) -> Callable[[Fit], dict[str, Any] | None]:
