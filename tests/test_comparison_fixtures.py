@@ -89,3 +89,16 @@ def test_a_black_hole_with_the_senders_probing_is_fitted_as_a_hop_with_probing_o
     assert ref.fit.value("mtu_probing") == 1, ref.fit.values.get("mtu_probing")
     assert abs(ref.comparison.goodput_ratio - 1) <= 0.25, ref.comparison.to_json()
     assert ref.comparison.matches, ref.comparison.verdict
+
+
+def test_a_connection_too_short_for_its_goodput_is_not_compared_rather_than_deviating():
+    """nagle_4k_jumbo_per_request, stream 53: one 4-byte request, the capture's last connection. Its
+    goodput is not measured, and the comparison said "deviates: goodput: not measured in one of the
+    runs", a deviation a gate would read as a defect. It is now "not compared", with the data it had
+    (a trace too short for its goodput whose stalls differ still deviates by them: test_comparison's
+    tcp_zerowindowdead)."""
+    ref = compare_file(analyze_one(FIXTURES / "nagle_4k_jumbo_per_request.pcap"), what_if="", jobs=1, stream=53)[0]
+    assert ref.comparison.goodput_trace_bps is None
+    assert not ref.comparison.matches
+    assert ref.comparison.verdict.startswith("not compared:") and "4 bytes in 1 packet)" in ref.comparison.verdict, \
+        ref.comparison.verdict

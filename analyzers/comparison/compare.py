@@ -156,9 +156,12 @@ def compare(trace: ConnectionAnalysis, trows: pl.DataFrame | None, model: Connec
         cmp.curve_distance = curve_distance(progress(trows, td.dir), progress(mrows, md.dir))
     reasons = []
     ratio = cmp.goodput_ratio
-    if ratio is None or abs(ratio - 1) > GOODPUT_TOLERANCE:
+    # Too little data for the trace's own goodput (a request of a few bytes, a connection the
+    # capture cut): the goodput is held against nothing, which is no deviation; the stalls still are.
+    unmeasured = not td.goodput_bps
+    if not unmeasured and (ratio is None or abs(ratio - 1) > GOODPUT_TOLERANCE):
         reasons.append(f"goodput: the model's is {ratio:.2f} x the trace's" if ratio is not None
-                       else "goodput: not measured in one of the runs")
+                       else "goodput: not measured in the model's run")
     duration = max(trace.duration_ns, 1)
     for cause in sorted(set(lt) | set(lm)):
         if cause == IDLE:
@@ -176,9 +179,13 @@ def compare(trace: ConnectionAnalysis, trows: pl.DataFrame | None, model: Connec
             reasons.append(f"{len(cmp.slow_messages)} of {cmp.messages_compared} messages took longer in the trace "
                            f"(median {extra / 1e6:.1f} ms more), their last segment sent late")
     cmp.reasons = reasons
-    cmp.matches = not reasons
+    cmp.matches = not reasons and not unmeasured
     only_trace = [m for m in cmp.stalls if m.where == "trace"]
-    if cmp.matches:
+    if unmeasured and not reasons:
+        n = td.profile.get("data_packets") or 0
+        cmp.verdict = (f"not compared: the trace's data ({td.profile.get('bytes') or 0} bytes in {n} "
+                       f"packet{'' if n == 1 else 's'}) is too little to measure its goodput, and no stall differs")
+    elif cmp.matches:
         cmp.verdict = (f"matches the reference within {GOODPUT_TOLERANCE:.0%} goodput and {CAUSE_TIME_TOLERANCE:.0%} "
                        "time lost per cause")
     elif cmp.slow_messages and len(cmp.slow_messages) > SLOW_SHARE * cmp.messages_compared:
