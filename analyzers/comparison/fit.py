@@ -332,8 +332,8 @@ def jumbo_path(values: dict[str, Fitted], rows: pl.DataFrame | None, dir_: int) 
     mtu = values["mtu"].value if "mtu" in values else None
     if rows is None or not mtu or mtu <= STANDARD_ETHERNET_DATAGRAM:
         return None
-    data = rows.filter((pl.col("dir") == dir_) & (pl.col("payload_len") > 0)).select(
-        "seq_rel", "ip_len", "retransmission")
+    data = rows.filter((pl.col("dir") == dir_) & (pl.col("payload_len") > 0) & pl.col("ip_len").is_not_null()
+                       & pl.col("seq_rel").is_not_null()).select("seq_rel", "ip_len", "retransmission")
     resent = data.filter(pl.col("retransmission"))
     if resent.is_empty() or int(resent["ip_len"].max()) <= STANDARD_ETHERNET_DATAGRAM:
         # (No resend was a jumbo frame: the sender sent smaller at once, as an ICMP frag-needed tells
