@@ -102,3 +102,16 @@ def test_a_connection_too_short_for_its_goodput_is_not_compared_rather_than_devi
     assert not ref.comparison.matches
     assert ref.comparison.verdict.startswith("not compared:") and "4 bytes in 1 packet)" in ref.comparison.verdict, \
         ref.comparison.verdict
+
+
+def test_a_one_direction_capture_is_not_compared(tmp_path):
+    """burst_loss with the receiver's packets cut out (tests/pcap_edit.one_direction): no ACKs, so
+    the fit knows neither the path nor the peer and runs the reference on defaults (1 Mbit/s, 1 ms).
+    A public TLS capture of one direction's 33-byte records read "deviates: the model's goodput is
+    683 x the trace's"; such a connection is now "not compared", saying why."""
+    import pcap_edit as pe
+
+    path = pe.one_direction(pe.read(FIXTURES / "burst_loss.pcap"), True).write(tmp_path / "one.pcap")
+    (ref,) = compare_file(analyze_one(path), what_if="", jobs=1)
+    assert not ref.comparison.matches
+    assert ref.comparison.verdict.startswith("not compared: only one direction"), ref.comparison.verdict

@@ -150,6 +150,14 @@ def compare(trace: ConnectionAnalysis, trows: pl.DataFrame | None, model: Connec
     if td is None or md is None or model is None:
         cmp.verdict = "no reference: the simulator could not run the fitted configuration"
         return cmp
+    if any(n.kind == "one_direction" for n in trace.notes):
+        # No ACKs in the capture: the path, the peer and every stall's cause are unseen, so the run
+        # the fit configured holds defaults where the trace said nothing; a difference from it says
+        # nothing of the trace's stack.
+        cmp.reasons = ["only one direction of the connection was captured"]
+        cmp.verdict = ("not compared: only one direction of the connection is in the capture (no ACKs: the path "
+                       "and the peer are unseen, and the reference runs on defaults for them)")
+        return cmp
     segment = td.profile.get("common_segment") or td.profile.get("max_segment") or 1460
     cmp.stalls = match_stalls(trace, td.dir, trows, model, md.dir, mrows, segment)
     if trows is not None and mrows is not None:
