@@ -170,6 +170,18 @@ def test_data_the_capture_filtered_out_but_the_receiver_acknowledged_is_no_black
     assert [f.cause for c in conns for f in c.findings] == []
 
 
+def test_a_late_answer_to_a_request_seen_at_the_client_is_no_black_hole() -> None:
+    """nDPI's webex.pcap, two TLS connections seen at a VPN client: each server answered the
+    ClientHello 1.3 and 1.7 s after the handshake, in records smaller than the MSS. Seen from the
+    receiver that was the far-side black hole's picture (late first data, small segments), and both
+    were named pmtu_blackhole; the late answer waited on the request, not on the path, as the
+    middle tap's rule already said for a request seen pass."""
+    a = analyze_file(Path(__file__).parent / "data" / "ndpi_webex_late_tls_answers.pcap")
+    conns = a.files[0].connections
+    assert len(conns) == 2 and all(c.data_direction is not None for c in conns)
+    assert [f.cause for c in conns for f in c.findings] == []
+
+
 def _fddi_random_loss(tmp_path: Path, personality: str, seed: int):
     """A 384 KB transfer over FDDI (4352-byte frames) with 2 % random loss: its pcap and analysis."""
     spec = corpus._bulk("loss", f"{personality}-random2-fddi", personality=personality, link="fddi",

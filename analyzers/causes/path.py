@@ -140,10 +140,11 @@ def _far_side_blackhole(rows: Rows, p: dict[str, Any], timing: Timing | None):
     tap before that hop sees the large ones resent: `_pmtu_blackhole`.)"""
     if timing is None or timing.vantage not in AWAY_FROM_SENDER or not p.get("syn_seen", True):
         return None
-    if timing.vantage == "middle" and p.get("peer_data_packets"):
-        # In the middle the data's first arrival may wait on the peer's request, which the tap saw
-        # pass long after the handshake (a VPN client's TLS sessions whose servers answered 1.9 s
-        # in): only a one-way transfer's late first data is the path's.
+    if p.get("peer_data_packets"):
+        # Away from the sender the data's first arrival may wait on the peer's request, which the
+        # tap saw pass long after the handshake (a VPN client's TLS sessions whose servers answered
+        # 1.9 s in, seen in the middle; webex's, 1.3 and 1.7 s, seen at the client): only a one-way
+        # transfer's late first data is the path's.
         return None
     own = rows_of(rows)
     data = own.filter(pl.col("payload_len") > 0)
