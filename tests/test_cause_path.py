@@ -171,14 +171,27 @@ def test_data_the_capture_filtered_out_but_the_receiver_acknowledged_is_no_black
 
 
 def test_a_late_answer_to_a_request_seen_at_the_client_is_no_black_hole() -> None:
-    """nDPI's webex.pcap, two TLS connections seen at a VPN client: each server answered the
-    ClientHello 1.3 and 1.7 s after the handshake, in records smaller than the MSS. Seen from the
-    receiver that was the far-side black hole's picture (late first data, small segments), and both
-    were named pmtu_blackhole; the late answer waited on the request, not on the path, as the
-    middle tap's rule already said for a request seen pass."""
+    """nDPI's webex.pcap, a TLS connection seen at a VPN client: the server answered the
+    ClientHello 1.7 s after the handshake, in records smaller than the MSS. Seen from the receiver
+    that was the far-side black hole's picture (late first data, small segments), and it was named
+    pmtu_blackhole (as was another of the capture's, answered 1.3 s in); the late answer waited on
+    the request, not on the path, as the middle tap's rule already said for a request seen pass."""
     a = analyze_file(Path(__file__).parent / "data" / "ndpi_webex_late_tls_answers.pcap")
     conns = a.files[0].connections
-    assert len(conns) == 2 and all(c.data_direction is not None for c in conns)
+    assert len(conns) == 1 and conns[0].data_direction is not None
+    assert conns[0].data_direction.profile.get("peer_data_packets")
+    assert [f.cause for c in conns for f in c.findings] == []
+
+
+def test_data_acknowledged_past_a_gap_the_fin_closes_is_no_black_hole() -> None:
+    """Zeek's miss_end_data.pcap, seen at the client: its request, then the server's FIN 10 s later,
+    2902 bytes past any data the capture showed, and the client's ACK of all of it. The far-side
+    black hole's picture (sequence numbers ahead, no data), but the data arrived: the receiver
+    acknowledged it. acked_unseen reads ACKs past every sequence number seen, and the FIN was seen,
+    so it was a pmtu_blackhole until the rule read the receiver's ACKs itself."""
+    a = analyze_file(Path(__file__).parent / "data" / "zeek_response_acked_unseen_before_fin.pcap")
+    conns = a.files[0].connections
+    assert len(conns) == 1
     assert [f.cause for c in conns for f in c.findings] == []
 
 

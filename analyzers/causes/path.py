@@ -140,11 +140,10 @@ def _far_side_blackhole(rows: Rows, p: dict[str, Any], timing: Timing | None):
     tap before that hop sees the large ones resent: `_pmtu_blackhole`.)"""
     if timing is None or timing.vantage not in AWAY_FROM_SENDER or not p.get("syn_seen", True):
         return None
-    if p.get("peer_data_packets"):
-        # Away from the sender the data's first arrival may wait on the peer's request, which the
-        # tap saw pass long after the handshake (a VPN client's TLS sessions whose servers answered
-        # 1.9 s in, seen in the middle; webex's, 1.3 and 1.7 s, seen at the client): only a one-way
-        # transfer's late first data is the path's.
+    if timing.vantage == "middle" and p.get("peer_data_packets"):
+        # In the middle the data's first arrival may wait on the peer's request, which the tap saw
+        # pass long after the handshake (a VPN client's TLS sessions whose servers answered 1.9 s
+        # in): only a one-way transfer's late first data is the path's.
         return None
     own = rows_of(rows)
     data = own.filter(pl.col("payload_len") > 0)
@@ -156,8 +155,13 @@ def _far_side_blackhole(rows: Rows, p: dict[str, Any], timing: Timing | None):
     # ...and no further than the receiver's window lets a sender run: a packet from beyond it (a
     # stray ACK of an earlier connection before the handshake) carries another sequence space.
     window = p.get("peer_receive_window_max") or 0
+    # (Nor where the receiver's ACKs passed the data seen: what ran ahead arrived, and the capture
+    # missed it; a FIN seen after the gap hides it from acked_unseen, which reads ACKs past every
+    # sequence number seen: Zeek's miss_end_data.pcap, a response the client acknowledged whole.)
+    seen_end = int(data["seq_end"].max() if data.height else 1)
+    acked_past = int(own["snd_una"].max() or 0) > seen_end + 1 if "snd_una" in own.columns else False
     if (data.height == 0 and STANDARD_IP_MTU <= ahead <= window + STANDARD_IP_MTU
-            and not p.get("acked_unseen")):
+            and not p.get("acked_unseen") and not acked_past):
         return (Cause.PMTU_BLACKHOLE.value, 0.6, {
             "bytes_sent_never_seen": ahead, "data_segments_seen": 0,
             "why": f"the sender's sequence numbers ran {ahead} bytes ahead, yet none of its data arrived "
@@ -165,7 +169,11 @@ def _far_side_blackhole(rows: Rows, p: dict[str, Any], timing: Timing | None):
     first = _first_data_delay(own)
     seg = p.get("max_segment") or 0
     bulk = (p.get("max_in_flight") or 0) >= 4 * max(seg, 1)
-    if first is not None and first >= FAR_SIDE_FIRST_DATA_NS and offered and seg < MSS_UNUSED_SHARE * min(offered) and bulk:
+    # The first data's delay is the path's only in a one-way transfer: in an exchange it waits on
+    # the peer's request, which the tap may have seen pass long after the handshake (webex's TLS
+    # servers answered 1.3 and 1.7 s in, seen at the VPN client; in the middle, above).
+    late = first is not None and first >= FAR_SIDE_FIRST_DATA_NS and not p.get("peer_data_packets")
+    if late and offered and seg < MSS_UNUSED_SHARE * min(offered) and bulk:
         return (Cause.PMTU_BLACKHOLE.value, 0.6, {
             "first_data_after_handshake_ns": first, "largest_segment": seg, "mss_offered": min(offered),
             "why": f"the first data arrived {first / 1e9:.1f} s after the handshake, in segments smaller than "
