@@ -115,3 +115,28 @@ def test_a_one_direction_capture_is_not_compared(tmp_path):
     (ref,) = compare_file(analyze_one(path), what_if="", jobs=1)
     assert not ref.comparison.matches
     assert ref.comparison.verdict.startswith("not compared: only one direction"), ref.comparison.verdict
+
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def test_undetermined_stalls_are_not_named_as_the_suspected_defect():
+    """ndpi_netflix_three_connections.pcap, stream 1: an HTTP download whose sniffer missed runs of
+    the server's segments, its 8 silences `undetermined` (ACKs of data the capture never showed).
+    The verdict named them "stall(s) only in the trace (undetermined), which the reference stack
+    does not have: the suspected defect"; what the analyzer could not read is no cause the
+    reference should have had. It still deviates, by goodput."""
+    ref = compare_file(analyze_one(DATA / "ndpi_netflix_three_connections.pcap"), what_if="", jobs=1, stream=1)[0]
+    assert ref.comparison.time_lost_trace.get("undetermined", 0) > 0
+    assert ref.comparison.verdict.startswith("deviates: goodput"), ref.comparison.verdict
+    assert "undetermined" not in ref.comparison.verdict
+
+
+def test_a_capture_filtered_to_data_is_not_compared():
+    """tests/data/tls_data_only.pcap: a capture filtered to packets with payload (no pure ACK): the
+    ACKs' timing, the path and the peer are unseen, so no connection of it is compared."""
+    refs = compare_file(analyze_one(DATA / "tls_data_only.pcap"), what_if="", jobs=1)
+    assert refs
+    assert all(r.comparison.verdict.startswith("not compared: the capture was filtered to data") for r in refs), \
+        [r.comparison.verdict for r in refs]
+    assert not any(r.comparison.matches for r in refs)

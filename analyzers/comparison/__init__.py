@@ -84,6 +84,10 @@ def _compare_all(file: FileAnalysis, what_if: str | None, workers: Workers, refe
                  stream: int | None, reference: dict[str, Any] | None) -> list[ConnectionReference]:
     out = []
     state = file.packet_table(derived=False)
+    # A capture filtered to data (no pure ACK anywhere): its ACK timing, and so every stall's cause
+    # and the path, cannot be read; each connection is fitted but not compared.
+    unreadable = ("the capture was filtered to data (no pure ACK in it): the ACKs' timing, the path and the "
+                  "peer are unseen" if any(n.kind == "data_only" for n in file.notes) else None)
     for conn in file.connections:
         if stream is not None and conn.stream != stream:
             continue
@@ -100,7 +104,7 @@ def _compare_all(file: FileAnalysis, what_if: str | None, workers: Workers, refe
         # The what-ifs need the fit alone: the worker processes run them while the reference runs here.
         what_ifs = start_all(fit, items, workers)
         ref = run_reference(fit, pcap=reference_pcap if not out else None)
-        cmp = compare(conn, trows, ref.connection, ref.rows)
+        cmp = compare(conn, trows, ref.connection, ref.rows, unreadable)
         if ref.error:
             cmp.verdict = f"no reference: {ref.error}"
         ratio = cmp.goodput_ratio

@@ -10,7 +10,7 @@ from typing import Any
 
 import polars as pl
 
-from stallscope.vocabulary import Cause
+from stallscope.vocabulary import UNDETERMINED, Cause
 
 from ..findings import ConnectionAnalysis, StallFinding
 
@@ -139,7 +139,7 @@ def match_stalls(trace: ConnectionAnalysis, tdir: int, trows: pl.DataFrame | Non
 
 
 def compare(trace: ConnectionAnalysis, trows: pl.DataFrame | None, model: ConnectionAnalysis | None,
-            mrows: pl.DataFrame | None) -> Comparison:
+            mrows: pl.DataFrame | None, unreadable: str | None = None) -> Comparison:
     """The comparison of a trace's connection with the reference's (None: the reference failed).
     `trows`, `mrows`: each run's per-packet sender state for that connection (FileAnalysis.state
     rows of its stream), for the stalls' byte offsets and the progress curves."""
@@ -150,13 +150,15 @@ def compare(trace: ConnectionAnalysis, trows: pl.DataFrame | None, model: Connec
     if td is None or md is None or model is None:
         cmp.verdict = "no reference: the simulator could not run the fitted configuration"
         return cmp
-    if any(n.kind == "one_direction" for n in trace.notes):
-        # No ACKs in the capture: the path, the peer and every stall's cause are unseen, so the run
-        # the fit configured holds defaults where the trace said nothing; a difference from it says
-        # nothing of the trace's stack.
-        cmp.reasons = ["only one direction of the connection was captured"]
-        cmp.verdict = ("not compared: only one direction of the connection is in the capture (no ACKs: the path "
-                       "and the peer are unseen, and the reference runs on defaults for them)")
+    if unreadable is None and any(n.kind == "one_direction" for n in trace.notes):
+        unreadable = ("only one direction of the connection is in the capture (no ACKs: the path and the peer are "
+                      "unseen, and the reference runs on defaults for them)")
+    if unreadable:
+        # No ACKs in the capture (one direction, or a filter that kept only data): the path, the
+        # peer and every stall's cause are unseen, so the run the fit configured holds defaults
+        # where the trace said nothing; a difference from it says nothing of the trace's stack.
+        cmp.reasons = [unreadable]
+        cmp.verdict = f"not compared: {unreadable}"
         return cmp
     segment = td.profile.get("common_segment") or td.profile.get("max_segment") or 1460
     cmp.stalls = match_stalls(trace, td.dir, trows, model, md.dir, mrows, segment)
@@ -172,7 +174,9 @@ def compare(trace: ConnectionAnalysis, trows: pl.DataFrame | None, model: Connec
                        else "goodput: not measured in the model's run")
     duration = max(trace.duration_ns, 1)
     for cause in sorted(set(lt) | set(lm)):
-        if cause == IDLE:
+        # (Idle time is the application's; undetermined time is what the analyzer could not read,
+        # a capture's gap as often as not: neither is a cause the reference should have had.)
+        if cause in (IDLE, UNDETERMINED):
             continue
         extra = lt.get(cause, 0) - lm.get(cause, 0)
         if abs(extra) > CAUSE_TIME_TOLERANCE * duration:
@@ -188,7 +192,7 @@ def compare(trace: ConnectionAnalysis, trows: pl.DataFrame | None, model: Connec
                            f"(median {extra / 1e6:.1f} ms more), their last segment sent late")
     cmp.reasons = reasons
     cmp.matches = not reasons and not unmeasured
-    only_trace = [m for m in cmp.stalls if m.where == "trace"]
+    only_trace = [m for m in cmp.stalls if m.where == "trace" and m.cause != UNDETERMINED]
     if unmeasured and not reasons:
         n = td.profile.get("data_packets") or 0
         cmp.verdict = (f"not compared: the trace's data ({td.profile.get('bytes') or 0} bytes in {n} "

@@ -1345,7 +1345,9 @@ def _fit_turnaround(rows: pl.DataFrame | None, dir_: int, gaps: list[int], value
     if len(prompt) >= MIN_PROMPT_ACKS and statistics.median(prompt) >= ANSWERED_AT_ONCE * turnaround:
         ack = int(statistics.median(prompt))
         loaded = max(min(turnaround, ack), hs)
-        values["think_ns"] = Fitted(turnaround - loaded, f"{what} less one round trip as the responses met it: the "
+        # (At least none: the handshake's round trip may exceed a turnaround the tap saw, as on a
+        # capture filtered to data, where what reads as the handshake is no round trip.)
+        values["think_ns"] = Fitted(max(0, turnaround - loaded), f"{what} less one round trip as the responses met it: the "
                                     f"median delay of the peer's {len(prompt)} ACKs of two or more segments ({ack} ns) "
                                     "is about as long, so the client asked again at once")
         if path and hs and loaded > LOADED_RTT_MARGIN * hs:
