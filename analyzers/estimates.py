@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from stallscope.analyzers.sender_state import is_dsack
+
 KEYS = ["stream", "dir"]
 # RFC 6298 (2.3): SRTT gains 1/8 of each sample, RTTVAR 1/4 of each deviation.
 ALPHA = 1 / 8
@@ -93,13 +95,12 @@ def _spurious(state: pl.DataFrame) -> pl.DataFrame:
     acks = rows.select("stream", "dir", "ts_ns", "flag_ack", "ack_rel", "opt_ts_ecr").filter(
         pl.col("flag_ack") & pl.col("ack_rel").is_not_null()).select(
         "stream", peer, pl.col("ts_ns").alias("ack_ts"), "ack_rel", "opt_ts_ecr")
-    # DSACK: a first SACK block below the cumulative ACK that covers the resent range, after it.
+    # DSACK (sender_state.is_dsack) whose block covers the resent range, after it.
     # (The list columns are read only on the ACKs that carry blocks.)
     dsack = (rows.select("stream", "dir", "ts_ns", "ack_rel", "sack_left", "sack_right")
-             .filter(pl.col("sack_left").list.len() > 0)
+             .filter(is_dsack())
              .select("stream", peer, pl.col("ts_ns").alias("ack_ts"), pl.col("sack_left").list.first().alias("lo"),
-                     pl.col("sack_right").list.first().alias("hi"), "ack_rel")
-             .filter(pl.col("lo") < pl.col("ack_rel")))
+                     pl.col("sack_right").list.first().alias("hi"), "ack_rel"))
     dup = (resends.join(dsack, on=KEYS, how="inner")
            .filter((pl.col("ack_ts") >= pl.col("ts_ns")) & (pl.col("lo") <= pl.col("seq_rel"))
                    & (pl.col("hi") >= pl.col("seq_end")))

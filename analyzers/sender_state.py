@@ -66,10 +66,15 @@ STATE_COLUMNS: dict[str, str] = {
 }
 
 
+def is_dsack() -> pl.Expr:
+    """DSACK (RFC 2883): an ACK whose first SACK block lies below its cumulative ACK reports a
+    duplicate, not a hole."""
+    return (pl.col("sack_left").list.len() > 0) & (pl.col("sack_left").list.first() < pl.col("ack_rel"))
+
+
 def _inputs(pk: pl.DataFrame) -> dict[str, np.ndarray]:
     """The columns the native pass reads, as contiguous arrays (flags as uint8)."""
-    # DSACK (RFC 2883): a first block below the cumulative ACK reports a duplicate, not a hole.
-    dsack = (pl.col("sack_left").list.len() > 0) & (pl.col("sack_left").list.first() < pl.col("ack_rel"))
+    dsack = is_dsack()
     sack_total = pl.col("sack_right").list.sum().fill_null(0) - pl.col("sack_left").list.sum().fill_null(0)
     dsack_len = pl.when(dsack).then(pl.col("sack_right").list.first() - pl.col("sack_left").list.first()).otherwise(0)
     flags = ["flag_syn", "flag_fin", "flag_rst", "flag_ack"]

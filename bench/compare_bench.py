@@ -38,10 +38,9 @@ def _capture(path: Path, nbytes: int, loss: float) -> Path:
 
 
 def _stages(path: Path) -> dict[str, float]:
-    import polars as pl
-
     from stallscope.analyzers.analyze import analyze_one
     from stallscope.analyzers.comparison import Workers, compare, fit_connection, read_step, refine, run_reference
+    from stallscope.analyzers.comparison.reference import stream_rows
     from stallscope.analyzers.comparison.whatif import plan, start_all
 
     t: dict[str, float] = {}
@@ -49,7 +48,7 @@ def _stages(path: Path) -> dict[str, float]:
     file = analyze_one(path)
     t["analyze"] = time.perf_counter() - t0
     conn = max(file.connections, key=lambda c: (c.data_direction.profile.get("bytes") or 0) if c.data_direction else 0)
-    rows = file.packet_table(derived=False).filter(pl.col("stream") == conn.stream)
+    rows = stream_rows(file, conn.stream)
     with Workers(2) as workers:
         workers.start()
         t0 = time.perf_counter()

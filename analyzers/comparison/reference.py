@@ -60,12 +60,12 @@ def run_reference(fit: Fit, changes: dict[str, Any] | None = None, *, pcap: Path
                             summary, sim_goodput)
     if fit.kind == "bulk":
         conn = max(conns, key=lambda c: c.data_direction.profile.get("bytes") or 0)
-        rows = _stream_rows(file, conn.stream)
+        rows = stream_rows(file, conn.stream)
         return ReferenceRun(changes, conn, rows, truth, completed, None, packets, samples, summary, sim_goodput)
     # A request/response trial may open a connection per request: one merged view would need the
     # analyzer's help, so the first (or only) connection stands for the trial.
     conn = conns[0]
-    rows = _stream_rows(file, conn.stream)
+    rows = stream_rows(file, conn.stream)
     return ReferenceRun(changes, conn, rows, truth, completed, None, packets, samples, summary, sim_goodput)
 
 
@@ -110,7 +110,8 @@ def _simulate(fit: Fit, changes: dict[str, Any], path: Path, keep_truth: bool = 
     return cap.ground_truth.to_json()["stalls"], len(cap.records), True, samples, cap.ground_truth.summary, None
 
 
-def _stream_rows(file, stream: int) -> pl.DataFrame | None:
-    """One connection's rows of the packet table (without its derived columns: nothing here reads them)."""
+def stream_rows(file, stream: int) -> pl.DataFrame | None:
+    """One connection's rows of the packet table, without its derived columns (no reader in the
+    comparison needs them, and they cost a pass of their own over every row)."""
     table = file.packet_table(derived=False)
     return table.filter(pl.col("stream") == stream) if table is not None else None

@@ -28,13 +28,11 @@ def _within(a: float | None, b: float | None, tol: float) -> bool | None:
 
 def validate_trace(pcap: str) -> dict[str, Any]:
     """One trace's row: fitted against true values, and the refitted run's goodput."""
-    import polars as pl
-
     from ..analyze import analyze_one
     from .calibrate import refine
     from .compare import compare
     from .fit import DELACK_NS, Fitted, fit_connection, read_step, with_delack
-    from .reference import run_reference
+    from .reference import run_reference, stream_rows
 
     truth = json.loads(Path(pcap + ".truth.json").read_text())
     params, summary = truth["parameters"], truth.get("summary", {})
@@ -45,8 +43,7 @@ def validate_trace(pcap: str) -> dict[str, Any]:
         row["error"] = "no data connection"
         return row
     conn = max(conns, key=lambda c: c.data_direction.profile.get("bytes") or 0)
-    table = file.packet_table(derived=False)
-    rows = table.filter(pl.col("stream") == conn.stream) if table is not None else None
+    rows = stream_rows(file, conn.stream)
     fit = fit_connection(conn, rows)
     if fit is None:
         row["error"] = "no fit"

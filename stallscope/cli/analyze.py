@@ -205,7 +205,9 @@ def _render_reference(results) -> str:
 def _write_packets(results, path: Path) -> None:
     import polars as pl
 
-    frames = [r.state.with_columns(pl.lit(r.path).alias("file")) for r in results if r.state is not None]
+    # (`state` builds the table, its derived columns included, on each read: once per file here.)
+    tables = [(r.path, r.state) for r in results]
+    frames = [t.with_columns(pl.lit(p).alias("file")) for p, t in tables if t is not None]
     if not frames:
         raise typer.BadParameter("no packets to write", param_hint="--packets")
     write_parquet(pl.concat(frames, how="vertical_relaxed"), path)
