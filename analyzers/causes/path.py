@@ -145,12 +145,23 @@ def _far_side_blackhole(rows: Rows, p: dict[str, Any], timing: Timing | None):
         # pass long after the handshake (a VPN client's TLS sessions whose servers answered 1.9 s
         # in): only a one-way transfer's late first data is the path's.
         return None
+    offered = [v for v in (p.get("mss_offered_by_peer"), p.get("mss_advertised")) if v]
+    seg = p.get("max_segment") or 0
+    bulk = (p.get("max_in_flight") or 0) >= 4 * max(seg, 1)
+    # The first data's delay is the path's only in a one-way transfer: in an exchange it waits on
+    # the peer's request, which the tap may have seen pass long after the handshake (webex's TLS
+    # servers answered 1.3 and 1.7 s in, seen at the VPN client; in the middle, above).
+    late_may_show = bool(offered) and seg < MSS_UNUSED_SHARE * min(offered or [0]) and bulk and not p.get("peer_data_packets")
+    # No data seen, and sequence numbers that ran a full packet past the SYN (the span reaches them).
+    unseen_may_show = not p.get("data_packets") and (p.get("sequence_span") is None
+                                                      or p["sequence_span"] >= STANDARD_IP_MTU)
+    if not (late_may_show or unseen_may_show):
+        return None  # (the profile rules out both readings below: no query, which costs per direction)
     own = rows_of(rows)
     data = own.filter(pl.col("payload_len") > 0)
     # A reset's sequence number is not data sent: one answering a stray ACK before the handshake
     # (RFC 9293 3.10.7.3) carries that ACK's number, from another connection's space.
     ahead = int(own.filter(~pl.col("flag_rst"))["seq_rel"].max() or 0) - int(data["seq_end"].max() if data.height else 1)
-    offered = [v for v in (p.get("mss_offered_by_peer"), p.get("mss_advertised")) if v]
     # (Unless the receiver acknowledged data the tap never saw: it arrived, a filtered capture.)
     # ...and no further than the receiver's window lets a sender run: a packet from beyond it (a
     # stray ACK of an earlier connection before the handshake) carries another sequence space.
@@ -166,14 +177,10 @@ def _far_side_blackhole(rows: Rows, p: dict[str, Any], timing: Timing | None):
             "bytes_sent_never_seen": ahead, "data_segments_seen": 0,
             "why": f"the sender's sequence numbers ran {ahead} bytes ahead, yet none of its data arrived "
                    "while its small packets did: large packets are lost on the path"})
+    if not late_may_show:
+        return None
     first = _first_data_delay(own)
-    seg = p.get("max_segment") or 0
-    bulk = (p.get("max_in_flight") or 0) >= 4 * max(seg, 1)
-    # The first data's delay is the path's only in a one-way transfer: in an exchange it waits on
-    # the peer's request, which the tap may have seen pass long after the handshake (webex's TLS
-    # servers answered 1.3 and 1.7 s in, seen at the VPN client; in the middle, above).
-    late = first is not None and first >= FAR_SIDE_FIRST_DATA_NS and not p.get("peer_data_packets")
-    if late and offered and seg < MSS_UNUSED_SHARE * min(offered) and bulk:
+    if first is not None and first >= FAR_SIDE_FIRST_DATA_NS:
         return (Cause.PMTU_BLACKHOLE.value, 0.6, {
             "first_data_after_handshake_ns": first, "largest_segment": seg, "mss_offered": min(offered),
             "why": f"the first data arrived {first / 1e9:.1f} s after the handshake, in segments smaller than "
