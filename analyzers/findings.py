@@ -162,6 +162,10 @@ class ConnectionAnalysis:
         senders = [d for d in self.directions if d.role == "data sender"]
         return senders[0] if senders else (self.directions[0] if self.directions else None)
 
+    def peer_of(self, d: DirectionAnalysis) -> DirectionAnalysis | None:
+        """The direction opposite `d` (None where the capture showed one direction only)."""
+        return next((o for o in self.directions if o.dir != d.dir), None)
+
     def top_cause(self) -> str | None:
         lost: dict[str, int] = {}
         for s in self.stalls:

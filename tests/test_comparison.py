@@ -241,7 +241,7 @@ def test_how_the_window_opened_tells_the_old_stacks_apart(tmp_path):
 def test_the_send_buffer_asked_for_is_the_one_that_settles_on_the_plateau():
     """Linux doubles SO_SNDBUF and 4.4BSD/FreeBSD round it up to whole segments, so the value
     fitted is the one the stack turns into the measured plateau."""
-    from stallscope.analyzers.comparison.fit import sndbuf_request
+    from stallscope.analyzers.comparison.fit.buffers import sndbuf_request
 
     assert sndbuf_request(16384, "linux", 1448)[0] == 8192
     assert sndbuf_request(33304, "freebsd4", 1448)[0] == 32768  # 23 segments of 1448

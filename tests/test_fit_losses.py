@@ -1,4 +1,4 @@
-"""What the fit replays as the trace's losses (fit._fit_losses; issue 13's "the losses the trace
+"""What the fit replays as the trace's losses (fit.losses.fit_losses; issue 13's "the losses the trace
 shows replayed on the same segments"), on a scoring-corpus trace whose truth is known."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A Linux 2.0 sender with TCP_NODELAY whose message fills the peer's window exactly: its short
 tail goes with the write's own full segments unacknowledged, which Linux 2.0's Nagle rule never
 allows (docs/tcp-rules.md, Linux 2.0 partial segment), so the fit tries Nagle off. The window-edge
-exclusion of fit.classic_nagle_broken had taken every such tail for what a window cut from more
+exclusion of fit.stack.classic_nagle_broken had taken every such tail for what a window cut from more
 data. A trace from the scoring corpus (analyzers/corpus.py), checked as `validate` does."""
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ calibration). Traces from the scoring corpus (analyzers/corpus.py), checked as `
 from __future__ import annotations
 
 from stallscope.analyzers.comparison.calibrate import _tick_phases
-from stallscope.analyzers.comparison.fit import BSD_DELACK_TICK_NS, _receiver_phases
+from stallscope.analyzers.comparison.fit.delayed_ack import BSD_DELACK_TICK_NS, receiver_phases
 from stallscope.analyzers.comparison.validate import validate_trace
 from stallscope.analyzers.corpus import plan, run_trace
 
@@ -23,7 +23,7 @@ def test_a_stall_free_short_transfer_is_fitted_with_a_phase_that_does_not_deadlo
     link and write: the refitted run was 35 % fast. Only phases 1-10 ms from the start fit."""
     row = _trace(tmp_path, "nagle-tru64-fddi-MIN+MORE")
     assert row["personality"] == "tru64" and row["goodput_ok"], row
-    phase = _receiver_phases()[row["fit_seed"] - 1]
+    phase = receiver_phases()[row["fit_seed"] - 1]
     assert 1_000_000 <= phase <= 10_000_000, phase
 
 
@@ -40,7 +40,7 @@ def test_the_phases_tried_cover_the_tick_at_half_a_stall_threshold(tmp_path):
         def value(self, k):
             return {"personality": "tru64", "receiver_personality": "tru64"}.get(k)
 
-    phases = _receiver_phases()
+    phases = receiver_phases()
     seeds = [c["seed"] for c in _tick_phases(_Fit("fixed: the simulator is deterministic per seed")) if c]
     got = sorted(phases[s - 1] for s in seeds)
     gaps = [b - a for a, b in zip(got, got[1:])] + [got[0] + BSD_DELACK_TICK_NS - got[-1]]

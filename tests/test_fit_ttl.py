@@ -1,4 +1,4 @@
-"""The fit's stack choice reads the sender's IP TTL (analyzers/comparison/fit.py ttl_ruled_out):
+"""The fit's stack choice reads the sender's IP TTL (analyzers/comparison/fit/stack.py ttl_ruled_out):
 SunOS 4.1 and OSF/1 kept 4.3BSD-Tahoe's TCP_TTL of 60, 4.4BSD and Linux send 64. A TTL of 61-64
 rules out the 60 stacks anywhere; 60 rules out the 64 stacks only at the host's own tap (elsewhere
 it may be 64 less four routers); other TTLs say nothing of these stacks."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from stallscope.analyzers.comparison.fit import stacks_ruled_out, ttl_ruled_out
+from stallscope.analyzers.comparison.fit.stack import stacks_ruled_out, ttl_ruled_out
 
 
 @pytest.mark.parametrize("ttl, at_host, out", [

@@ -84,10 +84,10 @@ def test_the_peers_tick_phase_is_fitted_as_the_seed(rows):
     """A BSD receiver acknowledges held data on a free-running 200 ms clock whose phase the
     simulator draws from the seed: a short Nagle trace's one window-update deadlock lasts until
     that tick. The fit reads the tick from the ACK that ended the stall and takes the seed whose
-    receiver tick falls there (the simulator's draws are Python's MT19937: fit._receiver_phases)."""
-    from stallscope.analyzers.comparison.fit import _receiver_phases
+    receiver tick falls there (the simulator's draws are Python's MT19937: fit.delayed_ack.receiver_phases)."""
+    from stallscope.analyzers.comparison.fit.delayed_ack import receiver_phases
 
-    phases = _receiver_phases()
+    phases = receiver_phases()
     by = {r["trace"].removesuffix(".pcap"): r for r in rows}
     for name in ("nagle-tru64-fddi-OFF", "nagle-bsd44-fddi-MINSHALL"):
         r = by[name]
@@ -152,11 +152,11 @@ def test_only_uniform_messages_larger_than_a_request_leave_the_trial(monkeypatch
     """The bulk run with replies has one message and one answer size; naglemark's client asks with
     16 bytes. Requests of a trial's size, or answers of varied lengths (a server answering what it is
     asked for), stay a request/response trial, which replays each response's length."""
-    from stallscope.analyzers.comparison import fit
+    from stallscope.analyzers.comparison.fit import exchange
 
     def with_exchange(requests, answers):
-        monkeypatch.setattr(fit, "responses", lambda rows, d: (answers, []) if d == 0 else (requests, []))
-        return fit._peer_writes_messages(None, 0)
+        monkeypatch.setattr(exchange, "responses", lambda rows, d: (answers, []) if d == 0 else (requests, []))
+        return exchange.peer_writes_messages(None, 0)
 
     assert with_exchange([1000] * 20, [8192] * 20)
     assert not with_exchange([16] * 20, [8192] * 20)

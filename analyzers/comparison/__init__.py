@@ -1,5 +1,5 @@
 """The comparison with the reference simulator (issue 13): fit each connection to a simulator
-configuration (fit.py), run it and analyse its capture (reference.py), set the two side by side
+configuration (fit/), run it and analyse its capture (reference.py), set the two side by side
 (compare.py) and predict what one change would do (whatif.py). `compare_file` runs it all."""
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ import polars as pl
 from ..analyze import FileAnalysis
 from .calibrate import refine
 from .compare import Comparison, compare, time_lost
-from .fit import Fit, Fitted, fit_connection, read_step, with_delack
+from .fit import Fit, Fitted, fit_connection
+from .fit.buffers import read_step
+from .fit.delayed_ack import with_delack
 from .reference import run_reference
 from .whatif import QuickRun, Workers, plan, start_all
 

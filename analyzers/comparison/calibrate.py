@@ -21,7 +21,11 @@ from ..findings import ConnectionAnalysis
 from stallscope.vocabulary import UNDETERMINED
 
 from .compare import IDLE
-from .fit import Fit, Fitted, buffer_size
+from .fit import Fit, Fitted
+from .fit.buffers import DEFAULT_SNDBUF, SNDBUF_DOUBLED, buffer_size
+from .fit.delayed_ack import BSD_DELACK_TICK_NS, TICK_STACKS, receiver_phases
+from .fit.path import bottleneck_rates, one_way_delay, sustained_rates
+from .fit.stack import OPEN_START_STACKS, SLOW_START_STACKS
 
 COMMON_WRITES = (4096, 8192, 16384, 65536)
 # A candidate replaces the first estimate only when its distance is smaller by more than this.
@@ -170,7 +174,7 @@ def _hosted_buffers(fit: Fit, rows: Any, chosen: dict[str, Any], read_step: int 
 
 def _writes(fit: Fit) -> list[dict[str, Any]]:
     """The write size alone, before the link and host are chosen, where the trace did not show it
-    (its segments all full: the writes ran together, fit._fit_bulk): a sender's writes decide
+    (its segments all full: the writes ran together, fit.buffers.fit_bulk): a sender's writes decide
     byte for byte where Nagle holds a short segment, so a link chosen under a wrong write makes up
     for stalls the trace never had (a Tru64 sender of 4 KB writes has none; with 64 KB writes the
     same run stalls 13 times). The first estimate first."""
@@ -223,7 +227,6 @@ def _framed(fit: Fit, rows: Any, chosen: dict[str, Any] | None = None) -> list[d
                 for cost in (first, *(c for c in HOST_MODELS if c != first))]
 
     from ..stalls import gap_threshold_ns
-    from .fit import bottleneck_rates, one_way_delay
 
     path = fit.value("_path") or {}
     pause = gap_threshold_ns(path.get("rtt"))  # a sender this long silent after an ACK paused
@@ -257,7 +260,7 @@ def _framed(fit: Fit, rows: Any, chosen: dict[str, Any] | None = None) -> list[d
                                              path.get("from") == "handshake", fit.value("mtu"))
         links.append(cand)
     measured = max((c.get("rate_bps") or 0 for c in links), default=0)
-    # And the rate the path carried the data at over a round trip (fit.sustained_rates), where the
+    # And the rate the path carried the data at over a round trip (fit.path.sustained_rates), where the
     # pairs are far from it: at a Linux sender's tap each ACK covers a GSO burst and the ACKs bunch,
     # so the pairs' percentile says 4.2 Gbit/s and the window-limited variant 14 Mbit/s of a path
     # that moved 49 Mbit/s (clean_bulk), and no candidate ran at the path's rate.
@@ -267,7 +270,6 @@ def _framed(fit: Fit, rows: Any, chosen: dict[str, Any] | None = None) -> list[d
     # a link's (tried on the middle-tap corpus, a custom link at the window's rate took Moldeklev's
     # R = 8 KB traces from SunOS to Linux 2.0).
     if path.get("rtt") and path.get("flight") and path.get("vantage") not in ("receiver", "middle"):
-        from .fit import sustained_rates
 
         sustained = sustained_rates(rows, fit.dir, path.get("vantage"), int(path["rtt"]),
                                     [LINK_PRESETS[link].wire_bytes for link in FRAMINGS])
@@ -347,7 +349,7 @@ def _hosted(cand: dict[str, Any], cost: str) -> dict[str, Any]:
 def data_side(cfg: Any) -> int:
     """Which host of a bulk run the analyzer takes as the data sender: the one that sent more (0 the
     run's sender, 1 its receiver). A receiver that answers each message with more bytes than the
-    message (fit._fit_answers: the peer wrote the messages) is the data sender."""
+    message (fit.exchange.fit_answers: the peer wrote the messages) is the data sender."""
     reply, write = getattr(cfg, "reply", 0) or 0, getattr(cfg, "write", 0) or 0
     if not reply or getattr(cfg, "writes", None) is not None or not write:
         return 0
@@ -432,12 +434,11 @@ def _stack_names(fit: Fit) -> tuple[str, ...]:
     first = fit.value("personality")
     if first not in PRE_1323:
         return ()
-    # How the window opened leaves two of them (fit.first_flight).
-    from .fit import OPEN_START_STACKS, SLOW_START_STACKS
+    # How the window opened leaves two of them (fit.stack.first_flight).
 
     start = fit.value("slow_start")
     stacks = PRE_1323 if start is None else SLOW_START_STACKS if start else OPEN_START_STACKS
-    # And what the segments and windows rule out (fit.stacks_ruled_out).
+    # And what the segments and windows rule out (fit.stack.stacks_ruled_out).
     stacks = tuple(x for x in stacks if x not in (fit.value("stacks_ruled_out") or ())) or stacks
     return (first, *(x for x in stacks if x != first))
 
@@ -457,7 +458,7 @@ def _stacks(fit: Fit, target: Target | None = None) -> list[dict[str, Any]]:
     if fit.value("nagle") is None and fit.value("_classic_nagle_broken") and any(
             c["personality"] in PER_SEGMENT_NAGLE for c in out):
         # Short segments ended bursts while data sent before them was unacknowledged, with room for
-        # a full one (fit.classic_nagle_broken). A BSD sender decides "idle" once per tcp_output
+        # a full one (fit.stack.classic_nagle_broken). A BSD sender decides "idle" once per tcp_output
         # call, so a burst begun idle sends its tail; Linux 2.0 keeps a tail written while data is
         # unacknowledged unless TCP_NODELAY is set (docs/tcp-rules.md#linux-20-partial-segment):
         # for Linux 2.0, also Nagle off (TCP_NODELAY, Salamon's senders), after every
@@ -633,19 +634,17 @@ def _atm_ports(fit: Fit, rows: Any) -> list[dict[str, Any]]:
     if not fit.value("_atm_path"):
         return [{}]
     from stallscope.simulate.links.atm import aal5_cells, aal5_wire_bytes
-    from .fit import bottleneck_rates, one_way_delay
 
     path = fit.value("_path") or {}
     mtu = fit.value("mtu") or 9180
     measured = [r for q in ATM_RATE_PERCENTILES
                 for r, _ in bottleneck_rates(rows, fit.dir, path.get("vantage"), [(aal5_wire_bytes, 0)], q) if r]
-    # And the cell rate the ACKs moved the data at over a round trip (fit.sustained_rates): at a
+    # And the cell rate the ACKs moved the data at over a round trip (fit.path.sustained_rates): at a
     # Linux sender's tap the pairs bunch (atm_epd's median pair 142.5 Mbit/s, 90th percentile 238,
     # where the emulator's cells left at 135), and a port fitted faster than the path's fills
     # slower from its access link, so the run's flight waits in the queue before the port instead
     # (44 ms round trips where the trace's were 4-6 ms) and each timeout lasts that much longer.
     if path.get("rtt") and path.get("vantage") not in ("receiver", "middle"):
-        from .fit import sustained_rates
 
         (sustained, _), = sustained_rates(rows, fit.dir, path.get("vantage"), int(path["rtt"]), [aal5_wire_bytes])
         if sustained:
@@ -778,13 +777,12 @@ TICK_PHASE_FINE_NS = 4_000_000
 
 def _tick_phases(fit: Fit, chosen: dict[str, Any] | None = None, fine: bool = False) -> list[dict[str, Any]]:
     """Where the receiver may run a BSD stack (a free-running 200 ms delayed-ACK tick) and the trace
-    showed no ACK held on it (fit._fit_tick_phase left the seed as it was): the seeds whose receiver
+    showed no ACK held on it (fit.delayed_ack.fit_tick_phase left the seed as it was): the seeds whose receiver
     tick falls at phases spread over the tick (`fine`: around the phase chosen). Unseen, the phase
     still decides whether a short transfer deadlocks until the tick or never stalls (a Tru64 sender
     of 4 KB writes over FDDI, MIN+MORE: seed 1's tick held it 120 ms where the trace had no stall,
     and the groups made up for the stall with another link and write, 35 % fast; only phases 1-10 ms
     from its start fit it)."""
-    from .fit import BSD_DELACK_TICK_NS, TICK_STACKS, _receiver_phases
 
     seed = fit.values.get("seed")
     if seed is None or not seed.source.startswith("fixed"):
@@ -792,7 +790,7 @@ def _tick_phases(fit: Fit, chosen: dict[str, Any] | None = None, fine: bool = Fa
     stacks = {fit.value("receiver_personality") or fit.value("personality"), *_stack_names(fit)}
     if not stacks & set(TICK_STACKS):
         return [{}]
-    phases = _receiver_phases()
+    phases = receiver_phases()
 
     def apart(a: int, b: int) -> int:
         return min(abs(a - b) % BSD_DELACK_TICK_NS, BSD_DELACK_TICK_NS - abs(a - b) % BSD_DELACK_TICK_NS)
@@ -842,9 +840,8 @@ def _exchange_times(rows: Any, dir_: int, rtt: int | None, think_ns: int = 0) ->
 
 def _delays(fit: Fit, rows: Any, rate: int) -> list[tuple[int, str]]:
     """The one-way delays tried at `rate`: the fitted one (the handshake's round trip), and where
-    the responses met a longer one (fit._fit_turnaround) than the queue they could build at `rate`
+    the responses met a longer one (fit.exchange.fit_turnaround) than the queue they could build at `rate`
     explains, that round trip less a full segment's and an ACK's serialisation at `rate`."""
-    from .fit import one_way_delay
 
     path = fit.value("_path") or {}
     out = [(int(fit.value("delay_ns")), "")]
@@ -1025,7 +1022,7 @@ def refine(fit: Fit, conn: ConnectionAnalysis, rows: Any = None, read_step: int 
         return fit
     data_ns = (d.profile.get("bytes") or 0) * 8 / (goodput * 1e6) * 1e9
     if fit.value("_occasional_idle"):
-        # Pauses the run does not replay (fit._fit_pace): the run is held against the trace without them.
+        # Pauses the run does not replay (fit.pace.fit_pace): the run is held against the trace without them.
         idle = sum(s.time_lost_ns for s in conn.stalls if s.dir == d.dir and s.cause == IDLE)
         if 0 < idle < data_ns:
             goodput, data_ns = goodput * data_ns / (data_ns - idle), data_ns - idle
@@ -1301,7 +1298,6 @@ def sndbuf_range(fit: Fit, conn: ConnectionAnalysis, rows: Any, target: Target) 
                       + (", less the cluster its stack copies past it)" if floor != plateau else ")"))
     asked0 = fit.value("sndbuf")
     if not asked0:
-        from .fit import SNDBUF_DOUBLED
 
         asked0 = settled0 // 2 if fit.value("personality") in SNDBUF_DOUBLED else settled0
     # Every step is run, not only up to the first that is further off: a buffer's effect on Nagle
@@ -1380,7 +1376,6 @@ def stack_default_sndbuf(fit: Fit, conn: ConnectionAnalysis, rows: Any, target: 
     bulk sender's flight of 16 KB on a fast path, held by the ACK clock, is no 16 KB buffer: the
     default 32 KB runs the same). Only where the default's own run is as close as the fitted one's
     (SNDBUF_MARGIN) and carries its goodput (DEFAULT_SAME_GOODPUT)."""
-    from .fit import DEFAULT_SNDBUF
 
     rng = got.value
     default = DEFAULT_SNDBUF.get(fit.value("personality"))

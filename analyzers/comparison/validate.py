@@ -31,7 +31,9 @@ def validate_trace(pcap: str) -> dict[str, Any]:
     from ..analyze import analyze_one
     from .calibrate import refine
     from .compare import compare
-    from .fit import DELACK_NS, Fitted, fit_connection, read_step, with_delack
+    from .fit import Fitted, fit_connection
+    from .fit.buffers import read_step
+    from .fit.delayed_ack import DELACK_NS, with_delack
     from .reference import run_reference, stream_rows
 
     truth = json.loads(Path(pcap + ".truth.json").read_text())
@@ -105,7 +107,7 @@ def _sndbuf_claim(fit: Any, true_s: int | None, model_bps: float | None) -> dict
     from stallscope.simulate.run_bulk import run_bulk
 
     from .calibrate import run_goodput
-    from .fit import SNDBUF_DOUBLED
+    from .fit.buffers import SNDBUF_DOUBLED
 
     asked = true_s // 2 if fit.value("personality") in SNDBUF_DOUBLED else true_s
     try:

@@ -43,7 +43,7 @@ UNHELD = ("OFF", "CORK")
 
 def _unpaced(fit: Fit) -> dict[str, Any]:
     """A request/response fit whose Linux sender paced itself because Nagle holds raised its srtt
-    (fit._fit_host_pace): without the holds, the rate its unpaced responses left at, and the
+    (fit.exchange.fit_host_pace): without the holds, the rate its unpaced responses left at, and the
     delay fitted from the responses' round trip at that rate (calibrate._delays)."""
     pace = fit.value("_host_pace")
     rate = fit.value("rate_bps")
