@@ -167,16 +167,19 @@ def test_a_long_transfer_is_calibrated_on_its_first_bytes(tmp_path, monkeypatch)
     candidate run replays that prefix (and only its losses), the choice says so, and the fitted
     run still reproduces the whole trace."""
     from stallscope.analyzers.comparison import calibrate
+    from stallscope.analyzers.comparison.calibrate import ranges, target
 
-    monkeypatch.setattr(calibrate, "CALIBRATION_BYTES", 200_000)
+    monkeypatch.setattr(target, "CALIBRATION_BYTES", 200_000)
     seen = []
-    real = calibrate._run_score
+    real = target.candidate_score
 
     def spy(fit, changes, target):
         seen.append((fit.value("bytes"), (fit.value("impairments") or {}).get("drop_segments", ())))
         return real(fit, changes, target)
 
-    monkeypatch.setattr(calibrate, "_run_score", spy)
+    # (the search's runs and the ranges' after it)
+    monkeypatch.setattr(calibrate, "candidate_score", spy)
+    monkeypatch.setattr(ranges, "candidate_score", spy)
     pcap = tmp_path / "long.pcap"
     run_bulk(BulkConfig(personality="freebsd4", link="ethernet10", bytes=1_000_000), pcap, impairments={"loss": 0.01})
     ref = compare_file(analyze_one(pcap), what_if="")[0]

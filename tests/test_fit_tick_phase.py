@@ -4,7 +4,7 @@ calibration). Traces from the scoring corpus (analyzers/corpus.py), checked as `
 
 from __future__ import annotations
 
-from stallscope.analyzers.comparison.calibrate import _tick_phases
+from stallscope.analyzers.comparison.calibrate.stack_groups import tick_phase_candidates
 from stallscope.analyzers.comparison.fit.delayed_ack import BSD_DELACK_TICK_NS, receiver_phases
 from stallscope.analyzers.comparison.validate import validate_trace
 from stallscope.analyzers.corpus import plan, run_trace
@@ -41,8 +41,8 @@ def test_the_phases_tried_cover_the_tick_at_half_a_stall_threshold(tmp_path):
             return {"personality": "tru64", "receiver_personality": "tru64"}.get(k)
 
     phases = receiver_phases()
-    seeds = [c["seed"] for c in _tick_phases(_Fit("fixed: the simulator is deterministic per seed")) if c]
+    seeds = [c["seed"] for c in tick_phase_candidates(_Fit("fixed: the simulator is deterministic per seed")) if c]
     got = sorted(phases[s - 1] for s in seeds)
     gaps = [b - a for a, b in zip(got, got[1:])] + [got[0] + BSD_DELACK_TICK_NS - got[-1]]
     assert len(seeds) >= 39 and max(gaps) <= 5_200_000, (len(seeds), max(gaps))
-    assert _tick_phases(_Fit("the seed whose receiver's 200 ms delayed-ACK tick falls ...")) == [{}]
+    assert tick_phase_candidates(_Fit("the seed whose receiver's 200 ms delayed-ACK tick falls ...")) == [{}]

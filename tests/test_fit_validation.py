@@ -100,7 +100,7 @@ def test_the_nagle_rule_is_claimed_only_as_far_as_the_trace_tells_it(rows):
     """Where the sender sent short segments, the fit says which of the simulator's Nagle variants
     the trace leaves (nagle_range): the true one among them, and all of them where the write did
     not show (under an assumed write a rule's runs tell nothing of the trace's)."""
-    from stallscope.analyzers.comparison.calibrate import NAGLE_VARIANTS
+    from stallscope.analyzers.comparison.calibrate.ranges import NAGLE_VARIANTS
 
     claims = [r for r in rows if r.get("nagle_variants") is not None]
     assert len(claims) >= 10, len(claims)
@@ -130,7 +130,7 @@ def test_a_peer_that_writes_the_messages_is_the_runs_sender(tmp_path):
     ones of a naglemark trial (replayed as one, the run took two delayed-ACK waits per exchange:
     0.50 of the goodput); the run is the bulk run with replies seen from the other side, its sender
     the peer, its goodput and stalls read on the answering side."""
-    from stallscope.analyzers.comparison.calibrate import data_side
+    from stallscope.analyzers.comparison.calibrate.target import data_side
 
     # Tru64: fitted as SunOS when replayed as a trial; later, free to change the write, the
     # calibration took 16 KB messages for its 1000-byte ones (0.94).

@@ -78,7 +78,7 @@ def _simulate(fit: Fit, changes: dict[str, Any], path: Path, keep_truth: bool = 
         result = run_bulk(cfg, impairments=fit.impairments(changes))
         from stallscope.simulate.run_bulk import RECEIVER_ADDR, SENDER_ADDR, host_ttls
 
-        from .calibrate import run_goodput, sender_goodput
+        from .calibrate.target import run_goodput, sender_goodput
 
         # The hosts' TTLs as the simulator's own captures carry them.
         ttls = host_ttls(cfg)

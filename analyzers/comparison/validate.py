@@ -106,7 +106,7 @@ def _sndbuf_claim(fit: Any, true_s: int | None, model_bps: float | None) -> dict
         return out
     from stallscope.simulate.run_bulk import run_bulk
 
-    from .calibrate import run_goodput
+    from .calibrate.target import run_goodput
     from .fit.buffers import SNDBUF_DOUBLED
 
     asked = true_s // 2 if fit.value("personality") in SNDBUF_DOUBLED else true_s
@@ -128,7 +128,7 @@ def _nagle_claim(fit: Any, true_nagle: str | None) -> dict[str, Any]:
     rng = fit.value("nagle_range")
     if not rng:
         return {}
-    from .calibrate import own_nagle
+    from .calibrate.ranges import own_nagle
 
     true = true_nagle or own_nagle(fit.value("personality"))
     return {"nagle_variants": rng["variants"], "nagle_claims_value": rng["claims_value"],

@@ -44,18 +44,18 @@ UNHELD = ("OFF", "CORK")
 def _unpaced(fit: Fit) -> dict[str, Any]:
     """A request/response fit whose Linux sender paced itself because Nagle holds raised its srtt
     (fit.exchange.fit_host_pace): without the holds, the rate its unpaced responses left at, and the
-    delay fitted from the responses' round trip at that rate (calibrate._delays)."""
+    delay fitted from the responses' round trip at that rate (calibrate.request_response.response_delays)."""
     pace = fit.value("_host_pace")
     rate = fit.value("rate_bps")
     if not pace or not rate or pace["unpaced_rate"] <= rate:
         return {}
-    from .calibrate import _delays
+    from .calibrate.request_response import response_delays
 
     out: dict[str, Any] = {"rate_bps": int(pace["unpaced_rate"])}
-    fitted = _delays(fit, None, int(rate))
+    fitted = response_delays(fit, None, int(rate))
     if len(fitted) > 1 and fit.value("delay_ns") == fitted[1][0]:
         # The fitted delay is the loaded round trip's: the same round trip at the new rate.
-        out["delay_ns"] = _delays(fit, None, out["rate_bps"])[1][0]
+        out["delay_ns"] = response_delays(fit, None, out["rate_bps"])[1][0]
     return out
 
 
@@ -107,7 +107,7 @@ def _atm_policy(policy: str) -> Callable[[Fit], dict[str, Any] | None]:
 
 def _with_ensemble(fit: Fit, name: str, change: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
     """The fitted path mechanism `name` changed, and so each of the mechanisms that fit the trace
-    about as well (calibrate.ENSEMBLE_MARGIN): the prediction is their runs' median (quick_run)."""
+    about as well (calibrate.link_groups.ENSEMBLE_MARGIN): the prediction is their runs' median (quick_run)."""
     out: dict[str, Any] = {name: change(fit.value(name))}
     ensemble = fit.value("_ensemble")
     if ensemble and all(name in alt for alt in ensemble):
@@ -125,7 +125,7 @@ AUTOTUNING = ("linux",)
 
 def _autotuned_sndbuf(fit: Fit) -> dict[str, Any]:
     """A what-if that changes the path mechanism behind the trace's losses lets the flight grow past
-    what those losses allowed: where the fitted S is only a floor (calibrate.with_sndbuf_range: the
+    what those losses allowed: where the fitted S is only a floor (calibrate.ranges.with_sndbuf_range: the
     flight's plateau of a lossy trace, no run told a larger buffer apart) and the stack autotunes its
     send buffer (Linux), the run's S is the autotuning ceiling. Without it the run keeps the flight
     the trace's own losses capped (atm_small_buffer's 420 KB plateau, where the EPD capture's
@@ -272,7 +272,7 @@ def quick_run(fit: Fit, changes: dict[str, Any]) -> QuickRun:
 def _quick_run(fit: Fit, changes: dict[str, Any]) -> QuickRun:
     from stallscope.simulate.run_bulk import run_bulk
 
-    from .calibrate import sender_stalls, run_goodput
+    from .calibrate.target import run_goodput, sender_stalls
 
     try:
         res = run_bulk(fit.bulk_config(**changes), impairments=fit.impairments(changes))

@@ -56,12 +56,12 @@ def fit_connection(conn: ConnectionAnalysis, rows: pl.DataFrame | None, *, seed:
         if "impairments" in values:
             why = atm_path(values, d.profile)
             if why is not None:
-                # The calibration tries a switch port in its place (calibrate._atm_ports).
+                # The calibration tries a switch port in its place (calibrate.link_groups._atm_ports).
                 values["_atm_path"] = Fitted(why, why)
             else:
                 why = jumbo_path(values, rows, d.dir)
                 if why is not None:
-                    # The calibration tries a receiving NIC short of jumbo slots (calibrate._jumbo_nics).
+                    # The calibration tries a receiving NIC short of jumbo slots (calibrate.link_groups._jumbo_nics).
                     values["_jumbo_path"] = Fitted(why, why)
         fit_pace(conn, d, rows, values)
         sndbuf_floor(d, values)

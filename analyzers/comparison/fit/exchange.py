@@ -178,7 +178,7 @@ def fit_turnaround(rows: pl.DataFrame | None, dir_: int, gaps: list[int], values
     the turnaround is the round trip the responses met under load, which may be longer than the
     handshake's (queueing; a user-space link emulator that reads nothing while it sleeps until the
     next packet's deadline delays a packet arriving behind another by up to its whole delay): kept
-    for the calibration to try as the path's (calibrate._delays). Else the think time is the
+    for the calibration to try as the path's (calibrate.request_response.response_delays). Else the think time is the
     turnaround less the handshake's round trip."""
     path = values.get("_path")
     hs = (path.value.get("rtt") if path else None) or 0

@@ -83,7 +83,7 @@ def fit_pace(conn: ConnectionAnalysis, d: DirectionAnalysis, rows: pl.DataFrame 
             if cycles:
                 # From one write's first segment to the next's: a write the buffer holds whole
                 # returns at once, so this is its pause (the wire's quiet is what the pause left
-                # after the write drained and its tail waited; calibrate._pace).
+                # after the write drained and its tail waited; calibrate.buffer_groups.pace_candidates).
                 values["_write_cycle"] = Fitted(int(statistics.median(cycles)), f"the median time from one write's "
                                                 f"first segment to the next's ({len(cycles)})")
     window_stalls = any(s.dir == d.dir and s.cause in WINDOW_CAUSES for s in conn.stalls)

@@ -266,7 +266,7 @@ def fit_stack(d: DirectionAnalysis, conn: ConnectionAnalysis, values: dict[str, 
                 named = values["personality"]
     if values["personality"] is named and named.source != GENERIC_STACK and named.value in OLD_STACKS:
         # A pre-1323 stack the segments named (a cluster-rounded MSS, SunOS's copies), not one
-        # left by elimination: the calibration keeps it ahead of the others (calibrate._stacks).
+        # left by elimination: the calibration keeps it ahead of the others (calibrate.stack_groups.stack_candidates).
         values["_stack_named"] = Fitted(named.value, named.source)
     other = conn.peer_of(d)
     if other is not None:
