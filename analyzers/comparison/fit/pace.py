@@ -44,8 +44,8 @@ def fit_pace(conn: ConnectionAnalysis, d: DirectionAnalysis, rows: pl.DataFrame 
     # A pause in which Nagle held a write's tail until the next write (the analyzer read the writes'
     # size, analyzers/writes.py) is the writer's pause too: its offset is that write's end.
     idle = [(s, o + (s.evidence.get("held_bytes") or 0) if s.cause != IDLE else o)
-            for s, o in stall_points_all(conn, d.dir, rows, IDLE, "nagle_delayed_ack")
-            if first is not None and s.start_frame > first and (s.cause == IDLE or tail_held(s))]
+            for s, o in _stall_points_all(conn, d.dir, rows, IDLE, "nagle_delayed_ack")
+            if first is not None and s.start_frame > first and (s.cause == IDLE or _tail_held(s))]
     write_size = next((s.evidence["write_size"] for s, _ in idle if s.cause != IDLE), None)
     clock = next((s.evidence for s in conn.stalls if s.dir == d.dir and s.evidence.get("write_period_ns")), None)
     if clock is not None:
@@ -115,12 +115,12 @@ def fit_pace(conn: ConnectionAnalysis, d: DirectionAnalysis, rows: pl.DataFrame 
                                           "when slower than the path")
 
 
-def tail_held(s) -> bool:
+def _tail_held(s) -> bool:
     """A Nagle stall whose held bytes were a write's tail, released by the next write."""
     return s.evidence.get("held_tail_from_offset") is not None
 
 
-def stall_points_all(conn: ConnectionAnalysis, dir_: int, rows: pl.DataFrame, *causes: str) -> list:
+def _stall_points_all(conn: ConnectionAnalysis, dir_: int, rows: pl.DataFrame, *causes: str) -> list:
     """Stalls of these causes with the byte offset each began at (compare._stall_points, any cause)."""
     stalls = [s for s in conn.stalls if s.dir == dir_ and s.cause in causes]
     if not stalls:
