@@ -176,10 +176,25 @@ class StallContext:
         """The peer's cumulative ACK as last seen before `ts_ns`."""
         return max([self.una_at_start] + [a.ack for a in self.acks if a.ts_ns < ts_ns])
 
+    def acked_seen_before(self, ts_ns: int) -> int | None:
+        """`acked_before` from ACKs the capture showed only (None before the first): until the peer's
+        first packet, snd_una is the first byte the capture saw the sender send, no acknowledgement,
+        and in a capture that starts mid-connection data below it may still be unacknowledged."""
+        seen = [a.ack for a in self.acks if a.ts_ns < ts_ns]
+        if self.window_at_start is not None:  # a peer packet came before the interval
+            seen.append(self.una_at_start)
+        return max(seen, default=None)
+
     def repairs(self) -> list[Resend]:
         """Resends of data not yet acknowledged when resent: the ones that repair a loss (a resend of
-        acknowledged data is a probe or a spurious retransmission, not a repair)."""
-        return [r for r in self.resends if r.seq + r.length > self.acked_before(r.ts_ns)]
+        acknowledged data is a probe or a spurious retransmission, not a repair). Acknowledged as
+        the capture showed it: data below the first byte seen was not, before the peer's first ACK."""
+        out = []
+        for r in self.resends:
+            acked = self.acked_seen_before(r.ts_ns)
+            if acked is None or r.seq + r.length > acked:
+                out.append(r)
+        return out
 
     def releasing_ack(self, tolerance_ns: int) -> PeerAck | None:
         """The peer's last packet before the closing segment, if the sender reacted to it: the gap

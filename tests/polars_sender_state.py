@@ -209,7 +209,7 @@ def sender_view(state: pl.DataFrame, timings: dict) -> pl.DataFrame:
     )
     seen = rows.sort(["_key", "_at"]).join_asof(acks, left_on="_at", right_on="_ats", by="_key", strategy="backward",
                                                 check_sortedness=False).sort("_row")
-    una = pl.max_horizontal(pl.col("_una").fill_null(pl.col("snd_una")), pl.lit(0)).clip(upper_bound=pl.col("snd_max"))
+    una = pl.col("_una").clip(upper_bound=pl.col("snd_max"))
     una = pl.when(pl.col("_una").is_null()).then(pl.col("snd_una")).otherwise(una)
     wnd = pl.col("_wnd").fill_null(pl.col("peer_window"))
     out = seen.with_columns(snd_una=una, peer_window=wnd).with_columns(

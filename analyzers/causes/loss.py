@@ -172,8 +172,8 @@ def stale_resends(ctx: StallContext) -> list:
     """Resends of data the peer had already acknowledged where the tap saw it, after a silence
     the sender's retransmission timer could have ended (a tail-loss probe comes sooner); keep-alives
     and window probes left out."""
-    return [r for r in ctx.resends if r.seq + r.length <= ctx.acked_before(r.ts_ns) and r.length > PROBE_MAX_BYTES
-            and r.ts_ns - ctx.start_ns >= TIMEOUT_FLOOR_NS]
+    return [r for r in ctx.resends if r.seq + r.length <= (ctx.acked_seen_before(r.ts_ns) or r.seq)
+            and r.length > PROBE_MAX_BYTES and r.ts_ns - ctx.start_ns >= TIMEOUT_FLOOR_NS]
 
 
 # How far past one (typical) round trip after the ACK at the tap a resend still counts as having
@@ -235,6 +235,11 @@ def _acked_beyond_resends(ctx: StallContext, first) -> tuple[object, int] | None
     drawn duplicate ACKs; with none and the later data acknowledged, the resent segment had
     arrived too, so nothing was lost. Returns (that ACK, the bytes it covered beyond the resends)."""
     if ctx.peer_dups_since_sent or not ctx.profile.get("_peer_dupacks_visible", True):
+        return None
+    if any(a.ack < ctx.una_at_start for a in ctx.acks if (a.ts_ns, a.frame) < (first.ts_ns, first.frame)):
+        # The peer acknowledged less than the tap took for acknowledged: the capture began after
+        # data that was still outstanding (a hole below the first byte seen, which its ACK points
+        # at), so what arrived cannot be told from what the tap saw sent.
         return None
     # (At the receiver the ACK a resend draws can carry the same timestamp: capture order decides.)
     ack = next((a for a in ctx.acks if (a.ts_ns, a.frame) > (first.ts_ns, first.frame) and a.advances), None)

@@ -192,7 +192,8 @@ def _pmtu_blackhole(rows: Rows, p: dict[str, Any], timing: Timing | None):
     if p.get("timeouts") is not None and p["timeouts"] < BLACKHOLE_RESENDS:
         return None  # (the profile's count of the rows below: no query where it cannot pass)
     own = rows_of(rows)
-    to = own.filter(pl.col("retrans_kind") == "timeout")
+    # (A TSO/GRO super-frame's length is no datagram the path carried: it says nothing of the MTU.)
+    to = own.filter((pl.col("retrans_kind") == "timeout") & ~pl.col("superframe"))
     if to.height < BLACKHOLE_RESENDS:
         return None
     runs = to.group_by("seq_rel").agg(pl.len().alias("n"), pl.col("ip_len").max().alias("ip"),
@@ -204,8 +205,8 @@ def _pmtu_blackhole(rows: Rows, p: dict[str, Any], timing: Timing | None):
     if r["ip"] <= STANDARD_IP_MTU // 2:
         return None
     before = own.filter(pl.col("ts_ns") <= r["ts"])
-    una_before = before["snd_una"].max() or 0
-    if una_before > r["seq_rel"]:
+    una_before = _acked(before)
+    if una_before is not None and una_before > r["seq_rel"]:
         return None  # the peer acknowledged it before the first resend: it arrived, its ACKs did not
     later = own.filter((pl.col("ts_ns") > r["ts"]) & (pl.col("payload_len") > 0))
     smaller = later.filter(pl.col("ip_len") < r["ip"])
@@ -214,14 +215,14 @@ def _pmtu_blackhole(rows: Rows, p: dict[str, Any], timing: Timing | None):
     # time out again and again, at every size the sender tries, and any later short segment (a
     # write's tail) would pass for the fallback.
     fallback = smaller.filter((pl.col("seq_rel") <= r["seq_rel"]) & (pl.col("seq_end") > r["seq_rel"]))
-    passed = fallback.height > 0 and (
-        own.filter(pl.col("ts_ns") > fallback["ts_ns"].min())["snd_una"].max() or 0) > r["seq_rel"]
-    never_acked = own["snd_una"].max() <= r["seq_rel"]
+    passed = fallback.height > 0 and (_acked(own.filter(pl.col("ts_ns") > fallback["ts_ns"].min())) or 0) > r["seq_rel"]
+    acked = _acked(own)
+    never_acked = acked is None or acked <= r["seq_rel"]
     if not passed and timing is not None and timing.vantage == "receiver":
         return None  # its resends reached the receiver's tap, and none was answered: the receiver stopped
     if not (passed or never_acked):
         return None
-    if not passed and _size_passed_before(before, una_before, r["ip"]):
+    if not passed and una_before is not None and _size_passed_before(before, una_before, r["ip"]):
         # Datagrams that large had crossed the path and been acknowledged just before: nothing
         # shows this one was lost for its size. A path or peer gone silent (lost ACKs to the end of
         # the capture: ack_loss captured with longer bursts) times it out the same way.
@@ -232,6 +233,13 @@ def _pmtu_blackhole(rows: Rows, p: dict[str, Any], timing: Timing | None):
         "why": "the same full-size segment timed out again and again"
                + (" until smaller segments went through" if passed else " and was never acknowledged"),
     })
+
+
+def _acked(rows: pl.DataFrame) -> int | None:
+    """The highest cumulative ACK among `rows` that the capture showed (None: none): before the
+    peer's first packet snd_una is the first byte seen, which a capture that starts mid-connection
+    may show resent, never acknowledged."""
+    return rows.filter(pl.col("peer_window").is_not_null())["snd_una"].max()
 
 
 def _size_passed_before(before: pl.DataFrame, una: int, ip_len: int) -> bool:

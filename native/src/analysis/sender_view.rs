@@ -56,7 +56,10 @@ pub fn sender_view(
                 }
                 if k > 0 {
                     let (_, una, wnd) = acks[k - 1];
-                    out.snd_una[i] = una.max(0).min(snd_max[i]);
+                    // (No floor at the first byte seen, as the tap's own snd_una has none: a
+                    // capture that starts mid-connection sees ACKs of data sent before it, below
+                    // that byte and still unacknowledged.)
+                    out.snd_una[i] = una.min(snd_max[i]);
                     out.peer_window[i] = wnd;
                 }
             }
