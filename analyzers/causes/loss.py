@@ -172,8 +172,13 @@ def stale_resends(ctx: StallContext) -> list:
     """Resends of data the peer had already acknowledged where the tap saw it, after a silence
     the sender's retransmission timer could have ended (a tail-loss probe comes sooner); keep-alives
     and window probes left out."""
-    return [r for r in ctx.resends if r.seq + r.length <= (ctx.acked_seen_before(r.ts_ns) or r.seq)
-            and r.length > PROBE_MAX_BYTES and r.ts_ns - ctx.start_ns >= TIMEOUT_FLOOR_NS]
+    out = []
+    for r in ctx.resends:
+        acked = ctx.acked_seen_before(r.ts_ns)
+        if (acked is not None and r.seq + r.length <= acked and r.length > PROBE_MAX_BYTES
+                and r.ts_ns - ctx.start_ns >= TIMEOUT_FLOOR_NS):
+            out.append(r)
+    return out
 
 
 # How far past one (typical) round trip after the ACK at the tap a resend still counts as having

@@ -215,7 +215,8 @@ def _pmtu_blackhole(rows: Rows, p: dict[str, Any], timing: Timing | None):
     # time out again and again, at every size the sender tries, and any later short segment (a
     # write's tail) would pass for the fallback.
     fallback = smaller.filter((pl.col("seq_rel") <= r["seq_rel"]) & (pl.col("seq_end") > r["seq_rel"]))
-    passed = fallback.height > 0 and (_acked(own.filter(pl.col("ts_ns") > fallback["ts_ns"].min())) or 0) > r["seq_rel"]
+    after = _acked(own.filter(pl.col("ts_ns") > fallback["ts_ns"].min())) if fallback.height else None
+    passed = after is not None and after > r["seq_rel"]
     acked = _acked(own)
     never_acked = acked is None or acked <= r["seq_rel"]
     if not passed and timing is not None and timing.vantage == "receiver":
