@@ -32,3 +32,15 @@ def test_a_command_is_imported_only_when_invoked():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd="/")
     assert out.stdout.strip() == "[]"
+
+
+def test_python_m_stallscope_is_the_command(tmp_path):
+    """`python -m stallscope` runs the same CLI (run from elsewhere than the checkout, so the
+    installed package is the one imported)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "stallscope", "--version"], cwd=tmp_path, capture_output=True,
+                         text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == f"stallscope {__version__}"
