@@ -120,7 +120,8 @@ def _py_package(module: str) -> str | None:
 def _py_edges() -> dict[str, set[str]]:
     edges: dict[str, set[str]] = defaultdict(set)
     sources = [(name, f) for name, d in PY_PACKAGES.items() for f in d.rglob("*.py")]
-    sources += [("core", f) for f in (REPO / "stallscope").glob("*.py")]
+    # (`python -m stallscope` is the command's entry point: the CLI's, not the core's.)
+    sources += [("cli" if f.name == "__main__.py" else "core", f) for f in (REPO / "stallscope").glob("*.py")]
     for name, f in sources:
         for node in ast.walk(ast.parse(f.read_text())):
             mods = []
