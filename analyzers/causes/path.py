@@ -151,7 +151,7 @@ def _far_side_blackhole(rows: Rows, p: dict[str, Any], timing: Timing | None):
     # The first data's delay is the path's only in a one-way transfer: in an exchange it waits on
     # the peer's request, which the tap may have seen pass long after the handshake (webex's TLS
     # servers answered 1.3 and 1.7 s in, seen at the VPN client; in the middle, above).
-    late_may_show = bool(offered) and seg < MSS_UNUSED_SHARE * min(offered or [0]) and bulk and not p.get("peer_data_packets")
+    late_may_show = bool(offered) and seg < MSS_UNUSED_SHARE * min(offered) and bulk and not p.get("peer_data_packets")
     # No data seen, and sequence numbers that ran a full packet past the SYN (the span reaches them).
     unseen_may_show = not p.get("data_packets") and (p.get("sequence_span") is None
                                                       or p["sequence_span"] >= STANDARD_IP_MTU)

@@ -49,7 +49,7 @@ SNDBUF_BETWEEN = (1, 1.25, 1.5, 1.75, 2)
 
 
 def hosted_buffer_candidates(fit: Fit, rows: Any, chosen: dict[str, Any], read_step: int | None, score: float
-                    ) -> list[dict[str, Any]]:
+                             ) -> list[dict[str, Any]]:
     """Where the groups end far off the trace and neither the reads nor S showed (the read is the
     receive buffer, S the flight's floor): the host model, the reader's pace, the read and the send
     buffer together, on the chosen link. A host's copies pace the window's right edge as a slow
@@ -58,8 +58,7 @@ def hosted_buffer_candidates(fit: Fit, rows: Any, chosen: dict[str, Any], read_s
     Moldeklev S = R = 48 KB trace: only a Sun IPX host with 8 KB reads and S = 48 KB stalls its 8
     times; the pace group's reader at the edge's 22 Mbit/s, chosen first, then kept every host and
     buffer further off)."""
-    if score <= SECOND_PASS_SCORE or chosen.get("atm_switch") or "reader takes what is there" not in (
-            fit.values["read"].source if "read" in fit.values else ""):
+    if score <= SECOND_PASS_SCORE or chosen.get("atm_switch") or not _read_is_buffer(fit):
         return [{}]
     s, r = fit.value("sndbuf"), fit.value("rcvbuf")
     link, rate = chosen.get("link", fit.value("link")), chosen.get("rate_bps", fit.value("rate_bps"))
@@ -101,12 +100,16 @@ def _pow2(n: int) -> int:
     return 1 << (n - 1).bit_length()
 
 
+def _read_is_buffer(fit: Fit) -> bool:
+    """The fit's read is the receive buffer (fit.buffers: the reader takes what is there), no read
+    size the trace showed."""
+    return "reader takes what is there" in (fit.values["read"].source if "read" in fit.values else "")
+
+
 def read_unseen(fit: Fit) -> bool:
-    """Whether the reads did not show: the fit's read is the receive buffer (the reader takes what
-    is there), and the window's edge showed no reader's pace (the pace group tries a slow reader's
-    reads with its pace)."""
-    source = fit.values["read"].source if "read" in fit.values else ""
-    return "reader takes what is there" in source and not fit.value("_read_rate")
+    """Whether the reads did not show: the fit's read is the receive buffer, and the window's edge
+    showed no reader's pace (the pace group tries a slow reader's reads with its pace)."""
+    return _read_is_buffer(fit) and not fit.value("_read_rate")
 
 
 def joint_candidates(fit: Fit, rows: Any, chosen: dict[str, Any], read_step: int | None, score: float) -> list[dict[str, Any]]:

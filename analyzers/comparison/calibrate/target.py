@@ -86,7 +86,7 @@ def nagle_shown(shorts: tuple[int, int, int]) -> str:
 
 
 def trace_target(conn: ConnectionAnalysis, dir_: int, goodput: float, duration_ns: int, last_frame: int | None = None
-            ) -> Target:
+                 ) -> Target:
     """The trace's Target over its stalls of `dir_` (up to `last_frame`): causes the simulator
     names too (not the analyzer's undetermined)."""
     stalls = [s for s in conn.stalls if s.dir == dir_ and s.cause != IDLE
