@@ -312,8 +312,12 @@ def _run_one(args: tuple[TraceSpec, Path]) -> dict[str, Any]:
     return run_trace(*args)
 
 
-def _plan(small: bool, holdout: bool) -> list[TraceSpec]:
-    """The scoring corpus's plan, its small subset, or the holdout plan."""
+def _plan(small: bool, holdout: bool, draw: int | None = None) -> list[TraceSpec]:
+    """The scoring corpus's plan, its small subset, the holdout plan, or a drawn one."""
+    if draw is not None:
+        from stallscope.analyzers import corpus_drawn  # (it imports this module)
+
+        return corpus_drawn.plan(draw)
     if holdout:
         from stallscope.analyzers import corpus_holdout  # (it imports this module)
 
@@ -322,12 +326,13 @@ def _plan(small: bool, holdout: bool) -> list[TraceSpec]:
 
 
 def generate(out_dir: Path, *, small: bool = False, jobs: int = 2, only: list[str] | None = None,
-             on_trace: Callable[[int, int], None] | None = None, holdout: bool = False) -> dict[str, Any]:
+             on_trace: Callable[[int, int], None] | None = None, holdout: bool = False,
+             draw: int | None = None) -> dict[str, Any]:
     """Write the corpus (or the small one) into `out_dir` with its manifest; the manifest.
     `on_trace(done, total)` is called as each trace is written (a progress display)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    specs = _plan(small, holdout)
+    specs = _plan(small, holdout, draw)
     if only:
         specs = [s for s in specs if any(o in s.name for o in only)]
     tasks = [(s, out_dir) for s in specs]
@@ -400,19 +405,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--small", action="store_true", help="about 30 traces, for CI")
     parser.add_argument("--holdout", action="store_true",
                         help="the holdout corpus instead (analyzers/corpus_holdout.py: parameters the full one never uses)")
+    parser.add_argument("--draw", type=int, metavar="N",
+                        help="drawn corpus N instead (analyzers/corpus_drawn.py: every parameter drawn at random, "
+                             "seeded by N; a corpus no rule was shaped on)")
     parser.add_argument("--jobs", "-j", type=int, default=2, help="worker processes (default 2)")
     parser.add_argument("--only", action="append", help="only traces whose name contains this (repeatable)")
     parser.add_argument("--list", action="store_true", help="print the plan's trace names and exit")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar (shown only on a terminal)")
     args = parser.parse_args(argv)
     if args.list:
-        for s in _plan(args.small, args.holdout):
+        for s in _plan(args.small, args.holdout, args.draw):
             print(s.name)
         return 0
     t0 = time.monotonic()
     with _progress(args.quiet) as advance:
         manifest = generate(args.out_dir, small=args.small, jobs=args.jobs, only=args.only, on_trace=advance,
-                            holdout=args.holdout)
+                            holdout=args.holdout, draw=args.draw)
     cov = manifest["coverage"]
     print(f"{cov['traces']} traces, {cov['pcap_bytes'] / 1e6:.1f} MB of pcap in {args.out_dir} "
           f"({time.monotonic() - t0:.1f} s, {args.jobs} worker(s))", file=sys.stderr)

@@ -277,3 +277,19 @@ def test_holdout_plan_shares_no_trace_or_configuration_with_the_scoring_plan():
     assert not {key(s) for s in full} & {key(s) for s in holdout}
     # Every family of the scoring plan but the Salamon and MSS ones is measured.
     assert {s.family for s in full} - {s.family for s in holdout} <= {"nodelay", "mss"}
+
+
+def test_drawn_plans_are_fixed_by_their_number_and_new_to_every_other_plan():
+    """A drawn corpus (corpus_drawn.py) is the same plan for the same number, another for another,
+    and shares no configuration with the scoring or holdout plans: traces no rule was shaped on."""
+    from stallscope.analyzers import corpus_drawn, corpus_holdout
+
+    key = lambda s: json.dumps([s.kind, s.config, s.impairments, s.read_rate_bps], sort_keys=True)  # noqa: E731
+    one, again, two = corpus_drawn.plan(1), corpus_drawn.plan(1), corpus_drawn.plan(2)
+    assert [key(s) for s in one] == [key(s) for s in again] and [s.name for s in one] == [s.name for s in again]
+    assert len({s.name for s in one}) == len(one) >= 140
+    assert not {key(s) for s in one} & {key(s) for s in two}
+    fixed = {key(s) for s in corpus.plan()} | {key(s) for s in corpus_holdout.plan()}
+    assert not {key(s) for s in one} & fixed
+    # Every family of the scoring plan but Salamon's is drawn.
+    assert {s.family for s in corpus.plan()} - {s.family for s in one} == {"nodelay"}
