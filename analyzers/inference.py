@@ -18,7 +18,7 @@ import polars as pl
 from stallscope.analyzers.vantage import INITIAL_TTLS
 
 # Profile fields that depend on the flight, and so on where the tap sits (vantage.sender_view).
-FLIGHT_FIELDS = ("send_buffer_estimate", "max_in_flight")
+FLIGHT_FIELDS = ("send_buffer_estimate", "_send_buffer_flight", "max_in_flight")
 # Nagle is called off only when enough short segments broke its rule (one can be a write that
 # raced an ACK at the tap). An interactive writer with Nagle off breaks it only when two writes
 # come within a round trip: an FTP server's "150" then "226" replies, 5 % of its short segments.
@@ -105,7 +105,7 @@ def segment_size_shown(profile: dict[str, Any]) -> bool:
 _PROFILE_COLUMNS = ["stream", "dir", "ts_ns", "payload_len", "superframe", "new_data", "seq_end", "seq_rel",
                     "retransmission", "control_retransmission", "retrans_kind", "dup_ack", "win_scaled", "flag_syn", "flag_fin",
                     "flag_rst", "flag_psh", "opt_mss", "opt_wscale", "opt_sack_perm", "opt_ts_val", "in_flight",
-                    "usable_window", "ip_id"]
+                    "usable_window", "ip_id", "snd_una"]
 # A direction's largest segment that crossed a wire as one (its max_segment).
 _MAX_SEGMENT = pl.col("payload_len").filter((pl.col("payload_len") > 0) & ~pl.col("superframe")).max()
 
@@ -195,9 +195,17 @@ def direction_profiles(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, A
 # In flight while the peer's window still had a full segment of room: the send-buffer plateau, in
 # bytes of data (a FIN takes a sequence number but no room in the buffer: SunOS with S = 8192 had
 # 8193 out when its FIN left behind the last full buffer).
+_FREE_FLIGHT = (pl.col("in_flight") - pl.col("flag_fin").cast(pl.Int64)).filter(
+    pl.col("new_data") & (pl.col("usable_window") >= _MAX_SEGMENT))
+_ONE_FLIGHT_UNA = pl.col("snd_una").filter(
+    pl.col("new_data") & (pl.col("usable_window") >= _MAX_SEGMENT)
+    & (pl.col("in_flight") - pl.col("flag_fin").cast(pl.Int64) > _FREE_FLIGHT.max() - _MAX_SEGMENT))
 _FLIGHT = {
-    "flight_free": (pl.col("in_flight") - pl.col("flag_fin").cast(pl.Int64)).filter(
-        pl.col("new_data") & (pl.col("usable_window") >= _MAX_SEGMENT)).max(),
+    "flight_free": _FREE_FLIGHT.max(),
+    # Where one flight alone came within a segment of it (all its sends at one ACK level), that
+    # flight's snd_una: the estimate then shows where that flight's data ended, which may be a
+    # message's (a response on a connection of its own), not a ceiling (causes/common.py).
+    "flight_free_una": _ONE_FLIGHT_UNA.min().filter(_ONE_FLIGHT_UNA.n_unique() == 1).first(),
     "flight_max": pl.col("in_flight").filter(pl.col("new_data")).max(),
 }
 
@@ -273,9 +281,11 @@ def flight_fields(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, Any]]:
     """FLIGHT_FIELDS per (stream, dir): what `direction_profiles` reads from the flight, alone (the
     analysis re-reads them from the flight as the sender knew it)."""
     agg = wire_superframes(state, ["stream", "dir", "payload_len", "superframe", "new_data", "in_flight", "usable_window",
-                                    "flag_fin"]).group_by(
+                                    "flag_fin", "snd_una"]).group_by(
         ["stream", "dir"]).agg(**_FLIGHT)
-    return {(r["stream"], r["dir"]): {"send_buffer_estimate": r["flight_free"], "max_in_flight": r["flight_max"]}
+    return {(r["stream"], r["dir"]): {"send_buffer_estimate": r["flight_free"],
+                                      "_send_buffer_flight": r["flight_free_una"],
+                                      "max_in_flight": r["flight_max"]}
             for r in agg.iter_rows(named=True)}
 
 
@@ -303,6 +313,7 @@ def _profile(r: dict[str, Any], peer: dict[str, Any]) -> dict[str, Any]:
         "timestamps": bool(r["timestamps"]),
         "window_scale": r["syn_wscale"] if r["syn_seen"] else None,
         "send_buffer_estimate": r["flight_free"],
+        "_send_buffer_flight": r["flight_free_una"],
         "max_in_flight": r["flight_max"],
         "peer_receive_window_max": peer.get("max_window"),
         "push_segments": r["psh_segments"],

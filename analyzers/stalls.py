@@ -558,12 +558,15 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
     lost, timeout, repaired = _lost_after(rows, i1, d, una_end, max_before) if ended and not resends else (0, None, 0)
     lost_after = (lost, timeout)
     w, due = None, 0
-    if ended and max_before > una_end and not resends:
+    if ended and not resends:
         if "_writer" not in profile:
-            # Learned once per direction, on the first stall that may have held a write.
+            # Learned once per direction, on the first stall that new data ended (the send-buffer
+            # estimate asks it too: causes/common.send_buffer_plateau).
             profile["_writer"] = writer(rows, d, timing.lag_ns, bool(profile.get("syn_seen")))
-        w = profile["_writer"]
-        due = writes_due(rows, i0, i1, d, w)
+        if max_before > una_end:
+            # Only a stall with data unacknowledged to its end may have held a write.
+            w = profile["_writer"]
+            due = writes_due(rows, i0, i1, d, w)
     return StallContext(
         writer=w, writes_due=due,
         repaired_after=repaired,

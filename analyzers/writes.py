@@ -6,8 +6,8 @@ rule, its peer's delayed ACK slower than the writer (`causes/nagle.py`).
 
 The size is learned from readings that must agree: the pauses after which the peer had acknowledged
 everything and the next data went on its own (nothing can be held then, so the writes so far were
-complete), and the end of the data where the sender closed, are multiples of W (their gcd is W or a
-multiple of it); the divisor is chosen by the mean bytes per write event (a send after a pause that
+complete), and the end of the data where the sender closed (unless it lies off the pauses' lattice:
+the last write was a file's remainder), are multiples of W (their gcd is W or a multiple of it); the divisor is chosen by the mean bytes per write event (a send after a pause that
 no peer packet just before it explains), or by the writer's clock where its events keep one. A
 writer whose writes vary in size has no such lattice (the gcd falls to a few bytes): nothing is read.
 """
@@ -92,13 +92,19 @@ def writer(rows: dict[str, list], d: int, lag_ns: int, start_seen: bool = True) 
                 complete.append(end[last_send] - 1)
         total = max(total, seq[i] + plen[i] - 1)
         last_send = i
-    if fin and total:
-        complete.append(total)  # the writer closed after its last write
-    if len(complete) < MIN_COMPLETE + (not start_seen) or len(event_ts) < MIN_EVENTS:
+    closed = total if fin and total else None  # the writer closed after its last write
+    if len(complete) + (closed is not None) < MIN_COMPLETE + (not start_seen) or len(event_ts) < MIN_EVENTS:
         return None
     step = 0
     for x in complete:
         step = gcd(step, x - (0 if start_seen else complete[0]))
+    if closed is not None:
+        # The close ends a write, but the last of a file sent in W-byte writes is its remainder:
+        # off the pauses' lattice it is that short write (262144 bytes in writes of 2310), not a
+        # finer lattice.
+        with_close = gcd(step, closed - (0 if start_seen or not complete else complete[0]))
+        if with_close >= MIN_WRITE or len(complete) < MIN_COMPLETE + (not start_seen):
+            step = with_close
     if step < MIN_WRITE:
         return None
     phase = 0 if start_seen else complete[0]

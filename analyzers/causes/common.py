@@ -172,13 +172,30 @@ def timer_driven(ctx: StallContext, ack: PeerAck) -> bool:
 # No socket send buffer is smaller (Linux SOCK_MIN_SNDBUF is about 4 KB, BSD's low-water mark 2 KB):
 # below it the flight plateau is a small writer's, not a full buffer's.
 MIN_SEND_BUFFER = 2048
+# BSD's sosend copies a write into the buffer one mbuf cluster at a time and calls tcp_output after
+# each (Mogul & Minshall 3.1): the first cluster leaves alone on an idle connection and Nagle holds
+# the rest of the write behind it. A flight that never passed one cluster is that copy's, whatever
+# the buffer (a request of 2936 bytes went as 2048 + 888 under an 8 KB buffer): no buffer is that
+# small (the low-water mark), so it shows no buffer at all.
+MCLBYTES = 2048
 
 
 def send_buffer_plateau(ctx: StallContext) -> int:
-    """The send-buffer estimate (the flight's plateau with window room), or 0 when it is under
-    MIN_SEND_BUFFER: a writer that never had 2 KB out wrote little, its buffer never filled."""
+    """The send-buffer estimate (the flight's plateau with window room), or 0 when it is no more
+    than MCLBYTES: a writer that never had more than a cluster out wrote little or was torn by
+    sosend's copy, its buffer never shown full."""
     plateau = ctx.profile.get("send_buffer_estimate") or 0
-    return plateau if plateau >= MIN_SEND_BUFFER else 0
+    if ctx.profile.get("_send_buffer_flight") == ctx.una_at_start:
+        # This stall's own flight alone reached it: it shows where the flight's data ended (8600
+        # bytes sent as 8408 with Nagle holding 192, on a connection of its own), no ceiling.
+        return 0
+    w = ctx.profile.get("_writer")
+    if w is not None and plateau == w.size:
+        # The flight never passed one of the writer's writes (writes.py: its pauses found them
+        # complete): the write bounded it, whatever the buffer (writes of 2310 bytes every 300 ms
+        # under an 8 KB buffer).
+        return 0
+    return plateau if plateau >= MIN_SEND_BUFFER and plateau > MCLBYTES else 0
 
 
 # A delay of the peer's ACK shown by at most this share of its ACKs (over at least SPORADIC_MIN_ACKS),
