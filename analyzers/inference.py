@@ -171,6 +171,7 @@ def direction_profiles(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, A
         at_max=(pl.col("payload_len") == max_segment).sum(),
         psh_at_max=((pl.col("payload_len") == max_segment) & pl.col("flag_psh")).sum(),
         first_data_ns=pl.col("ts_ns").filter(pl.col("payload_len") > 0).min(),
+        first_resend_ns=pl.col("ts_ns").filter(pl.col("retransmission")).min(),
         last_data_ns=pl.col("ts_ns").filter(pl.col("payload_len") > 0).max(),
         **_FLIGHT,
         flight_p90=pl.col("in_flight").filter(pl.col("new_data")).quantile(0.9),
@@ -296,6 +297,8 @@ def _profile(r: dict[str, Any], peer: dict[str, Any]) -> dict[str, Any]:
         "data_packets": r["data_packets"],
         # From the first data packet to the last, two or more: the goodput's span (private).
         "_data_span_ns": (r["last_data_ns"] - r["first_data_ns"]) if r["data_packets"] >= 2 else None,
+        # The first retransmission's time (private): a congestion window grown before it was not cut.
+        "_first_resend_ns": r["first_resend_ns"],
         "bytes": r["new_bytes"] if r["data_packets"] else 0,
         # Sequence space used, SYN and FIN included: data sent counts even if the tap never saw it.
         "sequence_span": r["seq_span"],

@@ -142,6 +142,10 @@ class StallContext:
     # the silence whose bytes went only at its end (writes.writes_due).
     writer: Writer | None = None
     writes_due: int = 0
+    # How long after the peer's ACK of everything before it the interval's first segment left
+    # (None where data was still unacknowledged then, or no such ACK is near): a pause long enough
+    # to restart slow start (RFC 2861, BSD's idle check) resets the congestion window to a segment.
+    idle_before_ns: int | None = None
 
     @property
     def duration_ns(self) -> int:
@@ -591,4 +595,22 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
         flight_seen=max((rows["in_flight"][i] for i in range(max(0, i0 - RECOVERY_ROWS), i0 + 1) if rows["dir"][i] == d),
                         default=0),
         timing=timing, threshold_ns=threshold_ns(timing), profile=profile,
+        idle_before_ns=_idle_before(rows, i0, d),
     )
+
+
+# How far back the ACK before a stall's first segment is looked for (rows).
+IDLE_LOOKBACK_ROWS = 64
+
+
+def _idle_before(rows: dict[str, list], i0: int, d: int) -> int | None:
+    """From the peer's last ACK before row `i0` to row `i0`'s send, where that ACK had acknowledged
+    everything sent before `i0` (an idle sender's pause); None otherwise."""
+    for j in range(i0 - 1, max(-1, i0 - IDLE_LOOKBACK_ROWS), -1):
+        if rows["dir"][j] == d:
+            if rows["payload_len"][j]:
+                return None  # its own data went between: no pause with everything acknowledged
+            continue
+        if rows["flag_ack"][j] and rows["ack_rel"][j] is not None:
+            return rows["ts_ns"][i0] - rows["ts_ns"][j] if rows["ack_rel"][j] >= rows["seq_rel"][i0] else None
+    return None

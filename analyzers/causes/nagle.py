@@ -125,7 +125,7 @@ def rule(ctx: StallContext) -> Verdict | None:
     # complete once the tail goes waits for nothing else.
     bulk = (ctx.profile.get("peer_data_packets") or 0) <= BULK_PEER_PACKETS
     if (timer and bulk and peer_max and plateau and total >= BUFFER_IN_USE * plateau
-            and not _update_reachable(ctx, rel, ack_before, total, m, peer_max)):
+            and not update_reachable(ctx, rel, ack_before, total, m, peer_max)):
         evidence["buffer_in_use"] = total
         return Verdict(Cause.WINDOW_UPDATE_DEADLOCK.value, None, 0.7, evidence,
                        (Alternative(Cause.NAGLE_DELAYED_ACK.value, "copy_rule", 0.3, "Nagle held the rest of the buffer"),))
@@ -205,7 +205,7 @@ def _held_until_write(ctx: StallContext, m: int) -> Verdict | None:
                                 "if the application wrote those bytes only when they went"),))
 
 
-def _update_reachable(ctx: StallContext, rel, ack_before: int, total: int, m: int, peer_max: int) -> bool:
+def update_reachable(ctx: StallContext, rel, ack_before: int, total: int, m: int, peer_max: int) -> bool:
     """Could the sender's whole buffer (`total`) make the receiver send a window update
     (docs/tcp-rules.md#window-update-thresholds)?
     BSD family (SunOS 35 % or 2 MSS; the paper's threshold is used for 4.4BSD's 50 % too). A

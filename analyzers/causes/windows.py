@@ -8,7 +8,7 @@ stops at the buffer's size with the peer's window open).
 
 from __future__ import annotations
 
-from stallscope.analyzers.causes.nagle import buffer_in_flight
+from stallscope.analyzers.causes.nagle import buffer_in_flight, update_reachable
 from stallscope.analyzers.causes.common import (Rows, before, resent_before_silence, rows_of, filled_small_window, mss, tolerance, zero_window_at_end, peer_delay, release, send_buffer_plateau,
                                                 sporadic_peer_delay, timer_driven)
 from stallscope.analyzers.inference import segment_size_shown
@@ -16,6 +16,21 @@ from stallscope.analyzers.peer_acks import DELAYED_MIN_NS, MAX_ACK_DELAY_NS
 from stallscope.analyzers.findings import Alternative, Verdict
 from stallscope.analyzers.stalls import RTT_MULTIPLE, StallContext
 from stallscope.vocabulary import UNDETERMINED, Cause
+
+
+# No stack restarts slow start after a pause shorter than its smallest retransmission timeout
+# (Linux's TCP_RTO_MIN; BSD's idle check waits a whole RTO, a second or more).
+IDLE_RESTART_NS = 200_000_000
+
+
+def _window_past_one_segment(ctx: StallContext, outstanding: int, m: int) -> bool:
+    """One segment was out, yet the congestion window had grown past one: a full segment of this
+    sender's had been acknowledged before, with no resend since the capture began and no pause
+    before this flight long enough to restart slow start."""
+    first_resend = ctx.profile.get("_first_resend_ns")
+    return (outstanding <= m and ctx.una_at_start >= 2 * m
+            and ctx.idle_before_ns is not None and ctx.idle_before_ns < IDLE_RESTART_NS
+            and (first_resend is None or first_resend > ctx.start_ns))
 
 
 def rule(ctx: StallContext) -> Verdict | None:
@@ -114,6 +129,27 @@ def rule(ctx: StallContext) -> Verdict | None:
             # may be a short segment, the next write waiting in the buffer behind it for Nagle
             # (SunOS's 4 KB copies under an 8 KB buffer look the same as a 4 KB buffer).
             evidence["segment_size_shown"] = False
+            if detail == "congestion_window" and _window_past_one_segment(ctx, outstanding, m):
+                # ...but a congestion window of one segment is slow start's first round only: each
+                # ACK of new data opens it (RFC 5681: by a segment, in either phase, while it is one
+                # segment), and only a loss or an idle restart shuts it again. A sender that had a
+                # segment acknowledged and sent on without either, one segment out, was held by
+                # something else: the segments are writes below the MSS (SunOS's 4 KB copies over
+                # ATM's 9 KB MSS, the SYN cut), and Nagle held the next one; unless, as Moldeklev
+                # (1), the whole of it could not reach the receiver's window-update threshold (an
+                # MSS above the segments puts two MSS out of its reach): the deadlock, Nagle or not.
+                evidence["held_segment_frame"] = ctx.held_frame
+                evidence["idle_before_ns"] = ctx.idle_before_ns
+                total = outstanding + ctx.held_len
+                peer_max = ctx.profile.get("peer_receive_window_max") or 0
+                if peer_max and not update_reachable(ctx, rel, ack_before, total, ctx.held_len + 1, peer_max):
+                    evidence["buffer_in_use"] = total
+                    return Verdict(Cause.WINDOW_UPDATE_DEADLOCK.value, None, 0.6, evidence,
+                                   (Alternative(Cause.NAGLE_DELAYED_ACK.value, None, 0.3,
+                                                "Nagle held the rest of the buffer"),))
+                return Verdict(Cause.NAGLE_DELAYED_ACK.value, None, 0.6, evidence,
+                               (Alternative(Cause.WINDOW_UPDATE_DEADLOCK.value, "congestion_window", 0.35,
+                                            f"if the MSS is the {m}-byte segments: the congestion window held the next"),))
             alts.insert(0, Alternative(Cause.NAGLE_DELAYED_ACK.value, None, 0.45,
                                        f"if the MSS exceeds the {m}-byte segments, Nagle held the next one"))
             conf = 0.5
