@@ -180,6 +180,18 @@ MIN_SEND_BUFFER = 2048
 MCLBYTES = 2048
 
 
+def held_in_buffer(ctx: StallContext, rel: PeerAck, m: int) -> bool:
+    """The short segment the releasing ACK let go was the rest of a full buffer, held by Nagle behind
+    the flight: 4.4BSD rounds its send buffer up to a whole number of segments (tcp_mss), and the
+    flight plus that segment made one (a buffer of 8760 bytes under a 1460-byte MSS: 8436 out and 324
+    held every cycle), where the flight alone did not. Then the flight was not all of the buffer."""
+    if not m or not 0 < ctx.held_len < m:
+        return False
+    outstanding = ctx.snd_max_before_end - before(ctx, rel)[0]
+    room = ctx.usable_before_end if ctx.usable_before_end is not None else 0
+    return outstanding % m != 0 and (outstanding + ctx.held_len) % m == 0 and room >= ctx.held_len
+
+
 def send_buffer_plateau(ctx: StallContext) -> int:
     """The send-buffer estimate (the flight's plateau with window room), or 0 when it is no more
     than MCLBYTES: a writer that never had more than a cluster out wrote little or was torn by

@@ -16,7 +16,7 @@ window-update rule's, Nagle or not.
 
 from __future__ import annotations
 
-from stallscope.analyzers.causes.common import before, mss, peer_delay, release, send_buffer_plateau, timer_driven
+from stallscope.analyzers.causes.common import before, held_in_buffer, mss, peer_delay, release, send_buffer_plateau, timer_driven
 from stallscope.analyzers.findings import Alternative, Verdict
 from stallscope.analyzers.peer_acks import BSD_TICK_NS, MAX_ACK_DELAY_NS
 from stallscope.analyzers.stalls import MIN_THRESHOLD_NS, StallContext
@@ -115,7 +115,7 @@ def rule(ctx: StallContext) -> Verdict | None:
     peer_max = ctx.profile.get("peer_receive_window_max") or 0
     total = outstanding + ctx.held_len
     plateau = send_buffer_plateau(ctx)
-    if plateau and outstanding >= buffer_in_flight(ctx, plateau):
+    if plateau and outstanding >= buffer_in_flight(ctx, plateau) and not held_in_buffer(ctx, rel, m):
         return None  # the whole buffer was in flight: nothing was held back (the window rules' case)
     # Moldeklev (1): the sender's whole buffer was in use and still below the receiver's
     # window-update threshold, so no ACK but the timer's could come.

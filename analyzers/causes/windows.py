@@ -9,7 +9,7 @@ stops at the buffer's size with the peer's window open).
 from __future__ import annotations
 
 from stallscope.analyzers.causes.nagle import buffer_in_flight, update_reachable
-from stallscope.analyzers.causes.common import (Rows, before, resent_before_silence, rows_of, filled_small_window, mss, tolerance, zero_window_at_end, peer_delay, release, send_buffer_plateau,
+from stallscope.analyzers.causes.common import (Rows, before, resent_before_silence, rows_of, filled_small_window, held_in_buffer, mss, tolerance, zero_window_at_end, peer_delay, release, send_buffer_plateau,
                                                 sporadic_peer_delay, timer_driven)
 from stallscope.analyzers.inference import segment_size_shown
 from stallscope.analyzers.peer_acks import DELAYED_MIN_NS, MAX_ACK_DELAY_NS
@@ -104,7 +104,8 @@ def rule(ctx: StallContext) -> Verdict | None:
         return None
     # (With all of its send buffer in flight the sender had nothing unsent for a small window to
     # hold back: the buffer, not the window, stopped it.)
-    buffer_full = bool(plateau) and outstanding >= buffer_in_flight(ctx, plateau)
+    buffer_full = (bool(plateau) and outstanding >= buffer_in_flight(ctx, plateau)
+                   and not held_in_buffer(ctx, rel, m))
     if ctx.held_len < m and outstanding > 0 and not buffer_full:
         return None  # a short segment waited behind unacknowledged data: the Nagle rules' case
     # The peer's window had room, so the sender's own limits held it: its send buffer (all of it in
