@@ -320,3 +320,35 @@ def test_a_receivers_tap_reads_no_rows_where_the_profile_rules_the_far_side_blac
                               "seq_end": [1, 8001], "snd_una": [1, 1]})
     found = findings(lambda: ran_ahead, {**acks_only, "sequence_span": 8001, "peer_receive_window_max": 65535}, far)
     assert [f[0] for f in found] == ["pmtu_blackhole"] and found[0][2]["bytes_sent_never_seen"] == 8000
+
+
+def test_bursts_of_8k_frames_lost_without_a_syn_are_no_jumbo_slot_exhaustion(tmp_path: Path) -> None:
+    """FreeBSD over ATM into a congested switch port with partial packet discard: 12 frames of 8244
+    bytes resent over 3 timeouts. Without the SYN's MSS the link is unknown, and 8 KB datagrams fit
+    ATM's MTU as well as a jumbo Ethernet one; an ATM switch's cell loss takes large frames in bursts
+    too (Kung & Morris), so no jumbo finding: burst-loss timeouts (drawn corpus 3 with its SYNs cut;
+    before, 3 `jumbo_slot_exhaustion` stalls and the finding)."""
+    import pcap_edit as pe
+    from stallscope.analyzers import corpus_drawn
+
+    (spec,) = [s for s in corpus_drawn.plan(3) if s.name.startswith("atm-freebsd4-ppd-582cells")]
+    corpus.run_trace(spec, tmp_path)
+    pcap = tmp_path / f"{spec.name}.pcap"
+    pe.drop_syns(pe.read(pcap)).write(pcap)
+    analysis = analyze_file(pcap)
+    assert not _jumbo_findings(analysis)
+    report = scoring.score_files(pcap, Path(f"{pcap}.truth.json")).to_json()["ground_truth"]
+    assert report["causes"]["burst_loss_timeout"]["true"] >= 3
+    assert report["causes"]["burst_loss_timeout"]["matched"] == report["causes"]["burst_loss_timeout"]["true"]
+
+
+def test_frames_of_the_jumbo_mtu_name_the_link_without_a_syn(tmp_path: Path) -> None:
+    """A real Linux capture through 3 jumbo receive slots (fixtures/jumbo_slots.pcap) with its SYN
+    and SYN/ACK cut: its datagrams of exactly 9000 bytes are Ethernet's jumbo MTU (no ATM stack
+    fills 9000), so its bursts of lost jumbo frames still name the slot pool."""
+    import pcap_edit as pe
+
+    fixtures = Path(__file__).resolve().parent.parent / "fixtures"
+    pcap = tmp_path / "jumbo_slots.pcap"
+    pe.drop_syns(pe.read(fixtures / "jumbo_slots.pcap")).write(pcap)
+    assert _jumbo_findings(analyze_file(pcap))
