@@ -352,3 +352,18 @@ def test_frames_of_the_jumbo_mtu_name_the_link_without_a_syn(tmp_path: Path) -> 
     pcap = tmp_path / "jumbo_slots.pcap"
     pe.drop_syns(pe.read(fixtures / "jumbo_slots.pcap")).write(pcap)
     assert _jumbo_findings(analyze_file(pcap))
+
+
+def test_a_burst_of_fddi_frames_lost_is_no_jumbo_slot_exhaustion(tmp_path: Path) -> None:
+    """Tru64 on FDDI with Gilbert-Elliott loss: only 4352-byte frames are sent, and the bursts take
+    two or more per timeout. FDDI's MTU (RFC 1390) is its standard frame, no jumbo Ethernet one, so
+    the bursts are burst-loss timeouts (drawn corpus 7; before, 2 `jumbo_slot_exhaustion`)."""
+    from stallscope.analyzers import corpus_drawn
+
+    (spec,) = [s for s in corpus_drawn.plan(7) if s.name.startswith("loss-tru64-fddi-gilbert0.024")]
+    corpus.run_trace(spec, tmp_path)
+    pcap = tmp_path / f"{spec.name}.pcap"
+    assert not _jumbo_findings(analyze_file(pcap))
+    report = scoring.score_files(pcap, Path(f"{pcap}.truth.json")).to_json()["ground_truth"]
+    blt = report["causes"]["burst_loss_timeout"]
+    assert blt["true"] >= 2 and blt["matched"] == blt["true"]

@@ -38,6 +38,8 @@ PROMPT_SHARE = 0.25
 BURST_PER_TIMEOUT = 2
 # Ethernet's usual jumbo MTU: full segments filling it name the link without a SYN's MSS.
 JUMBO_ETHERNET_MTU = 9000
+# FDDI's IP MTU (RFC 1390).
+FDDI_MTU = 4352
 # Small frames a size-blind loss would have taken (at the large frames' loss rate) for "none lost"
 # to show the loss size-selective: with 3 expected, none lost happens by chance 5 % of the time.
 SELECTIVE_EXPECTED = 3
@@ -284,7 +286,10 @@ def _jumbo_slots(rows: Rows, p: dict[str, Any], timing: Timing | None):
     # (Datagrams of exactly Ethernet's usual jumbo MTU name the link as well: no ATM stack fills
     # 9000, its IP MTU is 9180 and BSD rounds its MSS down to 8192.)
     link_known = bool(p.get("mss_advertised") or p.get("mss_offered_by_peer")) or ip_max == JUMBO_ETHERNET_MTU
-    if not selective and (not link_known or lost.height < BURST_PER_TIMEOUT * timeouts):
+    # An FDDI ring's frames (RFC 1390's MTU of 4352) are its standard size, no jumbo Ethernet
+    # frame: a burst of them lost is a burst loss (Gilbert loss on FDDI, 2 frames a timeout).
+    ethernet = link_known and link_mtu(p) != FDDI_MTU
+    if not selective and (not ethernet or lost.height < BURST_PER_TIMEOUT * timeouts):
         return None
     shown = (f"where loss blind to size would have taken {expected_small:.0f} of the {small_sent} small ones"
              if selective else f"in bursts that timed out ({lost.height} frames resent over {timeouts} timeouts)")
