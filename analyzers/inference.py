@@ -198,14 +198,16 @@ def direction_profiles(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, A
 # 8193 out when its FIN left behind the last full buffer).
 _FREE_FLIGHT = (pl.col("in_flight") - pl.col("flag_fin").cast(pl.Int64)).filter(
     pl.col("new_data") & (pl.col("usable_window") >= _MAX_SEGMENT))
+_NEAR_PLATEAU = pl.col("in_flight") - pl.col("flag_fin").cast(pl.Int64)
 _ONE_FLIGHT_UNA = pl.col("snd_una").filter(
     pl.col("new_data") & (pl.col("usable_window") >= _MAX_SEGMENT)
-    & (pl.col("in_flight") - pl.col("flag_fin").cast(pl.Int64) > _FREE_FLIGHT.max() - _MAX_SEGMENT))
+    & (_NEAR_PLATEAU > _FREE_FLIGHT.max() - _MAX_SEGMENT) & (2 * _NEAR_PLATEAU > _FREE_FLIGHT.max()))
 _FLIGHT = {
     "flight_free": _FREE_FLIGHT.max(),
-    # Where one flight alone came within a segment of it (all its sends at one ACK level), that
-    # flight's snd_una: the estimate then shows where that flight's data ended, which may be a
-    # message's (a response on a connection of its own), not a ceiling (causes/common.py).
+    # Where one flight alone came near it (within a segment, and past half of it: a one-segment
+    # plateau's short tails are no approach), that flight's snd_una: the estimate then shows where
+    # that flight's data ended, which may be a message's (a response on a connection of its own),
+    # not a ceiling (causes/common.py).
     "flight_free_una": _ONE_FLIGHT_UNA.min().filter(_ONE_FLIGHT_UNA.n_unique() == 1).first(),
     "flight_max": pl.col("in_flight").filter(pl.col("new_data")).max(),
 }
