@@ -7,7 +7,7 @@ on what it shows; a new draw measures how the analyzer generalizes.
     stallscope score --corpus DIR
 
 The same draw number always gives the same plan (and, the simulator being deterministic, the same
-traces). Its figures are in docs/analyzer.md ("Drawn corpora"); no test pins them.
+traces). Its figures are in docs/scoring.md ("Drawn corpora"); no test pins them.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 from stallscope.analyzers.corpus import KB, PERSONALITIES, SERIAL, TraceSpec, _bulk, _naglemark
 
-# Each family's number of traces per draw (about 160 in all).
+# Each family's number of traces per draw (150 in all: the MSS family has half as many).
 PER_FAMILY = 12
 NAGLE_VARIANTS = ("NAGLE", "OFF", "MINSHALL", "CORK", "MSMV", "EOM", "E+M", "MIN+MORE", "DLDET", "BORMAN",
                   "UNACKED-MSS")
@@ -46,15 +46,19 @@ def plan(draw: int) -> list[TraceSpec]:
                              spec.impairments, spec.read_rate_bps))
 
     for _ in range(PER_FAMILY):
-        p, link, w = rng.choice(PERSONALITIES), _link(rng, ("serial", "ethernet10", "fddi", "atm140", "fastethernet")), rng.randrange(1000, 16385)
+        p, link = rng.choice(PERSONALITIES), _link(rng, ("serial", "ethernet10", "fddi", "atm140", "fastethernet"))
+        w = rng.randrange(1000, 16385)
         add(_bulk("bulk", f"{p}-{_tag(link)}-w{w}", personality=p, write=w, seed=seed(), **link))
     for _ in range(PER_FAMILY):
         p, v = rng.choice(("tru64", "bsd44", "linux", "freebsd4")), rng.choice(NAGLE_VARIANTS)
-        link, w, sb = rng.choice(("ethernet10", "fddi", "fastethernet")), rng.randrange(1500, 9001), rng.choice((8192, 16384, 32768))
-        add(_bulk("nagle", f"{p}-{link}-{v}-w{w}-snd{sb}", personality=p, link=link, nagle=v, write=w, sndbuf=sb, seed=seed()))
+        link, w = rng.choice(("ethernet10", "fddi", "fastethernet")), rng.randrange(1500, 9001)
+        sb = rng.choice((8192, 16384, 32768))
+        add(_bulk("nagle", f"{p}-{link}-{v}-w{w}-snd{sb}", personality=p, link=link, nagle=v, write=w, sndbuf=sb,
+                  seed=seed()))
     for _ in range(PER_FAMILY):
         p, policy = rng.choice(("sunos41", "bsd44", "freebsd4", "linux")), rng.choice(("none", "ppd", "epd"))
-        cells, rate, buf = rng.randrange(150, 801), rng.randrange(60, 121) * 1_000_000, rng.choice((24576, 32768, 52428, 65535))
+        cells, rate = rng.randrange(150, 801), rng.randrange(60, 121) * 1_000_000
+        buf = rng.choice((24576, 32768, 52428, 65535))
         add(_bulk("atm", f"{p}-{policy}-{cells}cells-{rate // 1_000_000}m-b{buf}", personality=p, link="atm140",
                   bytes=512 * KB, sndbuf=buf, rcvbuf=buf, seed=seed(),
                   impairments={"atm_switch": {"buffer_bytes": 48 * cells, "out_rate_bps": rate, "policy": policy}}))

@@ -169,14 +169,12 @@ def timer_driven(ctx: StallContext, ack: PeerAck) -> bool:
     return False
 
 
-# No socket send buffer is smaller (Linux SOCK_MIN_SNDBUF is about 4 KB, BSD's low-water mark 2 KB):
-# below it the flight plateau is a small writer's, not a full buffer's.
-MIN_SEND_BUFFER = 2048
-# BSD's sosend copies a write into the buffer one mbuf cluster at a time and calls tcp_output after
-# each (Mogul & Minshall 3.1): the first cluster leaves alone on an idle connection and Nagle holds
-# the rest of the write behind it. A flight that never passed one cluster is that copy's, whatever
-# the buffer (a request of 2936 bytes went as 2048 + 888 under an 8 KB buffer): no buffer is that
-# small (the low-water mark), so it shows no buffer at all.
+# No socket send buffer is smaller than one mbuf cluster (Linux's SOCK_MIN_SNDBUF is about 4 KB,
+# BSD's low-water mark 2 KB): below it the flight plateau is a small writer's, not a full buffer's.
+# Nor is a plateau of one cluster a buffer: BSD's sosend copies a write into the buffer a cluster at
+# a time and calls tcp_output after each (Mogul & Minshall 3.1), so the first cluster leaves alone on
+# an idle connection and Nagle holds the rest of the write behind it (a request of 2936 bytes went as
+# 2048 + 888 under an 8 KB buffer).
 MCLBYTES = 2048
 
 
@@ -207,7 +205,7 @@ def send_buffer_plateau(ctx: StallContext) -> int:
         # complete): the write bounded it, whatever the buffer (writes of 2310 bytes every 300 ms
         # under an 8 KB buffer).
         return 0
-    return plateau if plateau >= MIN_SEND_BUFFER and plateau > MCLBYTES else 0
+    return plateau if plateau > MCLBYTES else 0
 
 
 # A delay of the peer's ACK shown by at most this share of its ACKs (over at least SPORADIC_MIN_ACKS),
