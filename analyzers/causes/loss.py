@@ -85,8 +85,8 @@ def rule(ctx: StallContext) -> Verdict | None:
                         "a capture at the sender cannot see losses repaired later")]
     if ctx.snd_max_before_end - ctx.una_at_start <= max((r.length for r in ctx.resends), default=0):
         # Only the resent data was out: the ACK after the resend covers nothing it did not carry,
-        # so a lost ACK of the first copy reads the same (a SunOS sender, no IP ids counted and no
-        # timestamps to tell: draw 4's 6 % ACK loss, 16 of 16 read as lost data).
+        # so a lost ACK of the first copy reads the same where no IP id gap or timestamp tells (a
+        # SunOS sender with one segment out in a simulated run: 16 of draw 4's 16 ACK losses).
         alts.append(Alternative(Cause.ACK_LOSS_TIMEOUT.value, None, 0.2,
                                 "if the first copy arrived and its ACK was lost: only the resent data was outstanding"))
     return Verdict(Cause.SINGLE_LOSS_TIMEOUT.value, None, 0.7, evidence, tuple(alts))
