@@ -17,7 +17,7 @@ from __future__ import annotations
 import polars as pl
 
 from ...findings import ConnectionAnalysis
-from .buffers import fit_bulk, sndbuf_floor
+from .buffers import fit_bulk, fit_held_tails, sndbuf_floor
 from .delayed_ack import fit_tick_phase
 from .exchange import fit_answers, fit_messages, fit_request_response, peer_writes_messages, sender_speaks_first
 from .losses import fit_losses
@@ -52,6 +52,7 @@ def fit_connection(conn: ConnectionAnalysis, rows: pl.DataFrame | None, *, seed:
     fit_route_mtu(conn, d, values)
     if kind == "bulk":
         fit_bulk(d, values)
+        fit_held_tails(conn, d, rows, values)
         fit_losses(rows, d.dir, values, conn)
         if "impairments" in values:
             why = atm_path(values, d.profile)

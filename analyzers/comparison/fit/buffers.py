@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from math import gcd
+
 import polars as pl
 
-from ...findings import DirectionAnalysis
+from ...findings import ConnectionAnalysis, DirectionAnalysis
 from .model import Fitted
 from .stack import OPEN_START_STACKS, SLOW_START_STACKS
 
@@ -136,3 +138,40 @@ def fit_bulk(d: DirectionAnalysis, values: dict[str, Fitted]) -> None:
     else:
         values["write"] = Fitted(65536, "default 64 KB writes: the write pattern is not visible")
     values["read"] = Fitted(int(r) if r else 65536, "the receive buffer (the reader takes what is there)")
+
+
+# A lattice needs this many held tails, and a write at least this size (writes.MIN_WRITE).
+HELD_TAILS_MIN = 3
+HELD_TAIL_WRITE_MIN = 512
+# BSD's sosend copies a write into the send buffer one mbuf cluster at a time (Mogul & Minshall 3.1).
+MCLBYTES = 2048
+
+
+def fit_held_tails(conn: ConnectionAnalysis, d: DirectionAnalysis, rows: pl.DataFrame | None,
+                   values: dict[str, Fitted]) -> None:
+    """The write size where the PSH flags could not give it: a short segment that Nagle held until
+    an ACK and that emptied the send buffer (PSH) ends where the buffered data ended: a write's
+    end, or a cluster's where sosend stopped copying for want of room. So the tails' offsets are
+    multiples of the write unless clusters made them; a gcd that is no multiple of the cluster is
+    the writes' (a 4.4BSD writer of 15836 bytes under an 8 KB buffer: every held 3548-byte tail ends
+    at k x 15836, while BSD's PSH flags mark wherever its buffer ran empty, 82 of 87 segments). A
+    multiple of the cluster proves nothing (writes of 8192 bytes under full buffers left tails at
+    every 2048)."""
+    source = values["write"].source if "write" in values else ""
+    if rows is None or not ("PSH-marked" in source or "64 KB writes" in source):
+        return
+    frames = [s.evidence.get("held_segment_frame") for s in conn.stalls
+              if s.dir == d.dir and s.cause == "nagle_delayed_ack" and s.evidence.get("held_segment_frame") is not None]
+    if len(frames) < HELD_TAILS_MIN or not d.profile.get("syn_seen"):
+        return  # (without the SYN the first byte seen need not begin a write)
+    held = rows.filter(pl.col("frame").is_in(frames) & (pl.col("dir") == d.dir) & pl.col("flag_psh"))
+    if held.height < HELD_TAILS_MIN:
+        return
+    step = 0
+    for end in held["seq_end"].to_list():
+        step = gcd(step, int(end) - 1)
+    if step < HELD_TAIL_WRITE_MIN or step % MCLBYTES == 0 or step >= int(d.profile.get("bytes") or 0):
+        return
+    values["write"] = Fitted(step, f"the ends of {held.height} short segments Nagle held until an ACK, each emptying "
+                                   f"the buffer (PSH): a write ended at each, their gcd {step} bytes (no multiple of "
+                                   "a 2 KB cluster, so not sosend's copies)")
