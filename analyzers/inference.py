@@ -196,12 +196,11 @@ def direction_profiles(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, A
 # In flight while the peer's window still had a full segment of room: the send-buffer plateau, in
 # bytes of data (a FIN takes a sequence number but no room in the buffer: SunOS with S = 8192 had
 # 8193 out when its FIN left behind the last full buffer).
-_FREE_FLIGHT = (pl.col("in_flight") - pl.col("flag_fin").cast(pl.Int64)).filter(
-    pl.col("new_data") & (pl.col("usable_window") >= _MAX_SEGMENT))
-_NEAR_PLATEAU = pl.col("in_flight") - pl.col("flag_fin").cast(pl.Int64)
+_DATA_IN_FLIGHT = pl.col("in_flight") - pl.col("flag_fin").cast(pl.Int64)
+_SENT_WITH_ROOM = pl.col("new_data") & (pl.col("usable_window") >= _MAX_SEGMENT)
+_FREE_FLIGHT = _DATA_IN_FLIGHT.filter(_SENT_WITH_ROOM)
 _ONE_FLIGHT_UNA = pl.col("snd_una").filter(
-    pl.col("new_data") & (pl.col("usable_window") >= _MAX_SEGMENT)
-    & (_NEAR_PLATEAU > _FREE_FLIGHT.max() - _MAX_SEGMENT) & (2 * _NEAR_PLATEAU > _FREE_FLIGHT.max()))
+    _SENT_WITH_ROOM & (_DATA_IN_FLIGHT > _FREE_FLIGHT.max() - _MAX_SEGMENT) & (2 * _DATA_IN_FLIGHT > _FREE_FLIGHT.max()))
 _FLIGHT = {
     "flight_free": _FREE_FLIGHT.max(),
     # Where one flight alone came near it (within a segment, and past half of it: a one-segment

@@ -30,6 +30,9 @@ MIN_EVENTS = 4
 MEAN_TOLERANCE = 0.25
 # A step below this is no write size (writes of varying sizes share small divisors).
 MIN_WRITE = 512
+# BSD's sosend copies a write into the send buffer one mbuf cluster at a time and calls tcp_output
+# after each (Mogul & Minshall 3.1): what the buffer holds ends at a write's end or a cluster's.
+MCLBYTES = 2048
 # A clock: the shortest gap between write events that recurs at least PACE_MIN times, every gap a
 # whole number of it (within PACE_JITTER of it, or PACE_JITTER_NS) on PACE_SHARE of them, and the
 # bytes per tick over the whole transfer within PACE_RATE_TOLERANCE of W.

@@ -9,6 +9,7 @@ import polars as pl
 from stallscope.analyzers.peer_acks import (BSD_TICK_NS, DELAYED_MIN_NS, MAX_ACK_DELAY_NS, ONE_SHOT_MIN_NS,
                                             TICK_MIN_DELAY_NS, on_tick)
 from stallscope.analyzers.stalls import MIN_THRESHOLD_NS, PeerAck, StallContext
+from stallscope.analyzers.writes import MCLBYTES
 
 # How far from the tap's reaction lag an ACK may be and still count as what released the sender.
 LAG_TOLERANCE_NS = 2_000_000
@@ -169,13 +170,11 @@ def timer_driven(ctx: StallContext, ack: PeerAck) -> bool:
     return False
 
 
-# No socket send buffer is smaller than one mbuf cluster (Linux's SOCK_MIN_SNDBUF is about 4 KB,
-# BSD's low-water mark 2 KB): below it the flight plateau is a small writer's, not a full buffer's.
-# Nor is a plateau of one cluster a buffer: BSD's sosend copies a write into the buffer a cluster at
-# a time and calls tcp_output after each (Mogul & Minshall 3.1), so the first cluster leaves alone on
-# an idle connection and Nagle holds the rest of the write behind it (a request of 2936 bytes went as
+# No socket send buffer is smaller than one mbuf cluster (writes.MCLBYTES; Linux's SOCK_MIN_SNDBUF
+# is about 4 KB, BSD's low-water mark 2 KB): below it the flight plateau is a small writer's, not a
+# full buffer's. Nor is a plateau of one cluster a buffer: sosend's first cluster leaves alone on an
+# idle connection and Nagle holds the rest of the write behind it (a request of 2936 bytes went as
 # 2048 + 888 under an 8 KB buffer).
-MCLBYTES = 2048
 
 
 def held_in_buffer(ctx: StallContext, rel: PeerAck, m: int) -> bool:

@@ -7,6 +7,7 @@ from math import gcd
 import polars as pl
 
 from ...findings import ConnectionAnalysis, DirectionAnalysis
+from ...writes import MCLBYTES, MIN_WRITE
 from .model import Fitted
 from .stack import OPEN_START_STACKS, SLOW_START_STACKS
 
@@ -140,11 +141,8 @@ def fit_bulk(d: DirectionAnalysis, values: dict[str, Fitted]) -> None:
     values["read"] = Fitted(int(r) if r else 65536, "the receive buffer (the reader takes what is there)")
 
 
-# A lattice needs this many held tails, and a write at least this size (writes.MIN_WRITE).
+# A lattice needs this many held tails.
 HELD_TAILS_MIN = 3
-HELD_TAIL_WRITE_MIN = 512
-# BSD's sosend copies a write into the send buffer one mbuf cluster at a time (Mogul & Minshall 3.1).
-MCLBYTES = 2048
 
 
 def fit_held_tails(conn: ConnectionAnalysis, d: DirectionAnalysis, rows: pl.DataFrame | None,
@@ -170,7 +168,7 @@ def fit_held_tails(conn: ConnectionAnalysis, d: DirectionAnalysis, rows: pl.Data
     step = 0
     for end in held["seq_end"].to_list():
         step = gcd(step, int(end) - 1)
-    if step < HELD_TAIL_WRITE_MIN or step % MCLBYTES == 0 or step >= int(d.profile.get("bytes") or 0):
+    if step < MIN_WRITE or step % MCLBYTES == 0 or step >= int(d.profile.get("bytes") or 0):
         return
     values["write"] = Fitted(step, f"the ends of {held.height} short segments Nagle held until an ACK, each emptying "
                                    f"the buffer (PSH): a write ended at each, their gcd {step} bytes (no multiple of "
