@@ -284,6 +284,47 @@ def paced_writers(state: pl.DataFrame, streams: list[int]) -> set[tuple[int, int
     return {(int(s), int(x)) for s, x in paced.select("stream", "dir").iter_rows()}
 
 
+# ACK pairs needed before their spacing places the tap, the slack that receivers' own jitter and
+# interrupt batching stay within, and the share of pairs that must be spread.
+SPREAD_MIN = 8
+SPREAD_SLACK_NS = 50_000
+SPREAD_FACTOR = 3
+
+
+def dispersed_acks(state: pl.DataFrame, streams: list[int]) -> set[tuple[int, int]]:
+    """(stream, data direction) of `streams` whose tap is upstream of the path's bottleneck: the
+    peer's ACKs come back spread out (by the bottleneck's serialization of the data between them)
+    from data the tap saw leave back to back. Downstream of the bottleneck, at a receiver's tap, the
+    data already arrives spread and each ACK follows its data, so consecutive ACKs are as far apart
+    as the data they cover. Pairs of ACKs that each advanced to the end of a segment, at most
+    DELAYED_ACK_NS apart (a receiver's timer spreads them too); spread when the ACKs' gap exceeds
+    twice the data's plus SPREAD_SLACK_NS, kept when within 1.5 times plus the slack: spread on
+    SPREAD_MIN pairs or more and SPREAD_FACTOR times the kept. A Linux writer of 2644 bytes every
+    105 ms at its own tap, its two segments left together and were ACKed 0.1 ms apart; without the
+    handshake the 105 ms from each ACK to the next write read as a receiver's-tap round trip."""
+    wanted = pl.col("stream").is_in(streams)
+    acks = (state.select("stream", "dir", "ts_ns", "flag_ack", "acks_new", "payload_len", "ack_rel")
+            .filter(wanted & pl.col("flag_ack") & pl.col("acks_new") & (pl.col("payload_len") == 0))
+            .select("stream", sender=(1 - pl.col("dir").cast(pl.Int64)), at="ts_ns", end="ack_rel"))
+    if acks.height < SPREAD_MIN:
+        return set()
+    data = (state.select("stream", "dir", "ts_ns", "new_data", "payload_len", "seq_end")
+            .filter(wanted & pl.col("new_data") & (pl.col("payload_len") > 0))
+            .group_by(["stream", "dir", "seq_end"]).agg(pl.col("ts_ns").min().alias("sent"))
+            .select("stream", "sent", sender=pl.col("dir").cast(pl.Int64), end="seq_end"))
+    pairs = (acks.join(data, on=["stream", "sender", "end"], how="inner")
+             .sort(["stream", "sender", "at"])
+             .with_columns(g_a=pl.col("at") - pl.col("at").shift(1).over(["stream", "sender"]),
+                           g_d=pl.col("sent") - pl.col("sent").shift(1).over(["stream", "sender"]))
+             .filter(pl.col("g_a").is_not_null() & (pl.col("g_d") >= 0) & (pl.col("g_a") > 0)
+                     & (pl.col("g_a") <= DELAYED_ACK_NS)))
+    counts = pairs.group_by(["stream", "sender"]).agg(
+        (pl.col("g_a") >= 2 * pl.col("g_d") + SPREAD_SLACK_NS).sum().alias("spread"),
+        (2 * pl.col("g_a") <= 3 * pl.col("g_d") + 2 * SPREAD_SLACK_NS).sum().alias("kept"))
+    upstream = counts.filter((pl.col("spread") >= SPREAD_MIN) & (pl.col("spread") >= SPREAD_FACTOR * pl.col("kept")))
+    return {(int(s), int(x)) for s, x in upstream.select("stream", "sender").iter_rows()}
+
+
 def _int(v) -> int | None:
     return None if v is None else int(v)
 
@@ -339,6 +380,7 @@ def _timings(state: pl.DataFrame, ttls: dict[tuple[int, int], int] | None) -> di
     edges: dict[tuple[int, int], int] = {}
     echoes: dict[tuple[int, int], int] = {}
     paced: set[tuple[int, int]] = set()
+    upstream: set[tuple[int, int]] = set()
     if no_handshake:
         # Their rows alone, taken once (each reading below would otherwise scan the whole table).
         alone = state.filter(pl.col("stream").is_in(no_handshake))
@@ -347,6 +389,7 @@ def _timings(state: pl.DataFrame, ttls: dict[tuple[int, int], int] | None) -> di
         echoes = echo_lags(alone, no_handshake)
         # A paced writer's data after an ACK is no reaction to it (paced_writers): no lag is read from it.
         paced = paced_writers(alone, no_handshake)
+        upstream = dispersed_acks(alone, no_handshake)
     keys = state.select("stream", "dir").unique().sort(["stream", "dir"]).iter_rows()
     for stream, d in keys:
         h = hs.get(stream)
@@ -368,6 +411,10 @@ def _timings(state: pl.DataFrame, ttls: dict[tuple[int, int], int] | None) -> di
         other = lags.get((stream, 1 - d)) or {}
         if other.get("d2a") is not None:
             lag = max(lag, int(other["d2a"]))
+        if (stream, d) in upstream:
+            # The ACKs' spacing puts the tap before the bottleneck, beside the sender
+            # (dispersed_acks): data long after an ACK was written then, not released by it.
+            lag = 0
         if (stream, d) in echoes:
             # The timestamps' echoes say which ACK each segment answered (echo_lags).
             lag = echoes[(stream, d)]
