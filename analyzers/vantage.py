@@ -298,10 +298,11 @@ def dispersed_acks(state: pl.DataFrame, streams: list[int]) -> set[tuple[int, in
     data already arrives spread and each ACK follows its data, so consecutive ACKs are as far apart
     as the data they cover. Pairs of ACKs that each advanced to the end of a segment, at most
     DELAYED_ACK_NS apart (a receiver's timer spreads them too); spread when the ACKs' gap exceeds
-    twice the data's plus SPREAD_SLACK_NS, kept when within 1.5 times plus the slack: spread on
-    SPREAD_MIN pairs or more and SPREAD_FACTOR times the kept. A Linux writer of 2644 bytes every
-    105 ms at its own tap, its two segments left together and were ACKed 0.1 ms apart; without the
-    handshake the 105 ms from each ACK to the next write read as a receiver's-tap round trip."""
+    twice the data's plus SPREAD_SLACK_NS (or two ticks of a coarse clock), kept when within 1.5
+    times plus the slack: spread on SPREAD_MIN pairs or more and SPREAD_FACTOR times the kept. A
+    Linux writer of 2644 bytes every 105 ms at its own tap: its two segments left together and were
+    ACKed 0.1 ms apart; without the handshake the 105 ms from each ACK to the next write read as a
+    receiver's-tap round trip."""
     wanted = pl.col("stream").is_in(streams)
     acks = (state.select("stream", "dir", "ts_ns", "flag_ack", "acks_new", "payload_len", "ack_rel")
             .filter(wanted & pl.col("flag_ack") & pl.col("acks_new") & (pl.col("payload_len") == 0))
@@ -313,14 +314,16 @@ def dispersed_acks(state: pl.DataFrame, streams: list[int]) -> set[tuple[int, in
             .group_by(["stream", "dir", "seq_end"]).agg(pl.col("ts_ns").min().alias("sent"))
             .select("stream", "sent", sender=pl.col("dir").cast(pl.Int64), end="seq_end"))
     pairs = (acks.join(data, on=["stream", "sender", "end"], how="inner")
-             .sort(["stream", "sender", "at"])
+             .sort(["stream", "sender", "at", "end"])  # (ACKs of one timestamp in sequence order: deterministic)
              .with_columns(g_a=pl.col("at") - pl.col("at").shift(1).over(["stream", "sender"]),
                            g_d=pl.col("sent") - pl.col("sent").shift(1).over(["stream", "sender"]))
              .filter(pl.col("g_a").is_not_null() & (pl.col("g_d") >= 0) & (pl.col("g_a") > 0)
                      & (pl.col("g_a") <= DELAYED_ACK_NS)))
+    # A coarse clock (a tool writing milliseconds) puts a tick between data and ACKs stamped alike.
+    slack = max(SPREAD_SLACK_NS, 2 * clock_step_ns(state["ts_ns"]))
     counts = pairs.group_by(["stream", "sender"]).agg(
-        (pl.col("g_a") >= 2 * pl.col("g_d") + SPREAD_SLACK_NS).sum().alias("spread"),
-        (2 * pl.col("g_a") <= 3 * pl.col("g_d") + 2 * SPREAD_SLACK_NS).sum().alias("kept"))
+        (pl.col("g_a") >= 2 * pl.col("g_d") + slack).sum().alias("spread"),
+        (2 * pl.col("g_a") <= 3 * pl.col("g_d") + 2 * slack).sum().alias("kept"))
     upstream = counts.filter((pl.col("spread") >= SPREAD_MIN) & (pl.col("spread") >= SPREAD_FACTOR * pl.col("kept")))
     return {(int(s), int(x)) for s, x in upstream.select("stream", "sender").iter_rows()}
 

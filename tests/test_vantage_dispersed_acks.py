@@ -74,3 +74,35 @@ def test_a_paced_writer_at_its_own_tap_without_the_handshake(tmp_path: Path) -> 
     report = scoring.score_files(cut, Path(f"{pcap}.truth.json")).to_json()["ground_truth"]
     assert report["causes"]["application_idle"]["recall"] >= 0.9, report["causes"]
     assert report["totals"]["misattributed"] == 0
+
+
+def test_a_coarse_clock_spreads_nothing() -> None:
+    """Timestamps in whole milliseconds (nDPI's tls-appdata.pcap, a receiver's tap): data and ACKs
+    stamped in one millisecond and the next ACKs in the following one read as 1 ms of spread from
+    data sent together, and the tap was put upstream, half the time (see the next test)."""
+    rows = _rows(0, 20, 0, 1 * MS, 2 * MS)
+    assert vantage.dispersed_acks(_state(rows), [0]) == set()
+    # The same at a fine clock, 0.9 ms apart, is a bottleneck's spread.
+    fine = _rows(0, 20, 0, 900 * US, 2 * MS + 7)
+    assert vantage.dispersed_acks(_state(fine), [0]) == {(0, 0)}
+
+
+def test_acks_of_one_timestamp_give_one_answer_whatever_their_order() -> None:
+    """ACKs sharing a timestamp were paired in whatever order the sort left them, so the same
+    capture placed its tap in two places from one run to the next: they are taken in sequence
+    order. Each flight here: four segments, two sent at once and two 1 ms later; the middle two
+    ACKed in one tick, so the pairs spread (data sent together) in sequence order and kept in the
+    other."""
+    rows = []
+    for f in range(12):
+        t, seq = f * 100 * MS, 4 * SEG * f
+        for k, (sent, acked) in enumerate(((0, 5000 * US), (0, 5200 * US), (1 * MS, 5200 * US), (1 * MS, 5400 * US))):
+            end = seq + (k + 1) * SEG
+            rows.append({"stream": 0, "dir": 0, "ts_ns": t + sent, "flag_ack": True, "acks_new": False,
+                         "payload_len": SEG, "ack_rel": 1, "new_data": True, "seq_end": end})
+            rows.append({"stream": 0, "dir": 1, "ts_ns": t + acked, "flag_ack": True, "acks_new": True,
+                         "payload_len": 0, "ack_rel": end, "new_data": False, "seq_end": 1})
+    frame = pl.DataFrame(rows, schema=_state(rows).schema)
+    answers = {frozenset(vantage.dispersed_acks(frame.sample(fraction=1.0, shuffle=True, seed=s), [0]))
+               for s in range(20)}
+    assert answers == {frozenset({(0, 0)})}
