@@ -300,16 +300,56 @@ def unscaled_windows(state: pl.DataFrame) -> dict[int, Note]:
         pl.len().alias("n"), (pl.col("usable_window") < -1).sum().alias("over"),
         # (A raw window under two segments is "filled" by any packet: a scaled one read raw, small.)
         ((pl.col("usable_window") < pl.col("_seg")) & (pl.col("peer_window") >= 2 * pl.col("_seg"))).sum().alias("fills"))
+    releases = window_releases(state)
     out: dict[int, Note] = {}
     for (stream,), g in per.group_by("stream", maintain_order=True):
         inside = all(r["over"] <= UNSCALED_OVER_SHARE * r["n"] for r in g.iter_rows(named=True))
         fills = int(g["fills"].max())
+        released = releases.get(int(stream), 0)
         if inside and fills >= UNSCALED_FILLS_MIN:
             out[int(stream)] = Note(
                 "window_scale_inferred", f"the windows are read as unscaled: the sender's flight filled the raw "
                 f"advertised window to within a segment {fills} times and never went past it, which no scaled window "
                 "(twice the raw value or more) would explain; the window rules apply", fills)
+        elif inside and released >= UNSCALED_FILLS_MIN:
+            out[int(stream)] = Note(
+                "window_scale_inferred", f"the windows are read as unscaled: {released} times the sender waited with "
+                "less than a segment of room in the raw window and sent its next data right after the receiver "
+                "opened it (an ACK of nothing new), never going past it; twice the raw window would have let a "
+                "segment go without that update; the window rules apply", released)
     return out
+
+
+def window_releases(state: pl.DataFrame) -> dict[int, int]:
+    """Per stream of unknown window scale: how many times new data came as the connection's next
+    packet after a pure window update from the peer (same ACK, larger window), where the raw window
+    before it left the sender less than its largest segment of room. The update released a sender
+    the raw window held (a slow reader's window of Linux 2.0, which never scales: 2800 bytes of room
+    against 4312-byte segments, each reopened by a read), which is unscaled_windows' evidence where
+    the raw window is under two segments and a flight "fills" it by chance."""
+    rows = (state.filter(~pl.col("wscale_known"))
+            .select("stream", "dir", "ts_ns", "flag_ack", "ack_rel", "win_scaled", "payload_len", "new_data",
+                    "usable_window", "flag_syn", "flag_fin", "flag_rst"))
+    if rows.height == 0:
+        return {}
+    rows = rows.sort(["stream", "ts_ns"], maintain_order=True).with_row_index("_row")
+    pure = pl.col("flag_ack") & (pl.col("payload_len") == 0) & ~pl.col("flag_syn") & ~pl.col("flag_fin") & ~pl.col("flag_rst")
+    acks = (rows.filter(pure).with_columns(
+        prev_ack=pl.col("ack_rel").shift(1).over(["stream", "dir"]),
+        prev_win=pl.col("win_scaled").shift(1).over(["stream", "dir"]))
+        .select("_row", update=(pl.col("ack_rel") == pl.col("prev_ack")) & (pl.col("win_scaled") > pl.col("prev_win")),
+                gain=pl.col("win_scaled") - pl.col("prev_win")))
+    seg = pl.col("payload_len").max().over(["stream", "dir"])
+    marked = (rows.with_columns(_seg=seg.cast(pl.Int64)).join(acks, on="_row", how="left")
+              .with_columns(p_dir=pl.col("dir").shift(1).over("stream"), p_update=pl.col("update").shift(1).over("stream"),
+                            p_gain=pl.col("gain").shift(1).over("stream")))
+    # The room before the update: what the data row's (after it was sent) would have been with
+    # the old window, before this packet's payload.
+    released = marked.filter(pl.col("new_data") & (pl.col("payload_len") > 0) & (pl.col("p_dir") != pl.col("dir"))
+                             & pl.col("p_update").fill_null(False)
+                             & (pl.col("usable_window") - pl.col("p_gain") + pl.col("payload_len").cast(pl.Int64)
+                                < pl.col("_seg")))
+    return {int(s): int(n) for s, n in released.group_by("stream").len().iter_rows()}
 
 
 # A window scale is 0 to 14 (RFC 7323 2.3).
