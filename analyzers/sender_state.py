@@ -55,7 +55,7 @@ STATE_COLUMNS: dict[str, str] = {
     "control_retransmission": "a SYN or FIN without data sent again (counted with retransmissions, as tshark does)",
     "retrans_kind": "timeout, fast (duplicate ACKs or SACK before it), or other; null if not a retransmission",
     "silence_ns": "time since the previous packet of this direction",
-    "reaction_ns": "on new data whose connection's previous packet was a peer ACK that advanced: the time since that ACK (the sender's reaction at this vantage)",
+    "reaction_ns": "on new data whose connection's previous packet was a peer ACK that advanced, without data (data after the peer's is a turnaround): the time since that ACK (the sender's reaction at this vantage)",
     "dup_ack": "a duplicate ACK for the other direction's data (no payload, same ACK and window, data outstanding: seen, or shown by SACK blocks above the ACK)",
     "dup_run": "how many duplicate ACKs in a row this one is (0 for a new ACK)",
     "acks_new": "this packet's ACK advanced the other direction's snd_una",

@@ -129,6 +129,11 @@ def data_lags(state: pl.DataFrame) -> pl.DataFrame:
                                                                              coalesce=True)
 
 
+# New data right after a peer ACK needed this many times before its low percentile is the
+# sender's reaction lag.
+REACTIONS_MIN = 3
+
+
 # A zero window reopened this many times gives the sender's reaction lag on its own.
 REOPENS_MIN = 3
 
@@ -406,7 +411,10 @@ def _timings(state: pl.DataFrame, ttls: dict[tuple[int, int], int] | None) -> di
             lag = int(h["t_synack"] - h["t_syn"]) if d == 1 else int(h["t_ack"] - h["t_synack"])
             out[(stream, d)] = Timing(rtt, lag, _classify(lag, rtt), "handshake", rtt + queueing, _int(r.get("prompt")))
             continue
-        lag = int(r["lag"]) if r.get("lag") is not None and (stream, d) not in paced else 0
+        # (One or two "reactions" are anecdotes: a request a think time after the ACK of the last
+        # reply, the only new data that ever followed a peer ACK, read a 30 ms pause as the path.)
+        reacted = r.get("lag") is not None and (r.get("lag_n") or 0) >= REACTIONS_MIN
+        lag = int(r["lag"]) if reacted and (stream, d) not in paced else 0
         # The sender's side of the round trip is also the peer's data-to-ACK time at the tap (its
         # own data acknowledged by this sender): a sender whose window is open sends on without
         # waiting for ACKs, so data that happens to follow an ACK closely is no reaction to it

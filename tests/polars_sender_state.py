@@ -86,7 +86,7 @@ def sender_state(packets: pl.DataFrame) -> pl.DataFrame:
     )
     pk = _ack_roles(pk)
     prev_dir, prev_ts = pl.col("dir").shift(1).over("stream"), pl.col("ts_ns").shift(1).over("stream")
-    prev_advanced = pl.col("acks_new").shift(1).over("stream").fill_null(False)
+    prev_advanced = (pl.col("acks_new") & (pl.col("payload_len") == 0)).shift(1).over("stream").fill_null(False)
     pk = pk.with_columns(reaction_ns=pl.when(pl.col("new_data") & (prev_dir != pl.col("dir")) & prev_advanced)
                          .then(pl.col("ts_ns") - prev_ts))
     pk = _retransmission_kinds(pk)

@@ -169,12 +169,14 @@ fn walk_stream(p: &PacketView, rows: &[usize], out: &mut SenderState) {
         };
         out.acked_unseen[i] = matches!((ack, peer.max_seq_end), (Some(a), Some(m)) if a > m);
         // New data right behind a peer ACK that advanced: the sender's reaction time at this tap.
+        // Not behind the peer's data: that is a request's turnaround (or a reply's, then a think
+        // time), the application's pace, not the ACK's.
         if let Some((pd, pts, advanced)) = previous {
             if out.new_data[i] && pd != p.dir[i] && advanced {
                 out.reaction_ns[i] = p.ts_ns[i] - pts;
             }
         }
-        previous = Some((p.dir[i], p.ts_ns[i], out.acks_new[i]));
+        previous = Some((p.dir[i], p.ts_ns[i], out.acks_new[i] && !payload));
         if out.retransmission[i] {
             let fast = peer.last_dup_run >= FAST_DUPACKS || sacked > 0;
             out.retrans_kind[i] = if silence.unwrap_or(0) >= TIMEOUT_FLOOR_NS {
