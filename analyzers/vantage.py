@@ -333,6 +333,34 @@ def dispersed_acks(state: pl.DataFrame, streams: list[int]) -> set[tuple[int, in
     return {(int(s), int(x)) for s, x in upstream.select("stream", "sender").iter_rows()}
 
 
+# A resend after a silence this long (RFC 1122's longest delayed ACK, 0.5 s) follows an original no
+# ACK answered: the ACK that covers it answers the resend.
+RESEND_SILENCE_NS = 500_000_000
+
+
+def resend_rtts(state: pl.DataFrame, streams: list[int]) -> dict[tuple[int, int], int]:
+    """Per (stream, data direction) of `streams`: the fastest time from a retransmission sent after
+    RESEND_SILENCE_NS of silence to the peer's first ACK that covers it. Karn's rule sets aside every
+    ACK of resent data, since it may answer the original; but an original no ACK answered in half a
+    second never arrived (no receiver holds an ACK longer), so this ACK answers the resend, at once
+    (it fills the receiver's hole): the path's round trip. Where every other ACK waited for the
+    receiver's timer (a FreeBSD receiver's 100 ms, each flight of one segment) it is the only one."""
+    wanted = pl.col("stream").is_in(streams)
+    resends = (state.select("stream", "dir", "ts_ns", "retransmission", "silence_ns", "seq_end")
+               .filter(wanted & pl.col("retransmission") & (pl.col("silence_ns") >= RESEND_SILENCE_NS))
+               .select("stream", "ts_ns", "seq_end", sender=pl.col("dir").cast(pl.Int64)).sort("ts_ns"))
+    if resends.height == 0:
+        return {}
+    acks = (state.select("stream", "dir", "ts_ns", "flag_ack", "acks_new", "ack_rel")
+            .filter(wanted & pl.col("flag_ack") & pl.col("acks_new"))
+            .select("stream", at="ts_ns", ack="ack_rel", sender=(1 - pl.col("dir").cast(pl.Int64))).sort("at"))
+    joined = (resends.join_asof(acks, left_on="ts_ns", right_on="at", by=["stream", "sender"], strategy="forward",
+                                check_sortedness=False)
+              .filter(pl.col("at").is_not_null() & (pl.col("ack") >= pl.col("seq_end")) & (pl.col("at") > pl.col("ts_ns"))))
+    fastest = joined.group_by(["stream", "sender"]).agg((pl.col("at") - pl.col("ts_ns")).min().alias("rtt"))
+    return {(int(r["stream"]), int(r["sender"])): int(r["rtt"]) for r in fastest.iter_rows(named=True)}
+
+
 def _int(v) -> int | None:
     return None if v is None else int(v)
 
@@ -389,6 +417,7 @@ def _timings(state: pl.DataFrame, ttls: dict[tuple[int, int], int] | None) -> di
     echoes: dict[tuple[int, int], int] = {}
     paced: set[tuple[int, int]] = set()
     upstream: set[tuple[int, int]] = set()
+    resent: dict[tuple[int, int], int] = {}
     if no_handshake:
         # Their rows alone, taken once (each reading below would otherwise scan the whole table).
         alone = state.filter(pl.col("stream").is_in(no_handshake))
@@ -398,6 +427,7 @@ def _timings(state: pl.DataFrame, ttls: dict[tuple[int, int], int] | None) -> di
         # A paced writer's data after an ACK is no reaction to it (paced_writers): no lag is read from it.
         paced = paced_writers(alone, no_handshake)
         upstream = dispersed_acks(alone, no_handshake)
+        resent = resend_rtts(alone, no_handshake)
     keys = state.select("stream", "dir").unique().sort(["stream", "dir"]).iter_rows()
     for stream, d in keys:
         h = hs.get(stream)
@@ -452,6 +482,10 @@ def _timings(state: pl.DataFrame, ttls: dict[tuple[int, int], int] | None) -> di
             # writer of one short segment per ACK): the fastest ACK is the only one that shows the
             # path. (None comes sooner than the round trip: the tap saw the data before the ACK.)
             d2a = int(r["d2a_min"])
+        if d2a is not None and d2a >= DELAYED_ACK_NS and resent.get((stream, d), d2a) < d2a:
+            # Every ACK Karn's rule keeps was the timer's: the ACK of a resend nothing else answered
+            # shows the path (resend_rtts).
+            d2a = resent[(stream, d)]
         if d2a is not None and r.get("prompt") is not None and r["prompt"] < d2a:
             # An ACK of two segments or more comes at once (RFC 1122's every second segment): its
             # time bounds the path's. A slow reader's ACKs wait for its reads (each its window
