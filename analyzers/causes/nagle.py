@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from stallscope.analyzers.causes.common import before, held_in_buffer, mss, peer_delay, release, send_buffer_plateau, timer_driven
 from stallscope.analyzers.findings import Alternative, Verdict
+from stallscope.analyzers.inference import segment_size_shown
 from stallscope.analyzers.peer_acks import BSD_TICK_NS, MAX_ACK_DELAY_NS
 from stallscope.analyzers.stalls import MIN_THRESHOLD_NS, StallContext
-from stallscope.analyzers.writes import tail_held
+from stallscope.analyzers.writes import MCLBYTES, tail_held
 from stallscope.vocabulary import UNDETERMINED, Cause
 
 SUNOS_COPY = 4096  # SunOS 4.1 sosend calls the protocol every 4 KB (docs/tcp-rules.md#socket-copy-loop)
@@ -124,8 +125,10 @@ def rule(ctx: StallContext) -> Verdict | None:
     # ...for a bulk writer with more queued behind (the peer sends no requests): a message that is
     # complete once the tail goes waits for nothing else.
     bulk = (ctx.profile.get("peer_data_packets") or 0) <= BULK_PEER_PACKETS
+    # (Where no SYN showed the MSS, the segments may be writes below it: mss_beyond.)
+    seg = m if segment_size_shown(ctx.profile) else mss_beyond(ctx, m, outstanding)
     if (timer and bulk and peer_max and plateau and total >= BUFFER_IN_USE * plateau
-            and not update_reachable(ctx, rel, ack_before, total, m, peer_max)):
+            and not update_reachable(ctx, rel, ack_before, total, seg, peer_max)):
         evidence["buffer_in_use"] = total
         return Verdict(Cause.WINDOW_UPDATE_DEADLOCK.value, None, 0.7, evidence,
                        (Alternative(Cause.NAGLE_DELAYED_ACK.value, "copy_rule", 0.3, "Nagle held the rest of the buffer"),))
@@ -217,6 +220,30 @@ def update_reachable(ctx: StallContext, rel, ack_before: int, total: int, m: int
     if tick.get("period_ns") != BSD_TICK_NS and rel.ack - ack_before >= 2 * m:
         return 2 * total >= peer_max
     return total >= 2 * m or total >= UPDATE_SHARE * peer_max
+
+
+# RFC 1191's MTU plateaus (7.1), with jumbo Ethernet's 9000 and RFC 1626's 9180 for ATM; each one's
+# MSS, and that MSS rounded down to whole 2 KB clusters as 4.4BSD's tcp_mss does (9140 -> 8192): where
+# no SYN gave the MSS, the one a sender most likely has above a bound is the least of these.
+MTU_PLATEAUS = (68, 296, 508, 1006, 1492, 1500, 2002, 4352, 8166, 9000, 9180, 17914, 32000, 65535)
+IP_TCP_HEADERS = 40
+LIKELY_MSS = tuple(sorted({mtu - IP_TCP_HEADERS for mtu in MTU_PLATEAUS}
+                          | {(mtu - IP_TCP_HEADERS) // MCLBYTES * MCLBYTES for mtu in MTU_PLATEAUS
+                             if mtu - IP_TCP_HEADERS >= MCLBYTES}))
+
+
+def mss_beyond(ctx: StallContext, m: int, held_out: int) -> int:
+    """The MSS to test the receiver's window-update rule with where no SYN showed it: at least the
+    largest segment `m`, and, where the receiver left `held_out` bytes unacknowledged until its timer
+    below the share of its window that would have made it update, more than half of that (it
+    updates at two segments); the least likely MSS (LIKELY_MSS) from there. (SunOS's 4 KB copies
+    over ATM: segments of 4096, 12288 bytes held to the timer, so the MSS exceeds 6144; 2 x 8126
+    puts 15372 bytes in use below the update where 2 x 4096 did not.)"""
+    peer_max = ctx.profile.get("peer_receive_window_max") or 0
+    low = m
+    if peer_max and held_out < UPDATE_SHARE * peer_max:
+        low = max(low, held_out // 2 + 1)
+    return next((mss for mss in LIKELY_MSS if mss >= low), low)
 
 
 def buffer_in_flight(ctx: StallContext, plateau: int) -> float:

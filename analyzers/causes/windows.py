@@ -8,7 +8,7 @@ stops at the buffer's size with the peer's window open).
 
 from __future__ import annotations
 
-from stallscope.analyzers.causes.nagle import buffer_in_flight, update_reachable
+from stallscope.analyzers.causes.nagle import BULK_PEER_PACKETS, buffer_in_flight, mss_beyond, update_reachable
 from stallscope.analyzers.causes.common import (Rows, before, resent_before_silence, rows_of, filled_small_window, held_in_buffer, mss, tolerance, zero_window_at_end, peer_delay, release, send_buffer_plateau,
                                                 sporadic_peer_delay, timer_driven)
 from stallscope.analyzers.inference import segment_size_shown
@@ -130,6 +130,25 @@ def rule(ctx: StallContext) -> Verdict | None:
             # may be a short segment, the next write waiting in the buffer behind it for Nagle
             # (SunOS's 4 KB copies under an 8 KB buffer look the same as a 4 KB buffer).
             evidence["segment_size_shown"] = False
+            queued = plateau - outstanding if plateau else 0
+            peer_max = ctx.profile.get("peer_receive_window_max") or 0
+            bulk = (ctx.profile.get("peer_data_packets") or 0) <= BULK_PEER_PACKETS
+            if detail is None and bulk and peer_max and 0 < queued < m:
+                # ...and the buffer a bulk writer keeps full held less than a segment behind the
+                # flight: what waited was short, whatever the MSS, and the segment that went on the
+                # ACK took data written after it (SunOS's 4 KB copies under a 12 KB buffer: 8192
+                # out, 4096 held, 8192 sent on the ACK). Nagle held it, unless even the whole
+                # buffer could not reach the receiver's window-update threshold (Moldeklev (1),
+                # tested with the MSS the receiver's timer implies: mss_beyond).
+                evidence["held_in_buffer"] = queued
+                if not update_reachable(ctx, rel, ack_before, plateau, mss_beyond(ctx, m, outstanding), peer_max):
+                    evidence["buffer_in_use"] = plateau
+                    return Verdict(Cause.WINDOW_UPDATE_DEADLOCK.value, None, 0.6, evidence,
+                                   (Alternative(Cause.NAGLE_DELAYED_ACK.value, None, 0.3,
+                                                "Nagle held the rest of the buffer"),))
+                return Verdict(Cause.NAGLE_DELAYED_ACK.value, None, 0.6, evidence,
+                               (Alternative(Cause.WINDOW_UPDATE_DEADLOCK.value, None, 0.35,
+                                            "if the buffer is smaller than its plateau: the whole of it was out"),))
             if detail == "congestion_window" and _window_past_one_segment(ctx, outstanding, m):
                 # ...but a congestion window of one segment is slow start's first round only: each
                 # ACK of new data opens it (RFC 5681: by a segment, in either phase, while it is one
@@ -142,7 +161,6 @@ def rule(ctx: StallContext) -> Verdict | None:
                 evidence["held_segment_frame"] = ctx.held_frame
                 evidence["idle_before_ns"] = ctx.idle_before_ns
                 total = outstanding + ctx.held_len
-                peer_max = ctx.profile.get("peer_receive_window_max") or 0
                 if peer_max and not update_reachable(ctx, rel, ack_before, total, ctx.held_len + 1, peer_max):
                     evidence["buffer_in_use"] = total
                     return Verdict(Cause.WINDOW_UPDATE_DEADLOCK.value, None, 0.6, evidence,
