@@ -104,7 +104,7 @@ def handshake_times(state: pl.DataFrame) -> pl.DataFrame:
                                        pl.col("ts_ns").filter(~last).max().alias("_prev"), pl.first("t_synack"))
            .filter(pl.col("_prev").is_null()
                    | (2 * (pl.col("t_synack") - pl.col("t_syn")) < pl.col("t_syn") - pl.col("_prev")))
-           .select("stream", "t_syn"))
+           .select("stream", "t_syn", syn_resent=pl.col("_prev").is_not_null()))
     hs = syn.join(synack, on="stream", how="inner")
     ack = (
         state.filter(~pl.col("flag_syn") & pl.col("flag_ack") & (pl.col("dir") == 0))
@@ -439,6 +439,16 @@ def _timings(state: pl.DataFrame, ttls: dict[tuple[int, int], int] | None) -> di
             rtt = int(h["t_ack"] - h["t_syn"])
             # The responder reacts to the SYN, the initiator to the SYN/ACK, each seen at the tap.
             lag = int(h["t_synack"] - h["t_syn"]) if d == 1 else int(h["t_ack"] - h["t_synack"])
+            fastest = r.get("d2a_fastest")
+            if (h["syn_resent"] and fastest is not None and 2 * fastest < rtt
+                    and _classify(lag, rtt) == _classify(lag, int(fastest)) == "sender"):
+                # The SYN was resent, so the SYN/ACK may answer either SYN, or be the peer's own
+                # resend of one lost (Karn). At the sender's tap no data is ACKed sooner than a
+                # round trip: data ACKed in under half the handshake's time shows the SYN/ACK came
+                # late (233 ms after a resent SYN on a 0.4 ms path, which then called every
+                # ACK-loss timeout spurious). Not where the handshake's reaction lag, as late, would
+                # then exceed a sender's: that was timed by the same SYN/ACK.
+                rtt = int(fastest)
             out[(stream, d)] = Timing(rtt, lag, _classify(lag, rtt), "handshake", rtt + queueing, _int(r.get("prompt")))
             continue
         # (One or two "reactions" are anecdotes: a request a think time after the ACK of the last
