@@ -252,6 +252,15 @@ def _acked_beyond_resends(ctx: StallContext, first) -> tuple[object, int] | None
         # data that was still outstanding (a hole below the first byte seen, which its ACK points
         # at), so what arrived cannot be told from what the tap saw sent.
         return None
+    wait = ctx.timing.typical_rtt_ns or ctx.timing.path_rtt_ns
+    if ctx.timing.vantage == "sender" and wait and any(
+            a.ack <= first.seq and a.ts_ns - ctx.start_ns >= wait
+            for a in ctx.acks if (a.ts_ns, a.frame) < (first.ts_ns, first.frame)):
+        # An ACK sent after all the data before the silence had had time to arrive still asked for
+        # the first byte resent: the receiver lacked it, so that segment was lost, whatever came
+        # after (a SunOS receiver's window update 1.4 ms after the flight on a 0.06 ms path, the
+        # same ACK with a larger window, so no duplicate ACK by RFC 5681's letter).
+        return None
     # (At the receiver the ACK a resend draws can carry the same timestamp: capture order decides.)
     ack = next((a for a in ctx.acks if (a.ts_ns, a.frame) > (first.ts_ns, first.frame) and a.advances), None)
     if ack is None:
