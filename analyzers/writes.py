@@ -72,6 +72,8 @@ def writer(rows: dict[str, list], d: int, lag_ns: int, start_seen: bool = True) 
     last_peer_ts: int | None = None
     acked = edge = 0
     fin = False
+    released: list[int] = []  # ends of short segments that emptied the buffer on an ACK of all
+    largest = 0
     for i in range(len(ts)):
         if dirs[i] != d:
             if rows["flag_ack"][i] and ack[i] is not None:
@@ -83,6 +85,10 @@ def writer(rows: dict[str, list], d: int, lag_ns: int, start_seen: bool = True) 
         fin = fin or bool(rows["flag_fin"][i])
         if not plen[i] or resent[i]:
             continue
+        if (last_send is not None and i and dirs[i - 1] != d and acked >= end[last_send] and rows["flag_psh"][i]
+                and plen[i] < largest):
+            released.append(end[i] - 1)
+        largest = max(largest, plen[i])
         if last_send is None:
             event_ts.append(ts[i])
         elif (ts[i] - ts[last_send] >= EVENT_GAP_NS
@@ -97,7 +103,7 @@ def writer(rows: dict[str, list], d: int, lag_ns: int, start_seen: bool = True) 
         last_send = i
     closed = total if fin and total else None  # the writer closed after its last write
     if len(complete) + (closed is not None) < MIN_COMPLETE + (not start_seen) or len(event_ts) < MIN_EVENTS:
-        return None
+        return _released_writer(released, start_seen)
     step = 0
     for x in complete:
         step = gcd(step, x - (0 if start_seen else complete[0]))
@@ -109,7 +115,7 @@ def writer(rows: dict[str, list], d: int, lag_ns: int, start_seen: bool = True) 
         if with_close >= MIN_WRITE or len(complete) < MIN_COMPLETE + (not start_seen):
             step = with_close
     if step < MIN_WRITE:
-        return None
+        return _released_writer(released, start_seen)
     phase = 0 if start_seen else complete[0]
     period = _period(event_ts)
     if period is not None:
@@ -119,7 +125,29 @@ def writer(rows: dict[str, list], d: int, lag_ns: int, start_seen: bool = True) 
         if w is not None:
             return Writer(w, period, phase % w)
     w = _divisor_near(step, total / len(event_ts), MEAN_TOLERANCE)
-    return Writer(w, None, phase % w) if w is not None else None
+    return Writer(w, None, phase % w) if w is not None else _released_writer(released, start_seen)
+
+
+# Short segments that emptied the buffer on an ACK needed before their ends give the writes.
+RELEASED_MIN = 3
+
+
+def _released_writer(released: list[int], start_seen: bool) -> Writer | None:
+    """Where no pause showed the writes complete (a writer of less than a segment, Nagle holding each
+    write behind the last until an ACK), the short segments that went right after an ACK of
+    everything and emptied the buffer (PSH) each ended where the writes so far ended (or, for a
+    writer blocked on a full buffer, where sosend stopped copying a 2 KB cluster): their gcd, no
+    multiple of the cluster, is the write (4.4BSD writing 1244 bytes every 109 ms: held tails of
+    1244 and 1028 bytes ending at 2488, 3732, 6220, ...). The first byte must begin a write (the
+    handshake seen)."""
+    if not start_seen or len(released) < RELEASED_MIN:
+        return None
+    step = 0
+    for x in released:
+        step = gcd(step, x)
+    if step < MIN_WRITE or step % MCLBYTES == 0:
+        return None
+    return Writer(step, None, 0)
 
 
 def _divisor_near(step: int, target: float, tolerance: float) -> int | None:

@@ -91,12 +91,12 @@ def test_writes_of_varying_sizes_show_no_lattice() -> None:
     """Pauses after everything was acknowledged at offsets 1000, 2500 and 4200 (and the close at
     6000): their gcd is 100 bytes, no write size."""
     rows: dict[str, list] = {k: [] for k in ("ts_ns", "dir", "payload_len", "seq_rel", "seq_end", "retransmission",
-                                             "ack_rel", "flag_ack", "win_scaled", "flag_fin")}
+                                             "ack_rel", "flag_ack", "win_scaled", "flag_fin", "flag_psh")}
 
     def add(ts: int, d: int, seq: int, n: int, ack: int | None = None, fin: bool = False) -> None:
         for k, v in (("ts_ns", ts), ("dir", d), ("payload_len", n), ("seq_rel", seq), ("seq_end", seq + n + fin),
                      ("retransmission", False), ("ack_rel", ack), ("flag_ack", ack is not None),
-                     ("win_scaled", 65535 if ack is not None else None), ("flag_fin", fin)):
+                     ("win_scaled", 65535 if ack is not None else None), ("flag_fin", fin), ("flag_psh", False)):
             rows[k].append(v)
 
     t = 0

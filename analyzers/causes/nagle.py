@@ -173,7 +173,16 @@ def held_until_write(ctx: StallContext, m: int) -> tuple[int, int]:
     w = ctx.writer
     if w is None or not m or ctx.profile.get("nagle") == "off":
         return 0, 0
-    due = ctx.writes_due if w.size < m and ctx.acked_before(ctx.end_ns) < ctx.snd_max_before_end else 0
+    unacked = ctx.acked_before(ctx.end_ns) < ctx.snd_max_before_end
+    due = ctx.writes_due if w.size < m and unacked else 0
+    if (not due and w.period_ns is None and w.size < m and unacked and ctx.ended_by_new_data
+            and ctx.snd_max_before_end == ctx.first_end and (ctx.first_end - 1 - w.phase) % w.size == 0
+            and ctx.held_len > w.size):
+        # No clock to say when the next write fell due, but the silence began at a write's end and
+        # the segment that ended it carried more than a write below a segment: the first of them
+        # waited in the buffer, short, behind unacknowledged data, until the next made a segment
+        # (a 4.4BSD writer of 1244 bytes every 109 ms sends 1460 bytes 109 ms into each silence).
+        due = 1
     return tail_held(ctx, w), due
 
 
