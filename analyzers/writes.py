@@ -138,16 +138,18 @@ def _released_writer(released: list[int], start_seen: bool) -> Writer | None:
     everything and emptied the buffer (PSH) each ended where the writes so far ended (or, for a
     writer blocked on a full buffer, where sosend stopped copying a 2 KB cluster): their gcd, no
     multiple of the cluster, is the write (4.4BSD writing 1244 bytes every 109 ms: held tails of
-    1244 and 1028 bytes ending at 2488, 3732, 6220, ...). The first byte must begin a write (the
-    handshake seen)."""
-    if not start_seen or len(released) < RELEASED_MIN:
+    1244 and 1028 bytes ending at 2488, 3732, 6220, ...). Without the handshake the first byte seen
+    may be inside a write: the step is the gcd of the differences between the ends (one more of
+    them needed), its phase the first end's, as for the pauses."""
+    if len(released) < RELEASED_MIN + (not start_seen):
         return None
+    base = 0 if start_seen else released[0]
     step = 0
     for x in released:
-        step = gcd(step, x)
+        step = gcd(step, x - base)
     if step < MIN_WRITE or step % MCLBYTES == 0:
         return None
-    return Writer(step, None, 0)
+    return Writer(step, None, base % step)
 
 
 def _divisor_near(step: int, target: float, tolerance: float) -> int | None:
