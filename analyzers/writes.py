@@ -103,10 +103,8 @@ def writer(rows: dict[str, list], d: int, lag_ns: int, start_seen: bool = True) 
         last_send = i
     closed = total if fin and total else None  # the writer closed after its last write
     if len(complete) + (closed is not None) < MIN_COMPLETE + (not start_seen) or len(event_ts) < MIN_EVENTS:
-        return _released_writer(released, start_seen)
-    step = 0
-    for x in complete:
-        step = gcd(step, x - (0 if start_seen else complete[0]))
+        return buffer_end_writer(released, start_seen)
+    step = _step(complete, 0 if start_seen else complete[0])
     if closed is not None:
         # The close ends a write, but the last of a file sent in W-byte writes is its remainder:
         # off the pauses' lattice it is that short write (262144 bytes in writes of 2310), not a
@@ -115,7 +113,7 @@ def writer(rows: dict[str, list], d: int, lag_ns: int, start_seen: bool = True) 
         if with_close >= MIN_WRITE or len(complete) < MIN_COMPLETE + (not start_seen):
             step = with_close
     if step < MIN_WRITE:
-        return _released_writer(released, start_seen)
+        return buffer_end_writer(released, start_seen)
     phase = 0 if start_seen else complete[0]
     period = _period(event_ts)
     if period is not None:
@@ -125,31 +123,37 @@ def writer(rows: dict[str, list], d: int, lag_ns: int, start_seen: bool = True) 
         if w is not None:
             return Writer(w, period, phase % w)
     w = _divisor_near(step, total / len(event_ts), MEAN_TOLERANCE)
-    return Writer(w, None, phase % w) if w is not None else _released_writer(released, start_seen)
+    return Writer(w, None, phase % w) if w is not None else buffer_end_writer(released, start_seen)
 
 
 # Short segments that emptied the buffer on an ACK needed before their ends give the writes.
 RELEASED_MIN = 3
 
 
-def _released_writer(released: list[int], start_seen: bool) -> Writer | None:
+def buffer_end_writer(ends: list[int], start_seen: bool) -> Writer | None:
     """Where no pause showed the writes complete (a writer of less than a segment, Nagle holding each
-    write behind the last until an ACK), the short segments that went right after an ACK of
-    everything and emptied the buffer (PSH) each ended where the writes so far ended (or, for a
-    writer blocked on a full buffer, where sosend stopped copying a 2 KB cluster): their gcd, no
-    multiple of the cluster, is the write (4.4BSD writing 1244 bytes every 109 ms: held tails of
-    1244 and 1028 bytes ending at 2488, 3732, 6220, ...). Without the handshake the first byte seen
-    may be inside a write: the step is the gcd of the differences between the ends (one more of
-    them needed), its phase the first end's, as for the pauses."""
-    if len(released) < RELEASED_MIN + (not start_seen):
+    write behind the last until an ACK), the offsets where short segments emptied the send buffer
+    (PSH, right after an ACK of everything; or, for the fit, the tails Nagle held) each lie where
+    the writes so far ended (or, for a writer blocked on a full buffer, where sosend stopped copying
+    a 2 KB cluster): their gcd, no multiple of the cluster, is the write (4.4BSD writing 1244 bytes
+    every 109 ms: held tails of 1244 and 1028 bytes ending at 2488, 3732, 6220, ...). Without the
+    handshake the first byte seen may be inside a write: the step is the gcd of the differences
+    between the ends (one more of them needed), its phase the first end's, as for the pauses."""
+    if len(ends) < RELEASED_MIN + (not start_seen):
         return None
-    base = 0 if start_seen else released[0]
-    step = 0
-    for x in released:
-        step = gcd(step, x - base)
+    base = 0 if start_seen else ends[0]
+    step = _step(ends, base)
     if step < MIN_WRITE or step % MCLBYTES == 0:
         return None
     return Writer(step, None, base % step)
+
+
+def _step(ends: list[int], base: int) -> int:
+    """The gcd of the writes' end offsets counted from `base`: the lattice's step."""
+    step = 0
+    for x in ends:
+        step = gcd(step, x - base)
+    return step
 
 
 def _divisor_near(step: int, target: float, tolerance: float) -> int | None:

@@ -29,10 +29,10 @@ def test_held_tails_give_the_write_and_the_whole_writes_nagle_held(tmp_path: Pat
 def test_tails_on_the_cluster_lattice_name_no_write() -> None:
     """Tails at every 2 KB are where sosend stopped copying for want of room (writes of 8192 under
     a full buffer), not writes."""
-    assert writes._released_writer([2048, 6144, 10240, 14336], True) is None
-    assert writes._released_writer([2488, 3732, 6220], True) == writes.Writer(1244, None, 0)
+    assert writes.buffer_end_writer([2048, 6144, 10240, 14336], True) is None
+    assert writes.buffer_end_writer([2488, 3732, 6220], True) == writes.Writer(1244, None, 0)
     # Without the handshake the first byte seen need not begin a write: the ends' differences give
     # the step (one more end needed), the first end its phase.
-    assert writes._released_writer([2488 + 700, 3732 + 700, 6220 + 700], False) is None
-    assert writes._released_writer([2488 + 700, 3732 + 700, 6220 + 700, 8708 + 700], False) == writes.Writer(1244, None, 700)
-    assert writes._released_writer([2488, 3732], True) is None
+    assert writes.buffer_end_writer([2488 + 700, 3732 + 700, 6220 + 700], False) is None
+    assert writes.buffer_end_writer([2488 + 700, 3732 + 700, 6220 + 700, 8708 + 700], False) == writes.Writer(1244, None, 700)
+    assert writes.buffer_end_writer([2488, 3732], True) is None

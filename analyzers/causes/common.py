@@ -170,13 +170,6 @@ def timer_driven(ctx: StallContext, ack: PeerAck) -> bool:
     return False
 
 
-# No socket send buffer is smaller than one mbuf cluster (writes.MCLBYTES; Linux's SOCK_MIN_SNDBUF
-# is about 4 KB, BSD's low-water mark 2 KB): below it the flight plateau is a small writer's, not a
-# full buffer's. Nor is a plateau of one cluster a buffer: sosend's first cluster leaves alone on an
-# idle connection and Nagle holds the rest of the write behind it (a request of 2936 bytes went as
-# 2048 + 888 under an 8 KB buffer).
-
-
 def held_in_buffer(ctx: StallContext, rel: PeerAck, m: int) -> bool:
     """The short segment the releasing ACK let go was the rest of a full buffer, held by Nagle behind
     the flight: 4.4BSD rounds its send buffer up to a whole number of segments (tcp_mss), and the
@@ -204,6 +197,10 @@ def send_buffer_plateau(ctx: StallContext) -> int:
         # complete): the write bounded it, whatever the buffer (writes of 2310 bytes every 300 ms
         # under an 8 KB buffer).
         return 0
+    # No socket send buffer is smaller than one mbuf cluster (Linux's SOCK_MIN_SNDBUF is about 4 KB,
+    # BSD's low-water mark 2 KB): below it the plateau is a small writer's. Nor is a plateau of one
+    # cluster a buffer: sosend's first cluster leaves alone on an idle connection and Nagle holds the
+    # rest of the write behind it (a request of 2936 bytes went as 2048 + 888 under an 8 KB buffer).
     return plateau if plateau > MCLBYTES else 0
 
 

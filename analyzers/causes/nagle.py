@@ -124,11 +124,11 @@ def rule(ctx: StallContext) -> Verdict | None:
     # so a buffer below the update threshold of the raw window is below that of the real one too.
     # ...for a bulk writer with more queued behind (the peer sends no requests): a message that is
     # complete once the tail goes waits for nothing else.
-    bulk = (ctx.profile.get("peer_data_packets") or 0) <= BULK_PEER_PACKETS
     # (Where no SYN showed the MSS, the segments may be writes below it: mss_beyond.)
-    seg = m if segment_size_shown(ctx.profile) else mss_beyond(ctx, m, outstanding)
-    if (timer and bulk and peer_max and plateau and total >= BUFFER_IN_USE * plateau
-            and not update_reachable(ctx, rel, ack_before, total, seg, peer_max)):
+    if (timer and one_way(ctx) and peer_max and plateau and total >= BUFFER_IN_USE * plateau
+            and not update_reachable(ctx, rel, ack_before, total,
+                                     m if segment_size_shown(ctx.profile) else mss_beyond(ctx, m, outstanding),
+                                     peer_max)):
         evidence["buffer_in_use"] = total
         return Verdict(Cause.WINDOW_UPDATE_DEADLOCK.value, None, 0.7, evidence,
                        (Alternative(Cause.NAGLE_DELAYED_ACK.value, "copy_rule", 0.3, "Nagle held the rest of the buffer"),))
@@ -255,13 +255,18 @@ def mss_beyond(ctx: StallContext, m: int, held_out: int) -> int:
     return next((mss for mss in LIKELY_MSS if mss >= low), low)
 
 
+def one_way(ctx: StallContext) -> bool:
+    """A one-way bulk writer: the peer sent no requests (BULK_PEER_PACKETS data packets at most)."""
+    return (ctx.profile.get("peer_data_packets") or 0) <= BULK_PEER_PACKETS
+
+
 def buffer_in_flight(ctx: StallContext, plateau: int) -> float:
     """What outstanding data means the whole send buffer was in flight. A one-way bulk writer (the
     peer sends no requests) keeps its buffer full, and the buffer holds at least the largest flight
     ever seen: a flight below that left data unsent (Moldeklev's S = 16 KB, R = 40 KB: Nagle holds
     3084 bytes behind 12288 every cycle, though 13300 were out once). Otherwise a writer between
     messages need not fill it: most of the plateau counts."""
-    if (ctx.profile.get("peer_data_packets") or 0) <= BULK_PEER_PACKETS:
+    if one_way(ctx):
         return max(plateau, ctx.profile.get("max_in_flight") or 0)
     return BUFFER_IN_USE * plateau
 

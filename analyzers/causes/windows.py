@@ -8,7 +8,7 @@ stops at the buffer's size with the peer's window open).
 
 from __future__ import annotations
 
-from stallscope.analyzers.causes.nagle import BULK_PEER_PACKETS, buffer_in_flight, mss_beyond, update_reachable
+from stallscope.analyzers.causes.nagle import buffer_in_flight, mss_beyond, one_way, update_reachable
 from stallscope.analyzers.causes.common import (Rows, before, resent_before_silence, rows_of, filled_small_window, held_in_buffer, mss, tolerance, zero_window_at_end, peer_delay, release, send_buffer_plateau,
                                                 sporadic_peer_delay, timer_driven)
 from stallscope.analyzers.inference import segment_size_shown
@@ -132,8 +132,7 @@ def rule(ctx: StallContext) -> Verdict | None:
             evidence["segment_size_shown"] = False
             queued = plateau - outstanding if plateau else 0
             peer_max = ctx.profile.get("peer_receive_window_max") or 0
-            bulk = (ctx.profile.get("peer_data_packets") or 0) <= BULK_PEER_PACKETS
-            if detail is None and bulk and peer_max and 0 < queued < m:
+            if detail is None and one_way(ctx) and peer_max and 0 < queued < m:
                 # ...and the buffer a bulk writer keeps full held less than a segment behind the
                 # flight: what waited was short, whatever the MSS, and the segment that went on the
                 # ACK took data written after it (SunOS's 4 KB copies under a 12 KB buffer: 8192
@@ -141,14 +140,9 @@ def rule(ctx: StallContext) -> Verdict | None:
                 # buffer could not reach the receiver's window-update threshold (Moldeklev (1),
                 # tested with the MSS the receiver's timer implies: mss_beyond).
                 evidence["held_in_buffer"] = queued
-                if not update_reachable(ctx, rel, ack_before, plateau, mss_beyond(ctx, m, outstanding), peer_max):
-                    evidence["buffer_in_use"] = plateau
-                    return Verdict(Cause.WINDOW_UPDATE_DEADLOCK.value, None, 0.6, evidence,
-                                   (Alternative(Cause.NAGLE_DELAYED_ACK.value, None, 0.3,
-                                                "Nagle held the rest of the buffer"),))
-                return Verdict(Cause.NAGLE_DELAYED_ACK.value, None, 0.6, evidence,
-                               (Alternative(Cause.WINDOW_UPDATE_DEADLOCK.value, None, 0.35,
-                                            "if the buffer is smaller than its plateau: the whole of it was out"),))
+                return _deadlock_or_nagle(ctx, rel, ack_before, plateau, mss_beyond(ctx, m, outstanding), peer_max,
+                                          evidence, Alternative(Cause.WINDOW_UPDATE_DEADLOCK.value, None, 0.35,
+                                          "if the buffer is smaller than its plateau: the whole of it was out"))
             if detail == "congestion_window" and _window_past_one_segment(ctx, outstanding, m):
                 # ...but a congestion window of one segment is slow start's first round only: each
                 # ACK of new data opens it (RFC 5681: by a segment, in either phase, while it is one
@@ -160,15 +154,11 @@ def rule(ctx: StallContext) -> Verdict | None:
                 # MSS above the segments puts two MSS out of its reach): the deadlock, Nagle or not.
                 evidence["held_segment_frame"] = ctx.held_frame
                 evidence["idle_before_ns"] = ctx.idle_before_ns
-                total = outstanding + ctx.held_len
-                if peer_max and not update_reachable(ctx, rel, ack_before, total, ctx.held_len + 1, peer_max):
-                    evidence["buffer_in_use"] = total
-                    return Verdict(Cause.WINDOW_UPDATE_DEADLOCK.value, None, 0.6, evidence,
-                                   (Alternative(Cause.NAGLE_DELAYED_ACK.value, None, 0.3,
-                                                "Nagle held the rest of the buffer"),))
-                return Verdict(Cause.NAGLE_DELAYED_ACK.value, None, 0.6, evidence,
-                               (Alternative(Cause.WINDOW_UPDATE_DEADLOCK.value, "congestion_window", 0.35,
-                                            f"if the MSS is the {m}-byte segments: the congestion window held the next"),))
+                return _deadlock_or_nagle(ctx, rel, ack_before, outstanding + ctx.held_len, ctx.held_len + 1,
+                                          peer_max, evidence,
+                                          Alternative(Cause.WINDOW_UPDATE_DEADLOCK.value, "congestion_window", 0.35,
+                                                      f"if the MSS is the {m}-byte segments: the congestion window "
+                                                      "held the next"))
             alts.insert(0, Alternative(Cause.NAGLE_DELAYED_ACK.value, None, 0.45,
                                        f"if the MSS exceeds the {m}-byte segments, Nagle held the next one"))
             conf = 0.5
@@ -201,6 +191,18 @@ def rule(ctx: StallContext) -> Verdict | None:
                                         "the application wrote again only once its data was acknowledged"),))
         return None
     return Verdict(Cause.RECEIVER_WINDOW_LIMITED.value, "congestion_window", 0.5, evidence)
+
+
+def _deadlock_or_nagle(ctx: StallContext, rel, ack_before: int, in_use: int, mss_test: int, peer_max: int,
+                       evidence: dict, deadlock_alt: Alternative) -> Verdict:
+    """Where no SYN showed the MSS and Nagle held what waited: the window-update deadlock if even
+    the `in_use` bytes could not reach the receiver's update threshold (Moldeklev (1), tested with
+    `mss_test`), Nagle's stall otherwise, the other reading its alternative."""
+    if peer_max and not update_reachable(ctx, rel, ack_before, in_use, mss_test, peer_max):
+        evidence["buffer_in_use"] = in_use
+        return Verdict(Cause.WINDOW_UPDATE_DEADLOCK.value, None, 0.6, evidence,
+                       (Alternative(Cause.NAGLE_DELAYED_ACK.value, None, 0.3, "Nagle held the rest of the buffer"),))
+    return Verdict(Cause.NAGLE_DELAYED_ACK.value, None, 0.6, evidence, (deadlock_alt,))
 
 
 def _room_left_unused(ctx: StallContext, rel, m: int):

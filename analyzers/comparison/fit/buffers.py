@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from math import gcd
-
 import polars as pl
 
 from ...findings import ConnectionAnalysis, DirectionAnalysis
-from ...writes import MCLBYTES, MIN_WRITE
+from ...writes import RELEASED_MIN, buffer_end_writer
 from .model import Fitted
 from .stack import OPEN_START_STACKS, SLOW_START_STACKS
 
@@ -141,9 +139,6 @@ def fit_bulk(d: DirectionAnalysis, values: dict[str, Fitted]) -> None:
     values["read"] = Fitted(int(r) if r else 65536, "the receive buffer (the reader takes what is there)")
 
 
-# A lattice needs this many held tails.
-HELD_TAILS_MIN = 3
-
 
 def fit_held_tails(conn: ConnectionAnalysis, d: DirectionAnalysis, rows: pl.DataFrame | None,
                    values: dict[str, Fitted]) -> None:
@@ -160,16 +155,12 @@ def fit_held_tails(conn: ConnectionAnalysis, d: DirectionAnalysis, rows: pl.Data
         return
     frames = [s.evidence.get("held_segment_frame") for s in conn.stalls
               if s.dir == d.dir and s.cause == "nagle_delayed_ack" and s.evidence.get("held_segment_frame") is not None]
-    if len(frames) < HELD_TAILS_MIN or not d.profile.get("syn_seen"):
+    if len(frames) < RELEASED_MIN or not d.profile.get("syn_seen"):
         return  # (without the SYN the first byte seen need not begin a write)
     held = rows.filter(pl.col("frame").is_in(frames) & (pl.col("dir") == d.dir) & pl.col("flag_psh"))
-    if held.height < HELD_TAILS_MIN:
+    w = buffer_end_writer([int(end) - 1 for end in held["seq_end"].to_list()], True)
+    if w is None or w.size >= int(d.profile.get("bytes") or 0):
         return
-    step = 0
-    for end in held["seq_end"].to_list():
-        step = gcd(step, int(end) - 1)
-    if step < MIN_WRITE or step % MCLBYTES == 0 or step >= int(d.profile.get("bytes") or 0):
-        return
-    values["write"] = Fitted(step, f"the ends of {held.height} short segments Nagle held until an ACK, each emptying "
-                                   f"the buffer (PSH): a write ended at each, their gcd {step} bytes (no multiple of "
-                                   "a 2 KB cluster, so not sosend's copies)")
+    values["write"] = Fitted(w.size, f"the ends of {held.height} short segments Nagle held until an ACK, each emptying "
+                                     f"the buffer (PSH): a write ended at each, their gcd {w.size} bytes (no multiple "
+                                     "of a 2 KB cluster, so not sosend's copies)")
