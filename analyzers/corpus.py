@@ -264,14 +264,17 @@ def _impairments(spec: TraceSpec) -> dict[str, Any]:
     return im
 
 
-def run_trace(spec: TraceSpec, out_dir: Path) -> dict[str, Any]:
-    """Simulate one trace into `out_dir`; its manifest entry."""
+def run_trace(spec: TraceSpec, out_dir: Path, tap: str = "sender") -> dict[str, Any]:
+    """Simulate one trace into `out_dir`; its manifest entry. `tap` "receiver" captures a bulk run
+    beside its receiver instead (naglemark trials stay recorded at their servers)."""
     pcap = Path(out_dir) / f"{spec.name}.pcap"
     if spec.kind == "bulk":
         from stallscope.simulate.slow_reader import reader_cost
         from stallscope.simulate.run_bulk import BulkConfig, run_bulk
 
         config = dict(spec.config)
+        if tap != "sender":
+            config["tap"] = tap
         config["cost"] = reader_cost(config.get("cost", "free"), spec.read_rate_bps)
         result = run_bulk(BulkConfig(**config), pcap=pcap, impairments=_impairments(spec))
         packets, truth = result.packets, result.ground_truth
@@ -308,7 +311,7 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def _run_one(args: tuple[TraceSpec, Path]) -> dict[str, Any]:
+def _run_one(args: tuple[TraceSpec, Path, str]) -> dict[str, Any]:
     return run_trace(*args)
 
 
@@ -327,15 +330,16 @@ def _plan(small: bool, holdout: bool, draw: int | None = None) -> list[TraceSpec
 
 def generate(out_dir: Path, *, small: bool = False, jobs: int = 2, only: list[str] | None = None,
              on_trace: Callable[[int, int], None] | None = None, holdout: bool = False,
-             draw: int | None = None) -> dict[str, Any]:
+             draw: int | None = None, tap: str = "sender") -> dict[str, Any]:
     """Write the corpus (or the small one) into `out_dir` with its manifest; the manifest.
-    `on_trace(done, total)` is called as each trace is written (a progress display)."""
+    `on_trace(done, total)` is called as each trace is written (a progress display). `tap`
+    "receiver": the bulk runs captured beside their receivers (an odd vantage for the analyzer)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     specs = _plan(small, holdout, draw)
     if only:
         specs = [s for s in specs if any(o in s.name for o in only)]
-    tasks = [(s, out_dir) for s in specs]
+    tasks = [(s, out_dir, tap) for s in specs]
     entries: list[dict[str, Any]] = []
     if jobs > 1:
         import multiprocessing
@@ -354,6 +358,7 @@ def generate(out_dir: Path, *, small: bool = False, jobs: int = 2, only: list[st
     manifest = {
         "schema": MANIFEST_SCHEMA,
         "mode": "holdout" if holdout else "small" if small else "full",
+        **({"tap": tap} if tap != "sender" else {}),
         "traces": entries,
         "coverage": coverage(entries),
     }
@@ -408,6 +413,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--draw", type=int, metavar="N",
                         help="drawn corpus N instead (analyzers/corpus_drawn.py: every parameter drawn at random, "
                              "seeded by N; a corpus no rule was shaped on)")
+    parser.add_argument("--tap", choices=("sender", "receiver"), default="sender",
+                        help="where the bulk runs are captured: beside the sender (default) or the receiver "
+                             "(naglemark trials stay at their servers)")
     parser.add_argument("--jobs", "-j", type=int, default=2, help="worker processes (default 2)")
     parser.add_argument("--only", action="append", help="only traces whose name contains this (repeatable)")
     parser.add_argument("--list", action="store_true", help="print the plan's trace names and exit")
@@ -420,7 +428,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     with _progress(args.quiet) as advance:
         manifest = generate(args.out_dir, small=args.small, jobs=args.jobs, only=args.only, on_trace=advance,
-                            holdout=args.holdout, draw=args.draw)
+                            holdout=args.holdout, draw=args.draw, tap=args.tap)
     cov = manifest["coverage"]
     print(f"{cov['traces']} traces, {cov['pcap_bytes'] / 1e6:.1f} MB of pcap in {args.out_dir} "
           f"({time.monotonic() - t0:.1f} s, {args.jobs} worker(s))", file=sys.stderr)

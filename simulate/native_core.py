@@ -76,6 +76,8 @@ def invalid_reason(cfg: Any, impairments: dict[str, Any] | None = None) -> str |
         return f"unknown host cost model {cfg.cost!r}; expected one of {', '.join(COST_MODELS)}"
     if cfg.bytes <= 0 or cfg.write <= 0 or cfg.read <= 0:
         return "sizes must be positive"
+    if getattr(cfg, "tap", "sender") not in ("sender", "receiver"):
+        return f"tap {cfg.tap!r} is neither 'sender' nor 'receiver'"
     if cfg.mtu_probing not in (0, 1) or isinstance(cfg.mtu_probing, bool):
         return "mtu_probing must be 0 or 1"
     if cfg.think_ns < 0 or cfg.reply < 0 or (cfg.delay_ns is not None and cfg.delay_ns < 0):
@@ -316,6 +318,8 @@ def result_from_raw(cfg: Any, raw: dict[str, Any], impairments: dict[str, Any] |
     params = {k: (v if not isinstance(v, HostCost) else asdict(v)) for k, v in asdict(cfg).items()}
     if params.get("writes", 0) is None:
         del params["writes"]  # recorded only when given: a run without a schedule keeps its truth
+    if params.get("tap") == "sender":
+        del params["tap"]  # likewise: the default tap leaves every earlier truth as it was
     params["mtu"] = path["mtu"]
     params["impairments"] = impairment_parameters(impairments)
     gt = GroundTruth(parameters=params)

@@ -63,6 +63,10 @@ class BulkConfig:
     # unused, and with `reply` > 0 each scheduled write is a message the receiver answers.
     # None: the loop of `write`-byte writes. Recorded in the ground truth's parameters when given.
     writes: tuple[tuple[int, int], ...] | None = None
+    # Where the capture is taken: "sender" (beside it: what it emitted, what reached it) or
+    # "receiver" (its ACKs as they leave, the data that arrived). The truth's stalls keep the
+    # sender's clock either way. Recorded in the ground truth's parameters only when "receiver".
+    tap: str = "sender"
 
     def __post_init__(self) -> None:
         # A list of lists (read from JSON) becomes the hashable tuple of pairs.

@@ -72,6 +72,11 @@ fn config_of(d: &Bound<'_, PyDict>) -> PyResult<BulkRun> {
         mtu_probing: get(d, "mtu_probing")?,
         sack: get(d, "sack")?,
         congestion: get(d, "congestion")?,
+        tap_receiver: match opt::<String>(d, "tap")?.as_deref() {
+            None | Some("sender") => false,
+            Some("receiver") => true,
+            Some(other) => return Err(PyValueError::new_err(format!("config[\"tap\"]: {other:?} is neither \"sender\" nor \"receiver\""))),
+        },
         impair: match d.get_item("impairments")? {
             None => Impairments::default(),
             Some(v) => {

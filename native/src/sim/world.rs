@@ -64,6 +64,9 @@ pub struct BulkRun {
     /// The sender's congestion control, "reno" (RFC 5681) or "cubic" (RFC 9438); None: the
     /// personality's.
     pub congestion: Option<String>,
+    /// Where the capture is taken: beside the sender (false) or beside the receiver (true): its
+    /// records are then the receiver's ACKs as they leave and the data as it arrives.
+    pub tap_receiver: bool,
     /// The path's impairments; one not wanted is None (the caller maps a zero or empty setting
     /// to None).
     pub impair: Impairments,
@@ -246,7 +249,7 @@ pub fn run_bulk(cfg: &BulkRun, seed: i64) -> Result<BulkOutcome, String> {
     net.stages[0] = fwd_stages;
     net.stages[1] = rev_stages;
     net.path = path_stages(&cfg.link, im, rate, delay, mtu, net.out_link[usize::from(SENDER)], net.out_link[usize::from(RECEIVER)])?;
-    net.tapped = Tapped::One(SENDER);
+    net.tapped = Tapped::One(if cfg.tap_receiver { RECEIVER } else { SENDER });
     net.rx_drops_logged = Some(RECEIVER);
     // The sender judges whether its send buffer can trigger the receiver's window update
     // (PeerWindow) before the receiver is up: it is given the receiver's initial buffer size.
@@ -492,7 +495,7 @@ mod tests {
             mss: None, sndbuf: None, rcvbuf: None, write: 8192, read: 8192, bytes, nagle: None, receiver_nagle: None,
             receiver_inference: None, rate_bps: None, delay_ns: Some(5 * NS_PER_MS), queue_bytes: None, cost: FREE,
             think_ns: 0, reply: 0, writes: None, route_mtu: None, advertised_mss: None, host_mtu: None,
-            mtu_probing: 0, sack: None, congestion: None, impair: Impairments::default(),
+            mtu_probing: 0, sack: None, congestion: None, tap_receiver: false, impair: Impairments::default(),
         }
     }
 
