@@ -29,7 +29,7 @@ from stallscope.analyzers.inference import full_segment_size
 from stallscope.analyzers.peer_acks import learn_tick
 from stallscope.analyzers.sender_state import TIMEOUT_FLOOR_NS
 from stallscope.analyzers.vantage import Timing
-from stallscope.analyzers.writes import Writer, writer, writes_due
+from stallscope.analyzers.writes import Writer, event_lag_ns, writer, writes_due
 
 MIN_THRESHOLD_NS = 10_000_000
 # Rows after a stall read for the rest of a timeout's repair.
@@ -566,7 +566,8 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
         if "_writer" not in profile:
             # Learned once per direction, on the first stall that new data ended (the send-buffer
             # estimate asks it too: causes/common.send_buffer_plateau).
-            profile["_writer"] = writer(rows, d, timing.lag_ns, bool(profile.get("syn_seen")))
+            profile["_writer"] = writer(rows, d, event_lag_ns(timing.lag_ns, timing.data_lag_ns),
+                                        bool(profile.get("syn_seen")))
         if max_before > una_end:
             # Only a stall with data unacknowledged to its end may have held a write.
             w = profile["_writer"]

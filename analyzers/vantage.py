@@ -46,6 +46,11 @@ class Timing:
     # The capture clock's step where its timestamps are coarse (every one a multiple of 1 ms or
     # more: an old kernel's 10 ms jiffy, a tool that writes milliseconds); 0 where they are fine.
     clock_ns: int = 0
+    # Low percentile of the time from a peer's pure ACK to this direction's next new data at the tap,
+    # where that happened REACTIONS_MIN times or more (None otherwise): the host's own reaction with
+    # its copy and output costs where each send waited for an ACK (a stop-and-go deadlock), a few
+    # microseconds where data in flight follows every ACK (a bulk transfer seen at its receiver).
+    data_lag_ns: int | None = None
 
     def rest_of_rtt(self) -> int:
         """What an ACK's time at the tap holds besides the receiver's own delay."""
@@ -432,6 +437,10 @@ def _timings(state: pl.DataFrame, ttls: dict[tuple[int, int], int] | None) -> di
     for stream, d in keys:
         h = hs.get(stream)
         r = lags.get((stream, d)) or {}
+        # (One or two "reactions" are anecdotes: a request a think time after the ACK of the last
+        # reply, the only new data that ever followed a peer ACK, read a 30 ms pause as the path.)
+        reacted = r.get("lag") is not None and (r.get("lag_n") or 0) >= REACTIONS_MIN
+        data_lag = int(r["lag"]) if reacted else None
         queueing = 0
         if r.get("d2a") is not None and r.get("d2a_median") is not None:
             queueing = max(0, int(r["d2a_median"] - r["d2a"]))
@@ -449,11 +458,9 @@ def _timings(state: pl.DataFrame, ttls: dict[tuple[int, int], int] | None) -> di
                 # ACK-loss timeout spurious). Not where the handshake's reaction lag, as late, would
                 # then exceed a sender's: that was timed by the same SYN/ACK.
                 rtt = int(fastest)
-            out[(stream, d)] = Timing(rtt, lag, _classify(lag, rtt), "handshake", rtt + queueing, _int(r.get("prompt")))
+            out[(stream, d)] = Timing(rtt, lag, _classify(lag, rtt), "handshake", rtt + queueing, _int(r.get("prompt")),
+                                      data_lag_ns=data_lag)
             continue
-        # (One or two "reactions" are anecdotes: a request a think time after the ACK of the last
-        # reply, the only new data that ever followed a peer ACK, read a 30 ms pause as the path.)
-        reacted = r.get("lag") is not None and (r.get("lag_n") or 0) >= REACTIONS_MIN
         lag = int(r["lag"]) if reacted and (stream, d) not in paced else 0
         # The sender's side of the round trip is also the peer's data-to-ACK time at the tap (its
         # own data acknowledged by this sender): a sender whose window is open sends on without
@@ -503,7 +510,7 @@ def _timings(state: pl.DataFrame, ttls: dict[tuple[int, int], int] | None) -> di
             d2a = int(r["prompt"])
         rtt = None if d2a is None else d2a + lag
         out[(stream, d)] = Timing(rtt, lag, _classify(lag, rtt), "data", None if rtt is None else rtt + queueing,
-                                  _int(r.get("prompt")))
+                                  _int(r.get("prompt")), data_lag_ns=data_lag)
     return out
 
 

@@ -41,6 +41,9 @@ PACE_SHARE = 0.9
 PACE_JITTER = 0.02
 PACE_JITTER_NS = 200_000
 PACE_RATE_TOLERANCE = 0.05
+# A host's own reaction to an ACK (its copy and output costs on a slow CPU, the segment's
+# serialization before the tap) stays below this; a longer "reaction" is an application's pace.
+REACTION_MAX_NS = 2_000_000
 # How far back a silence's last write event is looked for (rows).
 LOOKBACK_ROWS = 256
 
@@ -55,6 +58,16 @@ class Writer:
 
     def jitter_ns(self) -> int:
         return max(PACE_JITTER_NS, int(PACE_JITTER * (self.period_ns or 0)))
+
+
+def event_lag_ns(lag_ns: int, data_lag_ns: int | None) -> int:
+    """How long after a peer's packet the sender's data may still be its reaction to it at the tap:
+    the tap's reaction lag, or the sender's own fastest reactions to ACKs where they are slower yet
+    a host's (a Sun IPX's 4 KB copies 1.2 ms after each ACK at the receiver's tap, whose handshake
+    read 0.36 ms: each send read as a write, the writes' lattice 4096 bytes every 200 ms)."""
+    if data_lag_ns is not None and data_lag_ns <= REACTION_MAX_NS:
+        return max(lag_ns, data_lag_ns)
+    return lag_ns
 
 
 def writer(rows: dict[str, list], d: int, lag_ns: int, start_seen: bool = True) -> Writer | None:
