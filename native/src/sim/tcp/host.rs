@@ -124,6 +124,11 @@ pub struct Host {
     r_asleep: bool,
     pub state: TcpState,
     uid: u64,
+    /// The IPv4 id of the host's first packet less one: every packet it emits takes the next (one
+    /// counter per host, as BSD's ip_id++ and Linux 2.0's; modern Linux's per-connection counter is
+    /// the same for a host's one connection), so a packet lost before a tap leaves a gap there.
+    ip_id_base: u16,
+    uid_base: u64,
     pub stopped: bool,
     pub iss: i64,
     pub snd_una: i64,
@@ -265,6 +270,9 @@ impl Host {
             r_asleep: false,
             state: TcpState::Closed,
             uid: cfg.uid_base,
+            // Derived from the ISN, so the counter's start varies between runs without a draw.
+            ip_id_base: ((iss as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 48) as u16,
+            uid_base: cfg.uid_base,
             stopped: false,
             iss,
             snd_una: iss,
@@ -468,7 +476,8 @@ impl Host {
 
     // ------------------------------------------------------------------ CPU and wire
 
-    fn emit(&mut self, net: &mut Net, now: Ns, seg: Segment) {
+    fn emit(&mut self, net: &mut Net, now: Ns, mut seg: Segment) {
+        seg.ip_id = self.ip_id_base.wrapping_add(seg.uid.wrapping_sub(self.uid_base) as u16);
         let done = self.cpu.kernel(now, self.cpu.cost.output_ns(i64::from(seg.payload_len)));
         if done == now {
             net.emit(now, self.index, seg);
