@@ -297,12 +297,19 @@ def _analyze_box(box: list[pl.DataFrame], path: str, summary: DecodeSummary | No
         if s in cands_of:
             s_, rows = next(contexts)
             assert s_ == s
+            recovering: dict[int, tuple[int, int]] = {}  # dir -> (index of its unseen-loss stall, seq it resends to)
             for cand in cands_of[s]:
                 d = cand["dir"]
                 ctx = build_context(rows, cand, timings[(s, d)], profiles[(s, d)])
                 stall = _classify(ctx, _direction(c, d)) if c["directions_seen"] == 2 else _unanswered(ctx, _direction(c, d))
+                if _continues_unseen_recovery(conn.stalls, recovering.get(d), ctx, stall):
+                    continue
+                recovering.pop(d, None)
                 if stall is not None:
                     conn.stalls.extend(_split_idle_tail(ctx, stall))
+                    if "ids_unseen" in stall.evidence and stall.cause in REPAIR_CAUSES | PATH_LOSS_CAUSES:
+                        recovering[d] = (len(conn.stalls) - 1,
+                                         ctx.snd_max_before_end + stall.evidence["ids_unseen"] * max(ctx.segment_size, 1))
     sides = {(c["stream"], d): (profiles[(c["stream"], d)], [x for x in conn.stalls if x.dir == d])
              for c, conn in zip(conns, result.connections) for d in (0, 1) if (c["stream"], d) in profiles}
     # The short connections in one pass, each long one in its own (window functions over millions
@@ -626,6 +633,34 @@ def _classify(ctx: StallContext, direction: str) -> StallFinding | None:
 # Stalls whose wait ends when the peer acknowledges what was resent: any silence after that is
 # the writer's.
 REPAIR_CAUSES = frozenset({"burst_loss_timeout", "single_loss_timeout", "spurious_timeout", "ack_loss_timeout"})
+
+
+# Path findings a loss the tap did not see may be named after (causes/loss._sent_unseen).
+PATH_LOSS_CAUSES = frozenset({"pmtu_blackhole", "jumbo_slot_exhaustion", "mss_mismatch"})
+
+
+def _continues_unseen_recovery(stalls: list[StallFinding], recovering: tuple[int, int] | None,
+                               ctx: StallContext, stall: StallFinding | None) -> bool:
+    """Whether the silence of `ctx` is the rest of the loss stall `recovering` names (its index in
+    `stalls`, and the sequence number up to which the sender had sent what the tap never saw), and if
+    so extend that stall over it. Before a receiver's tap the lost packets never show, so their
+    resends arrive as new data and end the silence early; a sender resending after a timeout waits
+    on each resend's ACK (a window of one segment, the receiver's delayed ACK of it: 100 ms), where
+    a tap beside it sees one silence until new data (an ATM tail lost before the receiver's tap:
+    1.0 s and a separate 100 ms "deadlock"). A silence that began with such a resend, one of the
+    unseen packets' data, is that episode's; unless the application's (everything acknowledged and
+    the next data on its own: an FTP session's 4.7 s after its resend), which no loss explains."""
+    if recovering is None or stall is None or stall.cause == Cause.APPLICATION_IDLE.value:
+        return False
+    at, resent_to = recovering
+    prev = stalls[at]
+    if ctx.start_frame != prev.end_frame or ctx.first_end > resent_to:
+        return False
+    rtt = ctx.timing.path_rtt_ns or 0
+    stalls[at] = replace(prev, end_ns=ctx.end_ns, end_frame=ctx.end_frame,
+                         time_lost_ns=max(0, ctx.end_ns - prev.start_ns - rtt),
+                         evidence={**prev.evidence, "recovery_until_frame": ctx.end_frame})
+    return True
 
 
 def _split_idle_tail(ctx: StallContext, stall: StallFinding) -> list[StallFinding]:

@@ -129,6 +129,9 @@ class StallContext:
     # IPv4 ids the sender skipped between its last packet before the closing segment and that
     # segment (0 when its ids do not count per packet): packets it sent that this tap never saw.
     ids_unseen: int = 0
+    # The same before the stall's first resend: packets sent in the silence that never reached the
+    # tap (data past the highest seen, lost before a receiver's tap, whose resends arrive as new data).
+    resend_ids_unseen: int = 0
     # The closing segment's RFC 7323 timestamp echo (None without the option): the newest peer
     # timestamp the sender had received when it sent that segment.
     closing_ts_ecr: int | None = None
@@ -494,6 +497,7 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
                 early.append(j)
             j -= 1
         early.reverse()
+    first_resend_row: int | None = None
     for i in early + list(range(i0 + 1, i1 + (0 if cand["ended_by_new_data"] else 1))):
         if rows["dir"][i] != d:
             if rows["payload_len"][i] > 0:
@@ -506,6 +510,8 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
                     bool(rows["sack_left"][i]) and rows["sack_left"][i][0] < rows["ack_rel"][i],
                     rows["opt_ts_val"][i]))
         elif rows["retransmission"][i]:
+            if first_resend_row is None:
+                first_resend_row = i
             resends.append(Resend(frames[i], rows["ts_ns"][i], rows["seq_rel"][i], rows["payload_len"][i],
                                   rows["retrans_kind"][i], rows["ip_len"][i]))
         elif rows["flag_syn"][i] and rows["ts_ns"][i] - rows["ts_ns"][i0] >= TIMEOUT_FLOOR_NS:
@@ -572,11 +578,13 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
             # Only a stall with data unacknowledged to its end may have held a write.
             w = profile["_writer"]
             due = writes_due(rows, i0, i1, d, w)
+    offered = profile.get("mss_offered_by_peer") or profile.get("common_segment") or 0
     return StallContext(
         writer=w, writes_due=due,
         repaired_after=repaired,
-        ids_unseen=(_ids_unseen(rows, i1, d, profile.get("mss_offered_by_peer") or profile.get("common_segment") or 0)
-                    if ended and profile.get("_ip_ids_count") else 0),
+        ids_unseen=(_ids_unseen(rows, i1, d, offered) if ended and profile.get("_ip_ids_count") else 0),
+        resend_ids_unseen=(_ids_unseen(rows, first_resend_row, d, offered)
+                           if first_resend_row is not None and profile.get("_ip_ids_count") else 0),
         lost_after=lost_after,
         closing_ts_ecr=rows["opt_ts_ecr"][i1] if ended else None,
         closing_acks_unseen=_acks_unseen(rows, i1, d) if ended else 0,

@@ -33,13 +33,17 @@ def rule(ctx: StallContext) -> Verdict | None:
         return _acked_at_tap_resent(ctx) or _lost_window(ctx) or _sent_unseen(ctx)
     first = timeouts[0]
     lost = sorted({r.seq for r in ctx.resends})
-    episode = max(len(lost), ctx.recovery_segments)
+    # Before a receiver's tap, data sent past the highest seen and lost never shows: the sender's
+    # ids skipped before its first resend count those packets (an ATM switch that dropped the cells
+    # of two frames, one behind a frame that arrived).
+    episode = max(len(lost) + ctx.resend_ids_unseen, ctx.recovery_segments)
     evidence = {
         "timeouts": len(timeouts),
         "first_timeout_frame": first.frame,
         "silence_before_timeout_ns": first.ts_ns - ctx.start_ns,
         "segments_resent": len(lost),
         "segments_resent_in_repair": episode,
+        **({"ids_unseen_before_resend": ctx.resend_ids_unseen} if ctx.resend_ids_unseen else {}),
         "resent_frames": [r.frame for r in ctx.resends[:16]],
         "resent_lengths": sorted({r.length for r in ctx.resends}),
         "largest_resent_ip_len": max(r.ip_len for r in ctx.resends),
