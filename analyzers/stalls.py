@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from stallscope import _native
 from stallscope.analyzers.inference import full_segment_size
 from stallscope.analyzers.peer_acks import learn_tick
 from stallscope.analyzers.sender_state import TIMEOUT_FLOOR_NS
@@ -227,20 +228,115 @@ def _segment_size(recent: int, profile: dict[str, Any]) -> int:
     return full_segment_size(profile, recent)
 
 
-def bursts(state: pl.DataFrame) -> pl.DataFrame:
+def bursts(state: pl.DataFrame, after_bottleneck: pl.DataFrame | None = None) -> pl.DataFrame:
     """`state` with `_burst_ns`: for each packet, the time of the first packet of its burst, the run
     of data segments of its direction that follow each other within BURST_GAP_NS with no packet of
     the peer between them and no write ending (PSH) before the last. Nothing but the sender's own
     pacing (its output cost per segment, the link's serialization) separates them: one ACK or one
     write released them all, so the sender went silent when it issued the burst, not when its last
-    segment reached the tap. (A segment after a PSH may be the next write's, issued later.)"""
+    segment reached the tap. (A segment after a PSH may be the next write's, issued later.)
+
+    `after_bottleneck` (stream, dir, _lag, _ser: ns per IP byte; bottleneck_spacing) names the
+    directions whose tap is not beside the sender: there a flight the sender issued at once reaches
+    the tap spread by the bottleneck's serialization, each segment `_ser` x its length after the one
+    before, and the peer's ACKs of its first segments come back among the rest. A segment continues
+    the burst unless a peer packet since the burst began came a reaction lag (`_lag`) before it, and
+    could have released it (native/src/analysis/bursts.rs); one the rule above joined to the segment
+    before stays joined. (A 10 Mbit/s
+    link spreads a 16 KB write over 13 ms, whose Nagle-held tail then went on a delayed ACK 6 ms
+    after its last full segment reached the receiver: at the sender, a 20 ms stall.)"""
     cols = ("dir", "ts_ns", "payload_len", "flag_psh")
     st = state.with_columns(**{f"_p{i}": pl.col(c).shift(1).over("stream") for i, c in enumerate(cols)})
     starts = (pl.col("_p0").is_null() | (pl.col("dir") != pl.col("_p0"))
               | ((pl.col("ts_ns") - pl.col("_p1")) > BURST_GAP_NS) | (pl.col("payload_len") == 0)
               | (pl.col("_p2") == 0) | pl.col("_p3"))
-    return st.with_columns(_burst_ns=pl.when(starts).then(pl.col("ts_ns")).forward_fill().over("stream")).drop(
+    out = st.with_columns(_burst_ns=pl.when(starts).then(pl.col("ts_ns")).forward_fill().over("stream")).drop(
         [f"_p{i}" for i in range(len(cols))])
+    if after_bottleneck is None or after_bottleneck.filter(pl.col("_ser").is_not_null()).height == 0:
+        return out
+    return _far_bursts(out, after_bottleneck.filter(pl.col("_ser").is_not_null()))
+
+
+def _far_bursts(marked: pl.DataFrame, far: pl.DataFrame) -> pl.DataFrame:
+    """`marked` with `_burst_ns` read again for the data of the `far` directions (bursts)."""
+    by = ["stream", "dir"]
+    rows = marked.with_row_index("_row")
+    data = (rows.filter(pl.col("payload_len") > 0).join(far, on=by, how="inner")
+            .select("_row", "stream", "dir", "ts_ns", "ip_len", "flag_psh", "_lag", "_ser",
+                    _joined=pl.col("_burst_ns") != pl.col("ts_ns"))
+            .sort(["stream", "dir", "ts_ns", "_row"]))
+    ser = (pl.col("_ser") * pl.col("ip_len").cast(pl.Float64)).cast(pl.Int64)
+    data = data.with_columns(_reach=pl.col("ts_ns") - pl.col("_lag"),
+                             _forced=(pl.col("ts_ns") - pl.col("ts_ns").shift(1).over(by)
+                                      > pl.max_horizontal(pl.lit(BURST_GAP_NS), SER_SLACK * ser + SER_JITTER_NS))
+                             | pl.col("flag_psh").shift(1).over(by).fill_null(True))
+    # The latest packet of the peer at or before `_reach`: the last that could have released it.
+    peer = (rows.select("stream", pl.col("dir").cast(pl.Int16), pl.col("ts_ns").alias("_peer_ts"))
+            .with_columns(dir=(1 - pl.col("dir")).cast(pl.UInt8)).join(far.select(by), on=by, how="semi")
+            .with_columns(_at=pl.col("_peer_ts")).sort("_at"))
+    data = (data.sort("_reach").join_asof(peer, left_on="_reach", right_on="_at", by=by, strategy="backward",
+                                          check_sortedness=False)
+            .sort(["stream", "dir", "ts_ns", "_row"]))
+    group = (data["stream"].cast(pl.UInt64) * 2 + data["dir"].cast(pl.UInt64)).to_numpy()
+    starts = _native.analysis_burst_starts(
+        np.ascontiguousarray(group), np.ascontiguousarray(data["ts_ns"].to_numpy()),
+        np.ascontiguousarray(data["_peer_ts"].fill_null(NULL_NS).to_numpy()),
+        np.ascontiguousarray(data["_forced"].fill_null(True).cast(pl.UInt8).to_numpy()),
+        np.ascontiguousarray(data["_joined"].cast(pl.UInt8).to_numpy()))
+    fixed = pl.DataFrame({"_row": data["_row"], "_far_burst": np.frombuffer(starts, dtype=np.int64)})
+    return (rows.join(fixed, on="_row", how="left")
+            .with_columns(_burst_ns=pl.coalesce("_far_burst", "_burst_ns")).sort("_row").drop("_row", "_far_burst"))
+
+
+NULL_NS = -(1 << 63)  # native/src/analysis NULL
+
+
+# A queued flight's segments reach a tap after the bottleneck each its serialization after the one
+# before: within this factor of the direction's fastest spacing per byte, and this jitter.
+SER_SLACK = 1.25
+SER_JITTER_NS = 100_000
+# The fastest spacing per byte is read from this low quantile over consecutive full-size segments,
+# where at least SER_PAIRS_MIN of them were spaced apart at all.
+SER_QUANTILE = 0.1
+SER_PAIRS_MIN = 8
+
+
+def bottleneck_spacing(state: pl.DataFrame, timings: dict[tuple[int, int], Timing]) -> pl.DataFrame:
+    """(stream, dir, _lag, _ser) for the data directions whose tap is beside their receiver (not
+    "middle": a slow host's own pace, a SunOS sender's 9 KB copies 1.5 ms apart, reads as a link's
+    at a tap whose handshake puts it mid-path, where the sender was busy, not silent): the
+    tap's reaction lag and the bottleneck's serialization per IP byte, the low quantile of the
+    spacing per byte of consecutive segments of at least half the direction's largest with no packet
+    of the peer between them (null where fewer than SER_PAIRS_MIN pairs)."""
+    far = [k for k, t in timings.items() if t.vantage == "receiver"]
+    schema = {"stream": pl.UInt32, "dir": pl.UInt8, "_lag": pl.Int64, "_ser": pl.Float64}
+    if not far:
+        return pl.DataFrame(schema=schema)
+    # The shortest time from a peer packet to data it released at this tap: the tap's lag, or the
+    # sender's fastest reactions where quicker (the lag read from a handshake or the data is a
+    # round trip's, and a Nagle-held tail follows the ACK that released it by less), none where
+    # unknown: a segment any peer packet since its burst began could have released starts anew.
+    keys = pl.DataFrame({"stream": [k[0] for k in far], "dir": [k[1] for k in far],
+                         "_lag": [min(timings[k].lag_ns, timings[k].data_lag_ns or 0) for k in far]},
+                        schema={"stream": pl.UInt32, "dir": pl.UInt8,
+                                                                         "_lag": pl.Int64})
+    by = ["stream", "dir"]
+    # Consecutive packets of the stream, both data of the direction: nothing of the peer between
+    # them, so no ACK clocked the second (a flight released one segment per ACK is spaced by the
+    # round trip, not by the link).
+    rows = state.select("stream", "dir", "ts_ns", "payload_len", "ip_len").filter(
+        pl.col("stream").is_in(keys["stream"].unique().implode()))
+    pairs = rows.with_columns(_gap=pl.col("ts_ns") - pl.col("ts_ns").shift(1).over("stream"),
+                              _pdir=pl.col("dir").shift(1).over("stream"),
+                              _plen=pl.col("payload_len").shift(1).over("stream"),
+                              _big=pl.col("payload_len").max().over(by))
+    full = (pairs.filter((pl.col("_pdir") == pl.col("dir")) & (pl.col("_gap") > 0)
+                         & (2 * pl.col("payload_len") >= pl.col("_big")) & (2 * pl.col("_plen") >= pl.col("_big")))
+            .join(keys.select(by), on=by, how="semi"))
+    ser = (full.group_by(by).agg((pl.col("_gap") / pl.col("ip_len")).quantile(SER_QUANTILE).alias("_ser"),
+                                 pl.len().alias("_n"))
+           .filter(pl.col("_n") >= SER_PAIRS_MIN).drop("_n"))
+    return keys.join(ser, on=by, how="left").cast(schema)
 
 
 def candidates(state: pl.DataFrame, timings: dict[tuple[int, int], Timing]) -> pl.DataFrame:
@@ -255,7 +351,7 @@ def candidates(state: pl.DataFrame, timings: dict[tuple[int, int], Timing]) -> p
     # too (a server that waits for a request).
     opening = pl.col("new_data") | pl.col("flag_syn") & ~pl.col("control_retransmission")
     marks = bursts(state.select("stream", "dir", "ts_ns", "frame", "payload_len", "flag_psh", "new_data", "flag_syn",
-                                "control_retransmission"))
+                                "control_retransmission", "ip_len"), bottleneck_spacing(state, timings))
     new = marks.filter(pl.col("new_data")).select("stream", "dir", "ts_ns", "frame", "_burst_ns")
     gaps = (
         marks.filter(opening).select("stream", "dir", "ts_ns", "frame", "_burst_ns", "new_data").with_columns(

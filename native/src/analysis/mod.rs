@@ -7,6 +7,7 @@
 /// machine word per row instead of an Option's two.
 pub const NULL: i64 = i64::MIN;
 
+pub mod bursts;
 pub mod duplicates;
 pub mod order;
 pub mod sender_state;

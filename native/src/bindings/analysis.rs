@@ -272,6 +272,29 @@ fn analysis_sender_view(
     ])
 }
 
+/// Per row, the time its burst began at a tap after the bottleneck (analysis::bursts).
+#[pyfunction]
+fn analysis_burst_starts(
+    py: Python<'_>,
+    group: Bound<'_, PyAny>,
+    ts_ns: Bound<'_, PyAny>,
+    released_by: Bound<'_, PyAny>,
+    forced: Bound<'_, PyAny>,
+    joined: Bound<'_, PyAny>,
+) -> PyResult<NativeBuffer> {
+    let group: Vec<u64> = array(py, &group, "group", None)?;
+    let n = Some(group.len());
+    let ts: Vec<i64> = array(py, &ts_ns, "ts_ns", n)?;
+    let released: Vec<i64> = array(py, &released_by, "released_by", n)?;
+    let forced: Vec<u8> = array(py, &forced, "forced", n)?;
+    let forced: Vec<bool> = forced.iter().map(|&f| f != 0).collect();
+    let joined: Vec<u8> = array(py, &joined, "joined", n)?;
+    let joined: Vec<bool> = joined.iter().map(|&f| f != 0).collect();
+    let starts =
+        py.allow_threads(|| crate::analysis::bursts::burst_starts(&group, &ts, &released, &forced, &joined));
+    Ok(NativeBuffer::from_i64(starts))
+}
+
 /// The permutation (u64 row numbers) that orders rows by stream, time and frame; None if they
 /// already are.
 #[pyfunction]
@@ -344,6 +367,7 @@ fn analysis_duplicates(
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(analysis_order, m)?)?;
+    m.add_function(wrap_pyfunction!(analysis_burst_starts, m)?)?;
     m.add_function(wrap_pyfunction!(analysis_duplicates, m)?)?;
     m.add_function(wrap_pyfunction!(analysis_sender_state, m)?)?;
     m.add_function(wrap_pyfunction!(analysis_sender_view, m)?)?;
