@@ -367,6 +367,9 @@ def settle_id_counting(profiles: dict[tuple[int, int], dict[str, Any]], counters
     if data_only:
         for prof in profiles.values():
             prof["_ip_ids_count"] = False
+    # Each direction's peer's, for the packets the peer sent and this tap never saw (its lost ACKs).
+    for (s, d), prof in profiles.items():
+        prof["_peer_ip_ids_count"] = bool((profiles.get((s, 1 - d)) or {}).get("_ip_ids_count"))
 
 
 def nagle_evidence(state: pl.DataFrame, profiles: dict[tuple[int, int], dict[str, Any]]) -> None:

@@ -133,6 +133,10 @@ class StallContext:
     # The same before the stall's first resend: packets sent in the silence that never reached the
     # tap (data past the highest seen, lost before a receiver's tap, whose resends arrive as new data).
     resend_ids_unseen: int = 0
+    # The peer's IPv4 ids skipped between its last packet before the first resend and its first
+    # after it (0 unless they count per packet): packets the peer sent in the silence that this tap
+    # never saw, at a sender's tap its ACKs lost on the way back.
+    resend_peer_ids_unseen: int = 0
     # The closing segment's RFC 7323 timestamp echo (None without the option): the newest peer
     # timestamp the sender had received when it sent that segment.
     closing_ts_ecr: int | None = None
@@ -509,6 +513,15 @@ def _ids_unseen(rows: dict[str, list], i1: int, d: int, segment: int) -> int:
     return skipped - (min(skipped, REORDER_LOOKAHEAD) - len(missing))
 
 
+def _peer_ids_unseen(rows: dict[str, list], i: int | None, d: int) -> int:
+    """The peer's IPv4 ids skipped across row i (_ids_unseen of its first packet after it)."""
+    if i is None:
+        return 0
+    after = next((j for j in range(i + 1, min(len(rows["dir"]), i + REORDER_LOOKAHEAD * 4)) if rows["dir"][j] != d),
+                 None)
+    return 0 if after is None else _ids_unseen(rows, after, 1 - d, 0)
+
+
 def not_yet_echoed(ts_ecr: int | None, ts_val: int | None) -> bool:
     """A segment echoing `ts_ecr` was sent before its sender received a packet stamped `ts_val`
     (RFC 7323 serial arithmetic). False when either is unknown or zero (no timestamps, a SYN)."""
@@ -681,6 +694,7 @@ def build_context(rows: dict[str, list], cand: dict[str, Any], timing: Timing, p
         ids_unseen=(_ids_unseen(rows, i1, d, offered) if ended and profile.get("_ip_ids_count") else 0),
         resend_ids_unseen=(_ids_unseen(rows, first_resend_row, d, offered)
                            if first_resend_row is not None and profile.get("_ip_ids_count") else 0),
+        resend_peer_ids_unseen=_peer_ids_unseen(rows, first_resend_row, d) if profile.get("_peer_ip_ids_count") else 0,
         lost_after=lost_after,
         closing_ts_ecr=rows["opt_ts_ecr"][i1] if ended else None,
         closing_acks_unseen=_acks_unseen(rows, i1, d) if ended else 0,

@@ -60,6 +60,13 @@ def rule(ctx: StallContext) -> Verdict | None:
         evidence["delivered"] = why
         return Verdict(cause, None, 0.7, evidence,
                        (Alternative(Cause.SINGLE_LOSS_TIMEOUT.value, None, 0.3, "if the DSACK came from a reordering"),))
+    acked = _ack_lost(ctx, first, timeouts)
+    if acked is not None:
+        evidence["peer_ids_unseen"] = ctx.resend_peer_ids_unseen
+        evidence["resend_acked_frame"] = acked.frame
+        return Verdict(Cause.ACK_LOSS_TIMEOUT.value, None, 0.6, evidence,
+                       (Alternative(Cause.SINGLE_LOSS_TIMEOUT.value if episode == 1 else Cause.BURST_LOSS_TIMEOUT.value,
+                                    None, 0.3, "if the peer's missing packet was another and the data was lost"),))
     path = ctx.profile.get("path_cause")
     # Resends of datagrams the path finding says it drops: above Ethernet's MTU, or as large as the
     # segment a black hole swallowed (a 1280-byte hop drops 1500-byte datagrams).
@@ -94,6 +101,30 @@ def rule(ctx: StallContext) -> Verdict | None:
         alts.append(Alternative(Cause.ACK_LOSS_TIMEOUT.value, None, 0.2,
                                 "if the first copy arrived and its ACK was lost: only the resent data was outstanding"))
     return Verdict(Cause.SINGLE_LOSS_TIMEOUT.value, None, 0.7, evidence, tuple(alts))
+
+
+# More of the peer's ids skipped than this is its counter at work elsewhere, not lost ACKs.
+MAX_PEER_IDS_UNSEEN = 4
+
+
+def _ack_lost(ctx: StallContext, first, timeouts):
+    """The peer's first ACK after the stall's single timeout resend, where that ACK covers the whole
+    resend and the peer's IPv4 ids (counting one per packet) skipped in the silence: it sent a packet
+    this tap never saw, and with the data delivered (nothing of it left to repair) that packet was
+    the ACK the timer waited for (5 % of ACKs lost on the way back from a SunOS receiver: one
+    segment out, each lost ACK a 1-2 s timeout). A receiver that got nothing sends nothing, so a
+    lost segment leaves no gap in its ids. Not at the peer's own tap, which sees each of its packets
+    leave: a gap there is its counter numbering another flow's (an nDPI client's id skipped between
+    its ACKs of one connection)."""
+    n = ctx.resend_peer_ids_unseen
+    if (not 0 < n <= MAX_PEER_IDS_UNSEEN or ctx.timing.vantage == "receiver" or len(timeouts) != 1
+            or len({r.seq for r in ctx.resends}) != 1):
+        return None
+    end = first.seq + first.length
+    after = next((a for a in ctx.acks if a.ts_ns > first.ts_ns), None)
+    if after is None or after.ack < min(end, ctx.snd_max_before_end):
+        return None
+    return after
 
 
 def link_mtu(profile: dict) -> int:
