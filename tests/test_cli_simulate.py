@@ -103,3 +103,19 @@ def test_bulk_half_an_atm_switch_is_a_usage_error():
     res = runner.invoke(app, ["simulate", "bulk", "--atm-switch-buffer", "4096", "--bytes", "1000"])
     assert res.exit_code == ExitCode.USAGE
     assert "--atm-out-rate" in res.stderr
+
+
+def test_bulk_tap_receiver_writes_the_receivers_capture(tmp_path) -> None:
+    args = ["simulate", "bulk", "--personality", "bsd44", "--link", "ethernet10", "--bytes", "65536", "--seed", "3"]
+    for tap in ("sender", "receiver"):
+        res = runner.invoke(app, args + ["--tap", tap, "--pcap", str(tmp_path / f"{tap}.pcap"), "-f", "json"])
+        assert res.exit_code == 0, res.output
+    cfg = BulkConfig(personality="bsd44", link="ethernet10", bytes=65536, seed=3, tap="receiver")
+    run_bulk(cfg, tmp_path / "api.pcap")
+    # The CLI's receiver capture is the API's, and differs from the sender's.
+    assert (tmp_path / "receiver.pcap").read_bytes() == (tmp_path / "api.pcap").read_bytes()
+    assert (tmp_path / "receiver.pcap").read_bytes() != (tmp_path / "sender.pcap").read_bytes()
+    truth = json.loads((tmp_path / "receiver.pcap.truth.json").read_text())
+    assert truth["parameters"]["tap"] == "receiver"
+    res = runner.invoke(app, args + ["--tap", "middle"])
+    assert res.exit_code != 0 and "--tap" in res.output

@@ -31,6 +31,11 @@ class Congestion(str, Enum):
     cubic = "cubic"
 
 
+class Tap(str, Enum):
+    sender = "sender"
+    receiver = "receiver"
+
+
 
 HOSTS, APP, LINK, PATH, RUN = "Hosts", "Application", "Link", "Path impairments", "Run"
 
@@ -100,7 +105,8 @@ def bulk(
     atm_policy: Annotated[Optional[AtmPolicy], _opt("--atm-policy", panel=PATH, help="The switch's discard policy: none, ppd (partial packet discard) or epd (early packet discard). Default none.")] = None,
     atm_epd_threshold_cells: Annotated[Optional[int], _opt("--atm-epd-threshold-cells", panel=PATH, min=0, help="EPD: refuse a new PDU when more than this many cells are queued (default: the buffer's size less one PDU).")] = None,
     seed: Annotated[int, _opt("--seed", panel=RUN, help="Seed for every random choice; the same seed gives the same output.")] = 1,
-    pcap: Annotated[Optional[Path], _opt("--pcap", panel=OUTPUT_PANEL, help="Write the sender-side capture here (and <pcap>.truth.json).")] = None,
+    pcap: Annotated[Optional[Path], _opt("--pcap", panel=OUTPUT_PANEL, help="Write the capture here (and <pcap>.truth.json), taken beside the sender unless --tap receiver.")] = None,
+    tap: Annotated[Tap, _opt("--tap", panel=OUTPUT_PANEL, help="Where the --pcap capture is taken: beside the sender (what it sent, what reached it) or the receiver (its ACKs as they leave, the data as it arrives).")] = Tap.sender,
     fmt: TableOrJsonOption = TableOrJson.table,
     output: OutputOption = None,
 ) -> None:
@@ -135,7 +141,7 @@ def bulk(
             cost=reader_cost(cost, read_rate), reply=reply, think_ns=round(think_ms * 1_000_000), host_mtu=host_mtu,
             receiver_inference=None if receiver_inference is OnOff.default else receiver_inference is OnOff.on,
             mtu_probing=mtu_probing, sack=None if sack is OnOff.default else sack is OnOff.on,
-            congestion=congestion.value if congestion is not None else None, writes=schedule,
+            congestion=congestion.value if congestion is not None else None, writes=schedule, tap=tap.value,
         )
         impairments = impairments_from_options(
             loss=loss, reverse_loss=reverse_loss, drop_nth=drop_nth, data_only=data_only, pmtu=pmtu,
