@@ -232,6 +232,17 @@ def _segment_size(recent: int, profile: dict[str, Any]) -> int:
     return full_segment_size(profile, recent)
 
 
+NULL_NS = -(1 << 63)  # native/src/analysis NULL
+# A queued flight's segments reach a tap after the bottleneck each its serialization after the one
+# before: within this factor of the direction's fastest spacing per byte, and this jitter.
+SER_SLACK = 1.25
+SER_JITTER_NS = 100_000
+# The fastest spacing per byte is read from this low quantile over consecutive full-size segments,
+# where at least SER_PAIRS_MIN of them were spaced apart at all.
+SER_QUANTILE = 0.1
+SER_PAIRS_MIN = 8
+
+
 def bursts(state: pl.DataFrame, after_bottleneck: pl.DataFrame | None = None) -> pl.DataFrame:
     """`state` with `_burst_ns`: for each packet, the time of the first packet of its burst, the run
     of data segments of its direction that follow each other within BURST_GAP_NS with no packet of
@@ -241,14 +252,14 @@ def bursts(state: pl.DataFrame, after_bottleneck: pl.DataFrame | None = None) ->
     segment reached the tap. (A segment after a PSH may be the next write's, issued later.)
 
     `after_bottleneck` (stream, dir, _lag, _ser: ns per IP byte; bottleneck_spacing) names the
-    directions whose tap is not beside the sender: there a flight the sender issued at once reaches
+    directions whose tap is beside their receiver: there a flight the sender issued at once reaches
     the tap spread by the bottleneck's serialization, each segment `_ser` x its length after the one
     before, and the peer's ACKs of its first segments come back among the rest. A segment continues
     the burst unless a peer packet since the burst began came a reaction lag (`_lag`) before it, and
     could have released it (native/src/analysis/bursts.rs); one the rule above joined to the segment
-    before stays joined. (A 10 Mbit/s
-    link spreads a 16 KB write over 13 ms, whose Nagle-held tail then went on a delayed ACK 6 ms
-    after its last full segment reached the receiver: at the sender, a 20 ms stall.)"""
+    before stays joined. (A 10 Mbit/s link spreads a 16 KB write over 13 ms, whose Nagle-held tail
+    then went on a delayed ACK 6 ms after its last full segment reached the receiver: at the sender,
+    a 20 ms stall.)"""
     cols = ("dir", "ts_ns", "payload_len", "flag_psh")
     st = state.with_columns(**{f"_p{i}": pl.col(c).shift(1).over("stream") for i, c in enumerate(cols)})
     starts = (pl.col("_p0").is_null() | (pl.col("dir") != pl.col("_p0"))
@@ -292,19 +303,6 @@ def _far_bursts(marked: pl.DataFrame, far: pl.DataFrame) -> pl.DataFrame:
             .with_columns(_burst_ns=pl.coalesce("_far_burst", "_burst_ns")).sort("_row").drop("_row", "_far_burst"))
 
 
-NULL_NS = -(1 << 63)  # native/src/analysis NULL
-
-
-# A queued flight's segments reach a tap after the bottleneck each its serialization after the one
-# before: within this factor of the direction's fastest spacing per byte, and this jitter.
-SER_SLACK = 1.25
-SER_JITTER_NS = 100_000
-# The fastest spacing per byte is read from this low quantile over consecutive full-size segments,
-# where at least SER_PAIRS_MIN of them were spaced apart at all.
-SER_QUANTILE = 0.1
-SER_PAIRS_MIN = 8
-
-
 def bottleneck_spacing(state: pl.DataFrame, timings: dict[tuple[int, int], Timing]) -> pl.DataFrame:
     """(stream, dir, _lag, _ser) for the data directions whose tap is beside their receiver (not
     "middle": a slow host's own pace, a SunOS sender's 9 KB copies 1.5 ms apart, reads as a link's
@@ -322,8 +320,7 @@ def bottleneck_spacing(state: pl.DataFrame, timings: dict[tuple[int, int], Timin
     # unknown: a segment any peer packet since its burst began could have released starts anew.
     keys = pl.DataFrame({"stream": [k[0] for k in far], "dir": [k[1] for k in far],
                          "_lag": [min(timings[k].lag_ns, timings[k].data_lag_ns or 0) for k in far]},
-                        schema={"stream": pl.UInt32, "dir": pl.UInt8,
-                                                                         "_lag": pl.Int64})
+                        schema={"stream": pl.UInt32, "dir": pl.UInt8, "_lag": pl.Int64})
     by = ["stream", "dir"]
     # Consecutive packets of the stream, both data of the direction: nothing of the peer between
     # them, so no ACK clocked the second (a flight released one segment per ACK is spaced by the
