@@ -35,9 +35,9 @@ mod tests {
         let rel = [NULL, NULL, NULL, 12, 12];
         let starts = burst_starts(&[0; 5], &ts, &rel, &[false; 5], &[false; 5]);
         assert_eq!(starts, vec![0, 0, 0, 30, 30]);
-        // ...unless nothing came between it and the segment before.
+        // ...unless nothing came between it and the segment before (the next one is released).
         let starts = burst_starts(&[0; 5], &ts, &rel, &[false; 5], &[false, false, false, true, false]);
-        assert_eq!(starts, vec![0, 0, 0, 0, 0]);
+        assert_eq!(starts, vec![0, 0, 0, 0, 40]);
     }
 
     #[test]

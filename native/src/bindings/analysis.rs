@@ -286,13 +286,15 @@ fn analysis_burst_starts(
     let n = Some(group.len());
     let ts: Vec<i64> = array(py, &ts_ns, "ts_ns", n)?;
     let released: Vec<i64> = array(py, &released_by, "released_by", n)?;
-    let forced: Vec<u8> = array(py, &forced, "forced", n)?;
-    let forced: Vec<bool> = forced.iter().map(|&f| f != 0).collect();
-    let joined: Vec<u8> = array(py, &joined, "joined", n)?;
-    let joined: Vec<bool> = joined.iter().map(|&f| f != 0).collect();
+    let (forced, joined) = (flags(py, &forced, "forced", n)?, flags(py, &joined, "joined", n)?);
     let starts =
         py.allow_threads(|| crate::analysis::bursts::burst_starts(&group, &ts, &released, &forced, &joined));
     Ok(NativeBuffer::from_i64(starts))
+}
+
+/// A column of u8 flags (numpy's bool as u8) as bools.
+fn flags(py: Python<'_>, obj: &Bound<'_, PyAny>, name: &str, len: Option<usize>) -> PyResult<Vec<bool>> {
+    Ok(array::<u8>(py, obj, name, len)?.into_iter().map(|f| f != 0).collect())
 }
 
 /// The permutation (u64 row numbers) that orders rows by stream, time and frame; None if they
