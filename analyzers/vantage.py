@@ -225,6 +225,55 @@ def edge_lags(state: pl.DataFrame, streams: list[int]) -> dict[tuple[int, int], 
     return {(int(r["stream"]), int(r["sender"])): int(r["lag"]) for r in lags.iter_rows(named=True)}
 
 
+def filled_window_lags(state: pl.DataFrame, streams: list[int]) -> dict[tuple[int, int], int]:
+    """Per (stream, data direction) of `streams`: edge_lags read where the tap is away from the
+    sender. There the data still in flight when an ACK leaves reaches the tap after it, so the tap
+    never sees the sender at the old edge when the ACK comes; but the data that arrives just before
+    the first data past the old edge ends at that edge (within a segment), and arrives after the ACK
+    (it was on its way), with no later ACK before it: the sender had filled the window and waited
+    for this ACK. (Data that reached the edge before the ACK, or after the receiver had ACKed more,
+    is an application's: a write that came a think time later and happened to end at that edge.)
+    The shortest time from such an ACK to the data past its old edge is the round trip from the tap
+    and back: none can come sooner (SunOS over a T1 with a 4 KB window, captured at its receiver
+    without the handshake: 48 ms, where the data's own spacing read 7.8 ms and every window wait a
+    stall). Read only where the data's reactions already place the tap at the receiver."""
+    wanted = pl.col("stream").is_in(streams)
+    cols = state.select("stream", "dir", "ts_ns", "flag_ack", "ack_rel", "win_scaled", "payload_len", "seq_end",
+                        "new_data").filter(wanted)
+    acks = (cols.filter(pl.col("flag_ack") & (pl.col("payload_len") == 0) & pl.col("win_scaled").is_not_null())
+            .select("stream", sender=(1 - pl.col("dir").cast(pl.Int64)), at="ts_ns", ack="ack_rel",
+                    edge=pl.col("ack_rel") + pl.col("win_scaled").cast(pl.Int64))
+            .sort(["stream", "sender", "at"])
+            .with_columns(old=pl.col("edge").shift(1).over(["stream", "sender"]),
+                          old_ack=pl.col("ack").shift(1).over(["stream", "sender"]),
+                          next_at=pl.col("at").shift(-1).over(["stream", "sender"]))
+            .filter(pl.col("old").is_not_null() & (pl.col("edge") > pl.col("old")))
+            .sort("at"))
+    data = cols.filter(pl.col("payload_len") > 0).select("stream", sender=pl.col("dir").cast(pl.Int64), t="ts_ns",
+                                                          seq_end="seq_end", new="new_data", size="payload_len")
+    two_way = data.select("stream", "sender").unique().group_by("stream").len().filter(pl.col("len") > 1)["stream"]
+    data = (data.filter(~pl.col("stream").is_in(two_way.implode()))
+            .with_columns(prev_end=pl.col("seq_end").shift(1).over(["stream", "sender"]),
+                          prev_t=pl.col("t").shift(1).over(["stream", "sender"]),
+                          mss=pl.col("size").max().over(["stream", "sender"])))
+    if acks.height == 0 or data.height == 0:
+        return {}
+    # The first new data past the old edge (in sequence: new data only rises), which no ACK before
+    # this one let the sender send.
+    new = data.filter(pl.col("new")).select("stream", "sender", d_t="t", d_end="seq_end", prev_end="prev_end",
+                                            prev_t="prev_t", mss="mss").sort("d_end")
+    joined = (acks.sort("old").join_asof(new, left_on="old", right_on="d_end", by=["stream", "sender"],
+                                         strategy="forward", allow_exact_matches=False, check_sortedness=False)
+              .filter((pl.col("d_t") > pl.col("at")) & (pl.col("old") - pl.col("old_ack") >= 2 * pl.col("mss"))
+                      & (pl.col("prev_end") <= pl.col("old")) & (pl.col("prev_end") >= pl.col("old") - pl.col("mss"))
+                      & (pl.col("prev_t") > pl.col("at"))
+                      & (pl.col("next_at").is_null() | (pl.col("next_at") >= pl.col("prev_t")))))
+    lags = (joined.group_by(["stream", "sender"])
+            .agg((pl.col("d_t") - pl.col("at")).min().alias("lag"), pl.len().alias("n"))
+            .filter(pl.col("n") >= EDGES_MIN))
+    return {(int(r["stream"]), int(r["sender"])): int(r["lag"]) for r in lags.iter_rows(named=True)}
+
+
 # Echoes needed before they give a direction's reaction lag, and the low share of them taken (the
 # fastest reactions: an application's later writes echo the same ACK, later).
 ECHOES_MIN = 8
@@ -423,6 +472,7 @@ def _timings(state: pl.DataFrame, ttls: dict[tuple[int, int], int] | None) -> di
     paced: set[tuple[int, int]] = set()
     upstream: set[tuple[int, int]] = set()
     resent: dict[tuple[int, int], int] = {}
+    filled: dict[tuple[int, int], int] = {}
     if no_handshake:
         # Their rows alone, taken once (each reading below would otherwise scan the whole table).
         alone = state.filter(pl.col("stream").is_in(no_handshake))
@@ -433,6 +483,7 @@ def _timings(state: pl.DataFrame, ttls: dict[tuple[int, int], int] | None) -> di
         paced = paced_writers(alone, no_handshake)
         upstream = dispersed_acks(alone, no_handshake)
         resent = resend_rtts(alone, no_handshake)
+        filled = filled_window_lags(alone, no_handshake)
     keys = state.select("stream", "dir").unique().sort(["stream", "dir"]).iter_rows()
     for stream, d in keys:
         h = hs.get(stream)
@@ -483,6 +534,11 @@ def _timings(state: pl.DataFrame, ttls: dict[tuple[int, int], int] | None) -> di
             # Reactions to reopened zero windows are the only ones no data in flight can fake (a
             # slow reader's own tap without its handshake read a 4 us lag on a 2 ms path).
             lag = reopens[(stream, d)]
+        if (lag and (stream, d) in filled and (stream, d) not in reopens and r.get("d2a") is not None
+                and _classify(lag, lag + int(r["d2a"])) == "receiver"):
+            # A tap away from the sender (its data's reactions take time): a window it filled and
+            # waited on times the whole round trip from the tap (filled_window_lags).
+            lag = max(lag, filled[(stream, d)])
         if ttls and sender_side(ttls, stream, d):
             # A writer paced by its application, each write a fixed time after the peer's ACK,
             # shows "reactions" as long as a receiver-side tap's round trip; the TTLs say the tap
