@@ -173,6 +173,21 @@ def reopen_lags(state: pl.DataFrame, streams: list[int]) -> dict[tuple[int, int]
 EDGES_MIN = 5
 
 
+def _edge_moves(cols: pl.DataFrame) -> pl.DataFrame:
+    """The peer's pure ACKs that moved the window's right edge (ack + window) of the data sender
+    `sender`: when (`at`), the edge before (`old`) and its ACK (`old_ack`), the new `edge`, and
+    when the peer's next pure ACK came (`next_at`), in time order."""
+    return (cols.filter(pl.col("flag_ack") & (pl.col("payload_len") == 0) & pl.col("win_scaled").is_not_null())
+            .select("stream", sender=(1 - pl.col("dir").cast(pl.Int64)), at="ts_ns", ack="ack_rel",
+                    edge=pl.col("ack_rel") + pl.col("win_scaled").cast(pl.Int64))
+            .sort(["stream", "sender", "at"])
+            .with_columns(old=pl.col("edge").shift(1).over(["stream", "sender"]),
+                          old_ack=pl.col("ack").shift(1).over(["stream", "sender"]),
+                          next_at=pl.col("at").shift(-1).over(["stream", "sender"]))
+            .filter(pl.col("old").is_not_null() & (pl.col("edge") > pl.col("old")))
+            .sort("at"))
+
+
 def edge_lags(state: pl.DataFrame, streams: list[int]) -> dict[tuple[int, int], int]:
     """Per (stream, data direction) of `streams`: the median time from a peer ACK that moved the
     window's right edge (ack + window) while the tap had seen the sender's data reach the old edge,
@@ -185,14 +200,7 @@ def edge_lags(state: pl.DataFrame, streams: list[int]) -> dict[tuple[int, int], 
     wanted = pl.col("stream").is_in(streams)
     cols = state.select("stream", "dir", "ts_ns", "flag_ack", "ack_rel", "win_scaled", "payload_len", "seq_end",
                         "new_data", "snd_max").filter(wanted)
-    acks = (cols.filter(pl.col("flag_ack") & (pl.col("payload_len") == 0) & pl.col("win_scaled").is_not_null())
-            .select("stream", sender=(1 - pl.col("dir").cast(pl.Int64)), at="ts_ns", ack="ack_rel",
-                    edge=pl.col("ack_rel") + pl.col("win_scaled").cast(pl.Int64))
-            .sort(["stream", "sender", "at"])
-            .with_columns(old=pl.col("edge").shift(1).over(["stream", "sender"]),
-                          old_ack=pl.col("ack").shift(1).over(["stream", "sender"]))
-            .filter(pl.col("old").is_not_null() & (pl.col("edge") > pl.col("old")))
-            .sort("at"))
+    acks = _edge_moves(cols)
     if acks.height == 0:
         return {}
     data = cols.filter(pl.col("payload_len") > 0).select("stream", sender=pl.col("dir").cast(pl.Int64), t="ts_ns",
@@ -240,15 +248,7 @@ def filled_window_lags(state: pl.DataFrame, streams: list[int]) -> dict[tuple[in
     wanted = pl.col("stream").is_in(streams)
     cols = state.select("stream", "dir", "ts_ns", "flag_ack", "ack_rel", "win_scaled", "payload_len", "seq_end",
                         "new_data").filter(wanted)
-    acks = (cols.filter(pl.col("flag_ack") & (pl.col("payload_len") == 0) & pl.col("win_scaled").is_not_null())
-            .select("stream", sender=(1 - pl.col("dir").cast(pl.Int64)), at="ts_ns", ack="ack_rel",
-                    edge=pl.col("ack_rel") + pl.col("win_scaled").cast(pl.Int64))
-            .sort(["stream", "sender", "at"])
-            .with_columns(old=pl.col("edge").shift(1).over(["stream", "sender"]),
-                          old_ack=pl.col("ack").shift(1).over(["stream", "sender"]),
-                          next_at=pl.col("at").shift(-1).over(["stream", "sender"]))
-            .filter(pl.col("old").is_not_null() & (pl.col("edge") > pl.col("old")))
-            .sort("at"))
+    acks = _edge_moves(cols)
     data = cols.filter(pl.col("payload_len") > 0).select("stream", sender=pl.col("dir").cast(pl.Int64), t="ts_ns",
                                                           seq_end="seq_end", new="new_data", size="payload_len")
     two_way = data.select("stream", "sender").unique().group_by("stream").len().filter(pl.col("len") > 1)["stream"]
