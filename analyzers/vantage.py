@@ -173,6 +173,17 @@ def reopen_lags(state: pl.DataFrame, streams: list[int]) -> dict[tuple[int, int]
 EDGES_MIN = 5
 
 
+def _one_way_data(cols: pl.DataFrame, **extra: str) -> pl.DataFrame:
+    """The data packets of one-way transfers (stream, sender, t, seq_end, new, size, and `extra`
+    columns renamed): where the peer sends data too, the sender's next data may answer a request
+    (a think time after it), not the window's edge moving."""
+    data = cols.filter(pl.col("payload_len") > 0).select(
+        "stream", sender=pl.col("dir").cast(pl.Int64), t="ts_ns", seq_end="seq_end", new="new_data",
+        size="payload_len", **{name: pl.col(col) for name, col in extra.items()})
+    two_way = data.select("stream", "sender").unique().group_by("stream").len().filter(pl.col("len") > 1)["stream"]
+    return data.filter(~pl.col("stream").is_in(two_way.implode()))
+
+
 def _edge_moves(cols: pl.DataFrame) -> pl.DataFrame:
     """The peer's pure ACKs that moved the window's right edge (ack + window) of the data sender
     `sender`: when (`at`), the edge before (`old`) and its ACK (`old_ack`), the new `edge`, and
@@ -203,13 +214,7 @@ def edge_lags(state: pl.DataFrame, streams: list[int]) -> dict[tuple[int, int], 
     acks = _edge_moves(cols)
     if acks.height == 0:
         return {}
-    data = cols.filter(pl.col("payload_len") > 0).select("stream", sender=pl.col("dir").cast(pl.Int64), t="ts_ns",
-                                                          seen="snd_max", seq_end="seq_end", new="new_data",
-                                                          size="payload_len")
-    # One-way transfers only: where the peer sends data too, the sender's next data may answer a
-    # request (a think time after it), not the window's edge moving.
-    two_way = data.select("stream", "sender").unique().group_by("stream").len().filter(pl.col("len") > 1)["stream"]
-    data = data.filter(~pl.col("stream").is_in(two_way.implode()))
+    data = _one_way_data(cols, seen="snd_max")
     mss = data.group_by(["stream", "sender"]).agg(pl.col("size").max().alias("mss"))
     before = acks.join_asof(data.select("stream", "sender", "t", "seen").sort("t"), left_on="at", right_on="t",
                             by=["stream", "sender"], strategy="backward", check_sortedness=False)
@@ -249,10 +254,7 @@ def filled_window_lags(state: pl.DataFrame, streams: list[int]) -> dict[tuple[in
     cols = state.select("stream", "dir", "ts_ns", "flag_ack", "ack_rel", "win_scaled", "payload_len", "seq_end",
                         "new_data").filter(wanted)
     acks = _edge_moves(cols)
-    data = cols.filter(pl.col("payload_len") > 0).select("stream", sender=pl.col("dir").cast(pl.Int64), t="ts_ns",
-                                                          seq_end="seq_end", new="new_data", size="payload_len")
-    two_way = data.select("stream", "sender").unique().group_by("stream").len().filter(pl.col("len") > 1)["stream"]
-    data = (data.filter(~pl.col("stream").is_in(two_way.implode()))
+    data = (_one_way_data(cols)
             .with_columns(prev_end=pl.col("seq_end").shift(1).over(["stream", "sender"]),
                           prev_t=pl.col("t").shift(1).over(["stream", "sender"]),
                           mss=pl.col("size").max().over(["stream", "sender"])))

@@ -60,7 +60,7 @@ def rule(ctx: StallContext) -> Verdict | None:
         evidence["delivered"] = why
         return Verdict(cause, None, 0.7, evidence,
                        (Alternative(Cause.SINGLE_LOSS_TIMEOUT.value, None, 0.3, "if the DSACK came from a reordering"),))
-    acked = _ack_lost(ctx, first, timeouts)
+    acked = _ack_lost(ctx, first, len(timeouts), len(lost))
     if acked is not None:
         evidence["peer_ids_unseen"] = ctx.resend_peer_ids_unseen
         evidence["resend_acked_frame"] = acked.frame
@@ -107,8 +107,9 @@ def rule(ctx: StallContext) -> Verdict | None:
 MAX_PEER_IDS_UNSEEN = 4
 
 
-def _ack_lost(ctx: StallContext, first, timeouts):
-    """The peer's first ACK after the stall's single timeout resend, where that ACK covers the whole
+def _ack_lost(ctx: StallContext, first, timeouts: int, resent: int):
+    """The peer's first ACK after the stall's single timeout resend (`timeouts` resends by the timer,
+    `resent` distinct segments in all), where that ACK covers the whole
     resend and the peer's IPv4 ids (counting one per packet) skipped in the silence: it sent a packet
     this tap never saw, and with the data delivered (nothing of it left to repair) that packet was
     the ACK the timer waited for (5 % of ACKs lost on the way back from a SunOS receiver: one
@@ -117,8 +118,7 @@ def _ack_lost(ctx: StallContext, first, timeouts):
     leave: a gap there is its counter numbering another flow's (an nDPI client's id skipped between
     its ACKs of one connection)."""
     n = ctx.resend_peer_ids_unseen
-    if (not 0 < n <= MAX_PEER_IDS_UNSEEN or ctx.timing.vantage == "receiver" or len(timeouts) != 1
-            or len({r.seq for r in ctx.resends}) != 1):
+    if not 0 < n <= MAX_PEER_IDS_UNSEEN or ctx.timing.vantage == "receiver" or timeouts != 1 or resent != 1:
         return None
     end = first.seq + first.length
     after = next((a for a in ctx.acks if a.ts_ns > first.ts_ns), None)
