@@ -25,7 +25,8 @@ from stallscope.analyzers.peer_acks import on_tick
 from stallscope.analyzers.sender_state import PACKET_INPUT, STATE_COLUMNS, by_stream_time, sender_state
 from stallscope.analyzers.causes.common import (acks_as_late, before, mss, peer_delay, release, sporadic_peer_delay,
                                                 timer_driven, tolerance)
-from stallscope.analyzers.stalls import CLOCK_MULTIPLE, RTT_MULTIPLE, StallContext, build_context, candidates
+from stallscope.analyzers.stalls import (CLOCK_MULTIPLE, RTT_MULTIPLE, StallContext, build_context, candidates,
+                                         threshold_ns)
 from stallscope.packets.decoder import DecodeSummary, read_packets
 from stallscope.packets.errors import CaptureDamaged, CaptureRejected
 from stallscope.vocabulary import Cause
@@ -310,6 +311,8 @@ def _analyze_box(box: list[pl.DataFrame], path: str, summary: DecodeSummary | No
                     if "ids_unseen" in stall.evidence and stall.cause in REPAIR_CAUSES | PATH_LOSS_CAUSES:
                         recovering[d] = (len(conn.stalls) - 1,
                                          ctx.snd_max_before_end + stall.evidence["ids_unseen"] * max(ctx.segment_size, 1))
+    for conn in result.connections:
+        _far_side_silences(conn, part_of, timings)
     sides = {(c["stream"], d): (profiles[(c["stream"], d)], [x for x in conn.stalls if x.dir == d])
              for c, conn in zip(conns, result.connections) for d in (0, 1) if (c["stream"], d) in profiles}
     # The short connections in one pass, each long one in its own (window functions over millions
@@ -661,6 +664,33 @@ def _continues_unseen_recovery(stalls: list[StallFinding], recovering: tuple[int
                          time_lost_ns=max(0, ctx.end_ns - prev.start_ns - rtt),
                          evidence={**prev.evidence, "recovery_until_frame": ctx.end_frame})
     return True
+
+
+def _far_side_silences(conn: ConnectionAnalysis, part_of: Callable[[int], pl.DataFrame],
+                       timings: dict[tuple[int, int], vantage.Timing]) -> None:
+    """The silence a black hole seen away from the sender caused (its finding's `silence_*`
+    bounds, causes.path._far_side_blackhole), as a stall where no other covers it: the tap saw no
+    data outstanding (none of it arrived), so no candidate marked the sender's wait."""
+    for f in conn.findings:
+        ev = f.evidence
+        if f.cause != Cause.PMTU_BLACKHOLE.value or "silence_to_ns" not in ev:
+            continue
+        start, end = ev["silence_from_ns"], ev["silence_to_ns"]
+        if any(x.dir == f.dir and x.start_ns < end and x.end_ns > start for x in conn.stalls):
+            continue
+        timing = timings[(conn.stream, f.dir)]
+        rows = part_of(conn.stream)
+        at_start = rows.filter((pl.col("dir") == f.dir) & (pl.col("frame") == ev["silence_from_frame"]))["in_flight"]
+        acks = rows.filter((pl.col("dir") == 1 - f.dir) & pl.col("flag_ack") & (pl.col("ts_ns") > start)
+                           & (pl.col("ts_ns") < end)).height
+        conn.stalls.append(StallFinding(
+            conn.stream, f.dir, f.direction, start, end, ev["silence_from_frame"], ev["silence_to_frame"],
+            max(0, end - start - (timing.path_rtt_ns or 0)), f.cause, None, f.confidence,
+            {"outstanding_at_start": int(at_start[0] or 0) if at_start.len() else 0, "peer_acks_during": acks,
+             "threshold_ns": threshold_ns(timing),
+             **{k: ev[k] for k in ("ip_ids_skipped", "packets_never_seen") if k in ev},
+             "why": "the sender's data never reached the tap while its small packets did: " + ev["why"]}))
+        conn.stalls.sort(key=lambda x: (x.start_ns, x.dir))
 
 
 def _split_idle_tail(ctx: StallContext, stall: StallFinding) -> list[StallFinding]:

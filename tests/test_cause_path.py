@@ -316,10 +316,14 @@ def test_a_receivers_tap_reads_no_rows_where_the_profile_rules_the_far_side_blac
     acks_only = {**short, "data_packets": 0, "max_segment": 0, "max_in_flight": 0, "sequence_span": 1}
     assert findings(rows, acks_only, far) == []
     # A direction with no data whose sequence numbers ran ahead: its rows are read, and name the hole.
-    ran_ahead = pl.DataFrame({"payload_len": [0, 0], "flag_rst": [False, False], "seq_rel": [0, 8001],
-                              "seq_end": [1, 8001], "snd_una": [1, 1]})
+    ran_ahead = pl.DataFrame({"payload_len": [0, 0], "flag_rst": [False, False], "flag_ack": [True, True],
+                              "seq_rel": [0, 8001], "seq_end": [1, 8001], "snd_una": [1, 1], "ts_ns": [0, 10**9],
+                              "frame": [3, 9], "ip_id": [100, 106]})
     found = findings(lambda: ran_ahead, {**acks_only, "sequence_span": 8001, "peer_receive_window_max": 65535}, far)
     assert [f[0] for f in found] == ["pmtu_blackhole"] and found[0][2]["bytes_sent_never_seen"] == 8000
+    # ...and the sender's silence before the packet that showed it, with the ids it skipped.
+    assert {k: found[0][2][k] for k in ("silence_from_frame", "silence_to_frame", "ip_ids_skipped")} == {
+        "silence_from_frame": 3, "silence_to_frame": 9, "ip_ids_skipped": 5}
 
 
 def test_bursts_of_8k_frames_lost_without_a_syn_are_no_jumbo_slot_exhaustion(tmp_path: Path) -> None:

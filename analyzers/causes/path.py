@@ -49,6 +49,10 @@ SELECTIVE_EXPECTED = 3
 ID_STEP_MAX = 64
 
 
+# RFC 879's default MSS: a datagram of 576 bytes crosses every IPv4 path, so what a black hole drops
+# carried more; bytes a sender numbered past all data seen, as many as this, were a packet lost.
+MIN_DROPPED_PAYLOAD = 536
+
 # Taps where a packet lost on the path may be lost before the tap saw it.
 AWAY_FROM_SENDER = ("receiver", "middle")
 
@@ -137,8 +141,11 @@ def _mss_mismatch(rows: Rows, p: dict[str, Any], timing: Timing | None):
 def _far_side_blackhole(rows: Rows, p: dict[str, Any], timing: Timing | None):
     """A black hole seen from the receiver, or from a tap in the middle past the hop that drops the
     large packets: small packets of the sender arrive, its data does not (its sequence numbers run
-    ahead of all data seen), or only smaller segments arrive, long after the handshake. (A middle
-    tap before that hop sees the large ones resent: `_pmtu_blackhole`.)"""
+    ahead of all data seen, or the data seen lies past a hole nothing ever filled, and the sender
+    went silent a second or more with packets it numbered never arriving), or only smaller segments
+    arrive, long after the handshake. (A middle tap before that hop sees the large ones resent:
+    `_pmtu_blackhole`.) Where the sender's silence is read, its bounds are in the evidence
+    (`silence_*`): the stall no candidate shows, the tap having seen no data outstanding."""
     if timing is None or timing.vantage not in AWAY_FROM_SENDER or not p.get("syn_seen", True):
         return None
     if timing.vantage == "middle" and p.get("peer_data_packets"):
@@ -153,16 +160,25 @@ def _far_side_blackhole(rows: Rows, p: dict[str, Any], timing: Timing | None):
     # the peer's request, which the tap may have seen pass long after the handshake (webex's TLS
     # servers answered 1.3 and 1.7 s in, seen at the VPN client; in the middle, above).
     late_may_show = bool(offered) and seg < MSS_UNUSED_SHARE * min(offered) and bulk and not p.get("peer_data_packets")
-    # No data seen, and sequence numbers that ran a full packet past the SYN (the span reaches them).
+    # No data seen, and sequence numbers that ran a packet too large for some hop past the SYN (the
+    # span reaches them).
     unseen_may_show = not p.get("data_packets") and (p.get("sequence_span") is None
-                                                      or p["sequence_span"] >= STANDARD_IP_MTU)
-    if not (late_may_show or unseen_may_show):
-        return None  # (the profile rules out both readings below: no query, which costs per direction)
+                                                      or p["sequence_span"] > MIN_DROPPED_PAYLOAD)
+    # Data seen only in segments smaller than the MSS both sides offered, past a hole a packet
+    # long: the full-size ones before it never came (a write's short tail passed a 1400-byte hop).
+    hole_may_show = (bool(offered) and 0 < seg < min(offered) - TIMESTAMP_OPTION and not p.get("peer_data_packets")
+                     and (p.get("sequence_span") or 0) > MIN_DROPPED_PAYLOAD + seg)
+    if not (late_may_show or unseen_may_show or hole_may_show):
+        return None  # (the profile rules out every reading below: no query, which costs per direction)
     own = rows_of(rows)
     data = own.filter(pl.col("payload_len") > 0)
-    # A reset's sequence number is not data sent: one answering a stray ACK before the handshake
-    # (RFC 9293 3.10.7.3) carries that ACK's number, from another connection's space.
-    ahead = int(own.filter(~pl.col("flag_rst"))["seq_rel"].max() or 0) - int(data["seq_end"].max() if data.height else 1)
+    # A reset's sequence number is data sent only once the sender had acknowledged its peer's SYN:
+    # one answering a stray ACK before the handshake (RFC 9293 3.10.7.3) carries that ACK's number,
+    # from another connection's space.
+    shaken = own.filter(pl.col("flag_ack") & ~pl.col("flag_rst"))["ts_ns"].min()
+    numbered = own.filter(~pl.col("flag_rst") | (pl.col("ts_ns") > shaken)) if shaken is not None else own.filter(
+        ~pl.col("flag_rst"))
+    ahead = int(numbered["seq_rel"].max() or 0) - int(data["seq_end"].max() if data.height else 1)
     # (Unless the receiver acknowledged data the tap never saw: it arrived, a filtered capture.)
     # ...and no further than the receiver's window lets a sender run: a packet from beyond it (a
     # stray ACK of an earlier connection before the handshake) carries another sequence space.
@@ -172,12 +188,17 @@ def _far_side_blackhole(rows: Rows, p: dict[str, Any], timing: Timing | None):
     # sequence number seen: Zeek's miss_end_data.pcap, a response the client acknowledged whole.)
     seen_end = int(data["seq_end"].max() if data.height else 1)
     acked_past = int(own["snd_una"].max() or 0) > seen_end + 1 if "snd_una" in own.columns else False
-    if (data.height == 0 and STANDARD_IP_MTU <= ahead <= window + STANDARD_IP_MTU
+    if (data.height == 0 and MIN_DROPPED_PAYLOAD <= ahead <= window + STANDARD_IP_MTU
             and not p.get("acked_unseen") and not acked_past):
         return (Cause.PMTU_BLACKHOLE.value, 0.6, {
             "bytes_sent_never_seen": ahead, "data_segments_seen": 0,
+            **_silence(own, numbered.filter(pl.col("seq_rel") - 1 >= MIN_DROPPED_PAYLOAD).row(0, named=True), p),
             "why": f"the sender's sequence numbers ran {ahead} bytes ahead, yet none of its data arrived "
                    "while its small packets did: large packets are lost on the path"})
+    if hole_may_show and data.height and not p.get("acked_unseen") and not acked_past:
+        found = _unfilled_hole(own, data, p, window)
+        if found is not None:
+            return found
     if not late_may_show:
         return None
     first = _first_data_delay(own)
@@ -187,6 +208,55 @@ def _far_side_blackhole(rows: Rows, p: dict[str, Any], timing: Timing | None):
             "why": f"the first data arrived {first / 1e9:.1f} s after the handshake, in segments smaller than "
                    "the MSS both sides offered: the larger ones were lost on the path"})
     return None
+
+
+def _silence(own: pl.DataFrame, showed: dict[str, Any], p: dict[str, Any]) -> dict[str, Any]:
+    """The sender's silence before the packet that `showed` its data had gone (its last packet
+    before it, to it), with the IPv4 ids it skipped in between: packets that never arrived where its
+    ids are known to count each packet (`packets_never_seen`), a likely count otherwise."""
+    before = own.filter(pl.col("ts_ns") < showed["ts_ns"])
+    if before.height == 0:
+        return {}
+    last = before.row(before.height - 1, named=True)
+    out = {"silence_from_frame": last["frame"], "silence_from_ns": last["ts_ns"],
+           "silence_to_frame": showed["frame"], "silence_to_ns": showed["ts_ns"]}
+    if last.get("ip_id") is not None and showed.get("ip_id") is not None:
+        step = (showed["ip_id"] - last["ip_id"]) % 65536
+        if 0 < step <= ID_STEP_MAX:
+            out["ip_ids_skipped"] = step - 1
+            if p.get("_ip_ids_count"):
+                out["packets_never_seen"] = step - 1
+    return out
+
+
+def _unfilled_hole(own: pl.DataFrame, data: pl.DataFrame, p: dict[str, Any], window: int):
+    """The far-side black hole where some data passed: a write's short tail came through past a
+    hole of full-size segments that never did, the receiver never acknowledged past the hole, and
+    the sender, still there (a later packet of its own), was silent FAR_SIDE_FIRST_DATA_NS or more
+    after its last data, its packets in between numbered but never seen (its resends of the hole,
+    too large to pass). A capture that missed the hole's data would have seen the receiver
+    acknowledge it; a receiver gone away would have seen the resends arrive."""
+    acked = _acked(own) or 1
+    covering = data.filter((pl.col("seq_rel") <= acked) & (pl.col("seq_end") > acked))
+    past = data.filter(pl.col("seq_rel") > acked)
+    if covering.height or past.height == 0:
+        return None
+    hole = int(past["seq_rel"].min()) - acked
+    if not MIN_DROPPED_PAYLOAD <= hole <= window + STANDARD_IP_MTU:
+        return None
+    last_data = data.row(data.height - 1, named=True)
+    later = own.filter(pl.col("ts_ns") > last_data["ts_ns"])
+    if later.height == 0 or later["ts_ns"][0] - last_data["ts_ns"] < FAR_SIDE_FIRST_DATA_NS:
+        return None
+    silence = _silence(own, later.row(0, named=True), p)
+    if p.get("_ip_ids_count") and not silence.get("packets_never_seen"):
+        return None  # the ids count every packet, and none went missing: nothing was resent
+    return (Cause.PMTU_BLACKHOLE.value, 0.6, {
+        "bytes_never_seen": hole, "hole_from_seq": acked, "data_segments_seen": data.height,
+        "largest_segment": p.get("max_segment"), **silence,
+        "why": f"{hole} bytes before the data seen never arrived and were never acknowledged, while smaller "
+               "segments did arrive; the sender then fell silent with its resends never reaching the tap: "
+               "full-size packets are lost on the path"})
 
 
 def _pmtu_blackhole(rows: Rows, p: dict[str, Any], timing: Timing | None):
