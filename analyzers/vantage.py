@@ -252,23 +252,24 @@ def filled_window_lags(state: pl.DataFrame, streams: list[int]) -> dict[tuple[in
     stall). Read only where the data's reactions already place the tap at the receiver."""
     wanted = pl.col("stream").is_in(streams)
     cols = state.select("stream", "dir", "ts_ns", "flag_ack", "ack_rel", "win_scaled", "payload_len", "seq_end",
-                        "new_data").filter(wanted)
+                        "new_data", "flag_psh").filter(wanted)
     acks = _edge_moves(cols)
-    data = (_one_way_data(cols)
+    data = (_one_way_data(cols, psh="flag_psh")
             .with_columns(prev_end=pl.col("seq_end").shift(1).over(["stream", "sender"]),
                           prev_t=pl.col("t").shift(1).over(["stream", "sender"]),
+                          prev_psh=pl.col("psh").shift(1).over(["stream", "sender"]),
                           mss=pl.col("size").max().over(["stream", "sender"])))
     if acks.height == 0 or data.height == 0:
         return {}
     # The first new data past the old edge (in sequence: new data only rises), which no ACK before
     # this one let the sender send.
     new = data.filter(pl.col("new")).select("stream", "sender", d_t="t", d_end="seq_end", prev_end="prev_end",
-                                            prev_t="prev_t", mss="mss").sort("d_end")
+                                            prev_t="prev_t", prev_psh="prev_psh", mss="mss").sort("d_end")
     joined = (acks.sort("old").join_asof(new, left_on="old", right_on="d_end", by=["stream", "sender"],
                                          strategy="forward", allow_exact_matches=False, check_sortedness=False)
               .filter((pl.col("d_t") > pl.col("at")) & (pl.col("old") - pl.col("old_ack") >= 2 * pl.col("mss"))
                       & (pl.col("prev_end") <= pl.col("old")) & (pl.col("prev_end") >= pl.col("old") - pl.col("mss"))
-                      & (pl.col("prev_t") > pl.col("at"))
+                      & (pl.col("prev_t") > pl.col("at")) & ~pl.col("prev_psh")
                       & (pl.col("next_at").is_null() | (pl.col("next_at") >= pl.col("prev_t")))))
     lags = (joined.group_by(["stream", "sender"])
             .agg((pl.col("d_t") - pl.col("at")).min().alias("lag"), pl.len().alias("n"))
