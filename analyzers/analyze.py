@@ -440,6 +440,7 @@ def _complete_profile(conn: ConnectionAnalysis, c: dict[str, Any], d: int, part:
     prof["window_known"] = window_known
     prof["acked_unseen"] = any(n.kind == "acked_unseen" for n in conn.notes)
     prof["peer_data_packets"] = peer_prof.get("data_packets", 0)
+    prof["_peer_plain_packets"] = peer_prof.get("_plain_packets", 0)
     found = []
     # No ACKs (one direction captured): flights grow without bound and windows are unseen.
     if c["directions_seen"] == 2:

@@ -95,6 +95,15 @@ def clean(packets: pl.DataFrame, loopback: frozenset[int] = frozenset()
         file_notes.append(Note("data_only", f"none of the {cleaned.height} TCP packets is without payload (no SYN, "
                                "FIN or pure ACK): the capture was filtered to data; ACK timing cannot be read, and "
                                "IPv4 ids skipped for the dropped ACKs are not read as losses", cleaned.height))
+    # (SYNs and their answers alone are a scan or a flood, not a filter: only a FIN or reset numbered
+    # past its SYN shows data the capture did not keep.)
+    if (cleaned.height >= DATA_ONLY_MIN_PACKETS
+            and (cleaned["flag_syn"] | cleaned["flag_fin"] | cleaned["flag_rst"]).all()
+            and (~cleaned["flag_syn"] & (cleaned["seq_rel"] > 1)).any()):
+        file_notes.append(Note("control_only", f"every one of the {cleaned.height} TCP packets carries SYN, FIN or "
+                               "RST, and connections closed with sequence numbers past their SYNs: the capture was "
+                               "filtered to set-up and tear-down, so their data and ACKs were never kept; sequence "
+                               "numbers past the data seen are no loss", cleaned.height))
     for s, note in _window_scale_notes(cleaned).items():
         conn_notes.setdefault(s, []).append(note)
     for s, notes in _wrap_notes(cleaned).items():

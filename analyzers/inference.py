@@ -164,6 +164,8 @@ def direction_profiles(state: pl.DataFrame) -> dict[tuple[int, int], dict[str, A
         ip_id_step_one=((pl.col("ip_id").cast(pl.Int32).diff() % 65536) == 1).mean(),
         pure_acks=((pl.col("payload_len") == 0) & ~pl.col("flag_syn") & ~pl.col("flag_fin")
                    & ~pl.col("flag_rst")).sum(),
+        # Packets with none of SYN, FIN and RST: a capture filtered to set-up and tear-down has none.
+        plain_packets=(~pl.col("flag_syn") & ~pl.col("flag_fin") & ~pl.col("flag_rst")).sum(),
         ip_id_forward=((pl.col("ip_id").cast(pl.Int32).diff() + 65536) % 65536).is_between(1, IP_ID_FORWARD_MAX).mean(),
         ttl_max=pl.lit(None, pl.Int64),
         max_window=pl.col("win_scaled").max(),
@@ -303,6 +305,7 @@ def _profile(r: dict[str, Any], peer: dict[str, Any]) -> dict[str, Any]:
         "bytes": r["new_bytes"] if r["data_packets"] else 0,
         # Sequence space used, SYN and FIN included: data sent counts even if the tap never saw it.
         "sequence_span": r["seq_span"],
+        "_plain_packets": r["plain_packets"],
         "retransmitted_packets": r["retrans_packets"],
         "retransmitted_bytes": r["retrans_bytes"],
         "timeouts": r["timeouts"],

@@ -148,6 +148,11 @@ def _far_side_blackhole(rows: Rows, p: dict[str, Any], timing: Timing | None):
     (`silence_*`): the stall no candidate shows, the tap having seen no data outstanding."""
     if timing is None or timing.vantage not in AWAY_FROM_SENDER or not p.get("syn_seen", True):
         return None
+    if p.get("_plain_packets", 1) + p.get("_peer_plain_packets", 1) == 0:
+        # Only SYN, FIN and RST packets: a capture filtered to connections' set-up and tear-down
+        # (tcpdump 'tcp[tcpflags] & (tcp-syn|tcp-fin|tcp-rst) != 0'), whose data and ACKs were
+        # never kept; numbers past the data seen are no loss.
+        return None
     if timing.vantage == "middle" and p.get("peer_data_packets"):
         # In the middle the data's first arrival may wait on the peer's request, which the tap saw
         # pass long after the handshake (a VPN client's TLS sessions whose servers answered 1.9 s
