@@ -61,3 +61,33 @@ def test_the_same_transfer_through_a_clean_path_has_no_black_hole(tmp_path: Path
         analysis = analyze_file(pcap)
         assert not [f for c in analysis.files[0].connections for f in c.findings if f.cause == "pmtu_blackhole"]
         assert not [s for s in analysis.stalls if s.cause == "pmtu_blackhole"]
+
+
+def test_a_close_right_after_one_missing_packet_is_no_black_hole(tmp_path: Path) -> None:
+    """Negative control: the handshake, then the client's FIN 3 ms later numbered 722 bytes on, with
+    the one data packet between missing (nDPI's ftp.pcap with every third frame left out: a data
+    connection of one 722-byte segment). The sender waited for no timer: whatever the tap missed,
+    nothing shows it was lost for its size. (Named a black hole once the rule counted runs of 536
+    bytes, under the 1500 it asked before.)"""
+    import dpkt
+
+    def frame(src, dst, sport, dport, seq, ack, flags, ip_id):
+        tcp = dpkt.tcp.TCP(sport=sport, dport=dport, seq=seq, ack=ack, flags=flags, win=65535)
+        if flags & dpkt.tcp.TH_SYN:
+            tcp.opts, tcp.off = b"\x02\x04\x05\xb4", 6
+        ip = dpkt.ip.IP(src=src, dst=dst, p=dpkt.ip.IP_PROTO_TCP, ttl=64, id=ip_id, data=tcp)
+        ip.len = len(ip)
+        return bytes(dpkt.ethernet.Ethernet(src=b"\0" * 6, dst=b"\0" * 6, type=dpkt.ethernet.ETH_TYPE_IP, data=ip))
+
+    c, s = bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])
+    A, SYN, FIN = dpkt.tcp.TH_ACK, dpkt.tcp.TH_SYN, dpkt.tcp.TH_FIN
+    path = tmp_path / "one_missing.pcap"
+    with open(path, "wb") as f:
+        w = dpkt.pcap.Writer(f)
+        w.writepkt(frame(c, s, 20000, 21, 100, 0, SYN, 10), 1.0)
+        w.writepkt(frame(s, c, 21, 20000, 900, 101, SYN | A, 50), 1.010)
+        w.writepkt(frame(c, s, 20000, 21, 101, 901, A, 11), 1.020)
+        w.writepkt(frame(c, s, 20000, 21, 101 + 722, 901, FIN | A, 13), 1.023)
+    analysis = analyze_file(path)
+    assert [x.cause for x in analysis.files[0].connections[0].findings] == []
+    assert [x.cause for x in analysis.stalls if x.cause == "pmtu_blackhole"] == []

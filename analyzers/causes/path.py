@@ -15,6 +15,7 @@ import polars as pl
 from stallscope.analyzers.causes.common import Rows, rows_of
 from stallscope.analyzers.causes.loss import ATM_MTU_LOW, STANDARD_IP_MTU, link_mtu
 from stallscope.analyzers.inference import WRITE_SIZED_SHARE
+from stallscope.analyzers.sender_state import TIMEOUT_FLOOR_NS
 from stallscope.analyzers.vantage import Timing
 from stallscope.vocabulary import Cause
 
@@ -148,6 +149,8 @@ def _far_side_blackhole(rows: Rows, p: dict[str, Any], timing: Timing | None):
     (`silence_*`): the stall no candidate shows, the tap having seen no data outstanding."""
     if timing is None or timing.vantage not in AWAY_FROM_SENDER or not p.get("syn_seen", True):
         return None
+    if p.get("_capture_missed"):
+        return None  # a sampled or lossy capture (analyze._sampled_streams): unseen data is the capture's
     if p.get("_plain_packets", 1) + p.get("_peer_plain_packets", 1) == 0:
         # Only SYN, FIN and RST packets: a capture filtered to connections' set-up and tear-down
         # (tcpdump 'tcp[tcpflags] & (tcp-syn|tcp-fin|tcp-rst) != 0'), whose data and ACKs were
@@ -195,9 +198,13 @@ def _far_side_blackhole(rows: Rows, p: dict[str, Any], timing: Timing | None):
     acked_past = int(own["snd_una"].max() or 0) > seen_end + 1 if "snd_una" in own.columns else False
     if (data.height == 0 and MIN_DROPPED_PAYLOAD <= ahead <= window + STANDARD_IP_MTU
             and not p.get("acked_unseen") and not acked_past):
+        silence = _silence(own, numbered.filter(pl.col("seq_rel") - 1 >= MIN_DROPPED_PAYLOAD).row(0, named=True), p)
+        if silence and silence["silence_to_ns"] - silence["silence_from_ns"] < TIMEOUT_FLOOR_NS:
+            # The sender moved on without waiting a retransmission timer: whatever the tap missed,
+            # nothing shows it was lost for its size (a capture that dropped one packet looks so).
+            return None
         return (Cause.PMTU_BLACKHOLE.value, 0.6, {
-            "bytes_sent_never_seen": ahead, "data_segments_seen": 0,
-            **_silence(own, numbered.filter(pl.col("seq_rel") - 1 >= MIN_DROPPED_PAYLOAD).row(0, named=True), p),
+            "bytes_sent_never_seen": ahead, "data_segments_seen": 0, **silence,
             "why": f"the sender's sequence numbers ran {ahead} bytes ahead, yet none of its data arrived "
                    "while its small packets did: large packets are lost on the path"})
     if hole_may_show and data.height and not p.get("acked_unseen") and not acked_past:
