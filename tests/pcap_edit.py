@@ -398,6 +398,12 @@ def pktap(cap: Capture, linktype: int = 258) -> Capture:
                    records=[r.with_data(head + r.data, r.orig_len + 108) for r in cap.records])
 
 
+def sampled(cap: Capture, every: int = 3) -> Capture:
+    """Every `every`-th frame left out: a sampled capture, or one whose host dropped a share of the
+    packets throughout."""
+    return cap.replace_records([r for i, r in enumerate(cap.records) if i % every != every - 1])
+
+
 def coarse_clock(cap: Capture, step_ns: int = 10_000_000) -> Capture:
     """Every timestamp cut down to a multiple of `step_ns` (a capture clock that ticks every 10 ms:
     an old kernel's jiffy)."""

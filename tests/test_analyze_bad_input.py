@@ -427,6 +427,7 @@ ARTIFACTS = {
     "snaplen": pe.snaplen_cut,
     "capture_gap": pe.capture_gap,
     "coarse_clock": pe.coarse_clock,
+    "sampled": pe.sampled,
 }
 # The receiver-side captures double the time (about 45 s each half on 2 cores): slow.
 ALL_CAPTURES = [pytest.param(p.name, marks=[pytest.mark.slow] if ".receiver." in p.name else [])
