@@ -674,8 +674,8 @@ def _continues_unseen_recovery(stalls: list[StallFinding], recovering: tuple[int
 # A connection whose capture missed data (acknowledged, never shown) as many times as this share of
 # its advancing ACKs (and this many times or more) is a sampled or lossy capture throughout, not one
 # that missed a packet here and there (a busy tcpdump): the exact packet order the cause rules read
-# is not there. Public captures: 49 of 1,233 connections with ten ACKs or more reach it (trimmed,
-# carved or crafted test captures); with every third frame left out, nearly all; simulated and
+# is not there. Public captures: 57 of 1,694 connections with ten advancing ACKs or more reach it (trimmed,
+# carved or crafted test captures); with every third frame left out, 576 of 624; simulated and
 # recorded captures, none.
 SAMPLED_SHARE = 0.1
 SAMPLED_MIN = 3
