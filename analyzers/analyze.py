@@ -234,6 +234,14 @@ def _analyze_box(box: list[pl.DataFrame], path: str, summary: DecodeSummary | No
         if (s_, 1 - owner) in profiles:
             profiles[(s_, 1 - owner)]["_window_floor_scale"] = scale  # the peer's windows are floors
     raw_state = state
+    # (Read as the tap saw the packets: the sender's view below is rebuilt from that order.)
+    disordered = artifacts.disordered_streams(raw_state)
+    for s_, (n, lead) in disordered.items():
+        conn_notes.setdefault(s_, []).append(Note(
+            "clock_offset", f"{n} times this connection's packets are out of the order any single tap sees them "
+            "(an ACK before the data it acknowledges, or data past every window edge before the ACK that opened "
+            f"it), by a median {lead / 1e6:.3f} ms: a capture merged from two points whose clocks differ, or one "
+            "that stamps one direction late; no stall of it is given a cause", n))
     state = vantage.sender_view(state, timings)
     result.core_state = state
     for key, flight in inference.flight_fields(state).items():
@@ -307,6 +315,8 @@ def _analyze_box(box: list[pl.DataFrame], path: str, summary: DecodeSummary | No
                 stall = _classify(ctx, _direction(c, d)) if c["directions_seen"] == 2 else _unanswered(ctx, _direction(c, d))
                 if stall is not None and s in sampled:
                     stall = _capture_missed(ctx, stall, *sampled[s])
+                if stall is not None and s in disordered:
+                    stall = _out_of_order(ctx, stall, disordered[s][0])
                 if _continues_unseen_recovery(conn.stalls, recovering.get(d), ctx, stall):
                     continue
                 recovering.pop(d, None)
@@ -725,6 +735,19 @@ def _capture_missed(ctx: StallContext, stall: StallFinding, unseen: int, advance
               f"{advanced} ACKs advanced): a sampled or lossy capture, whose missing packets could have held or "
               "released the sender here")
     alt = Alternative(stall.cause, stall.detail, stall.confidence * 0.5, "what the packets seen show")
+    return replace(_undetermined(ctx, stall.direction, reason), alternatives=(alt, *stall.alternatives))
+
+
+def _out_of_order(ctx: StallContext, stall: StallFinding, events: int) -> StallFinding:
+    """A stall of a connection whose packets are not in the order a single tap sees them
+    (artifacts.disordered_streams): what released or held the sender, even whether it was idle, is
+    read from that order, so no cause is named; the rules' reading is kept as an alternative."""
+    if stall.cause == UNDETERMINED:
+        return stall
+    reason = (f"{events} times this connection's packets are out of the order a single tap sees them (two capture "
+              "points merged with clocks apart, or one direction stamped late): which packet came first, which "
+              "every rule reads, is not known here")
+    alt = Alternative(stall.cause, stall.detail, stall.confidence * 0.5, "what the packets' order as captured shows")
     return replace(_undetermined(ctx, stall.direction, reason), alternatives=(alt, *stall.alternatives))
 
 

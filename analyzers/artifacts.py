@@ -447,6 +447,95 @@ def _wrap_notes(packets: pl.DataFrame) -> dict[int, list[Note]]:
     return out
 
 
+# Out-of-order events needed before a stream's two directions are read as clocked apart, the share
+# of its advancing ACKs they must reach, how soon the packet that restores the order must show, and
+# how alike their leads must be (a clock offset is one constant: the spread between the 10th and
+# 90th percentiles within a quarter of the median, or DISORDER_SPREAD_NS).
+DISORDER_MIN = 3
+DISORDER_SHARE = 0.1
+DISORDER_LEAD_NS = 1_000_000_000
+DISORDER_SPREAD_NS = 1_000_000
+DISORDER_HEAD_ROWS = 20_000
+
+
+def disordered_streams(state: pl.DataFrame) -> dict[int, tuple[int, int]]:
+    """Streams whose two directions' packets are offset in time against each other: stream ->
+    (events, median lead in ns). Wherever a tap sits, data passes it before the ACK that covers it,
+    and an ACK that opens a window passes it before the data sent into that window. An ACK seen
+    before the segment it acknowledges, that segment shown after it, is two capture points merged
+    with clocks apart (or a capture that stamps one direction late); so is new data past every
+    window edge the peer had advertised (scales known), the ACK that opened it shown after it, each
+    by about the same time. Where those leads vary (ACKs the capture dropped, a sender that overran
+    the window) it is not read so: acked_unseen and the sampled capture's rule take those."""
+    cols = state.select("stream", "dir", "ts_ns", "payload_len", "seq_end", "new_data", "acked_unseen", "ack_rel",
+                        "win_scaled", "wscale_known", "flag_ack", "flag_syn", "flag_fin", "flag_rst", "acks_new",
+                        "usable_window")
+    events: list[pl.DataFrame] = []
+    early = cols.filter(pl.col("acked_unseen") & pl.col("flag_ack")).select(
+        "stream", sender=(1 - pl.col("dir").cast(pl.Int64)), ack="ack_rel", t="ts_ns")
+    if early.height:
+        # The segment that ends at the ACK, shown later: not merely later data past it (the ACKed
+        # data itself never shown is the capture's loss, acked_unseen's case).
+        shown = (cols.filter((pl.col("payload_len") > 0) | pl.col("flag_syn") | pl.col("flag_fin"))
+                 .group_by(["stream", "dir", "seq_end"]).agg(pl.col("ts_ns").min().alias("shown"))
+                 .select("stream", "shown", ack="seq_end", sender=pl.col("dir").cast(pl.Int64)))
+        events.append(early.join(shown, on=["stream", "sender", "ack"], how="inner")
+                      .select("stream", lead=pl.col("shown") - pl.col("t"), acked_first=pl.lit(True)))
+    # New data past the latest window (the tap's usable_window below zero) is checked against every
+    # edge advertised before it: a receiver that shrank its window leaves the earlier edge standing.
+    over = cols.filter(pl.col("new_data") & (pl.col("usable_window") < -1) & pl.col("wscale_known")
+                       & ~pl.col("flag_syn"))["stream"].unique()
+    advanced_head = None
+    if over.len():
+        # A connection's first DISORDER_HEAD_ROWS rows tell (a window overrun on every packet of a
+        # long one, the bench's synthetic sender, would otherwise cost joins over all of them).
+        part = cols.filter(pl.col("stream").is_in(over.implode())).group_by("stream", maintain_order=True).head(
+            DISORDER_HEAD_ROWS)
+        advanced_head = part.group_by("stream").agg(pl.col("acks_new").sum().alias("advanced_head"))
+        edges = (part.filter(pl.col("flag_ack") & ~pl.col("flag_rst") & pl.col("win_scaled").is_not_null())
+                 .select("stream", "ts_ns", "ack_rel", sender=(1 - pl.col("dir").cast(pl.Int64)),
+                         edge=pl.col("ack_rel") + pl.col("win_scaled").cast(pl.Int64))
+                 .sort("ts_ns").with_columns(edge=pl.col("edge").cum_max().over(["stream", "sender"])))
+        data = (part.filter(pl.col("new_data") & (pl.col("payload_len") > 0) & pl.col("wscale_known"))
+                .select("stream", "ts_ns", "seq_end", start=pl.col("seq_end") - pl.col("payload_len").cast(pl.Int64),
+                        sender=pl.col("dir").cast(pl.Int64)).sort("ts_ns"))
+        past = (data.join_asof(edges.select("stream", "sender", "ts_ns", "edge"), on="ts_ns", by=["stream", "sender"],
+                               strategy="backward", allow_exact_matches=False, check_sortedness=False)
+                .filter(pl.col("edge").is_not_null() & (pl.col("seq_end") > pl.col("edge") + 1))
+                .select("stream", "sender", "ts_ns", "seq_end", "start"))
+        # The first edge to reach the data (edges only grow, so the smallest that reaches it), from
+        # an ACK of what came before the data: one that acknowledges the data itself was no window
+        # the sender waited for (a sender that ignored the window, as the bench's synthetic one does).
+        opened = edges.sort(["edge", "ts_ns"]).select("stream", "sender", "edge", opened="ts_ns", opener_ack="ack_rel")
+        events.append(past.sort("seq_end").join_asof(opened, left_on="seq_end", right_on="edge",
+                                                     by=["stream", "sender"], strategy="forward",
+                                                     check_sortedness=False)
+                      .filter(pl.col("opener_ack") <= pl.col("start"))
+                      .select("stream", lead=pl.col("opened") - pl.col("ts_ns"), acked_first=pl.lit(False)))
+    if not events:
+        return {}
+    led = pl.concat(events).filter((pl.col("lead") > 0) & (pl.col("lead") <= DISORDER_LEAD_NS))
+    overrun = ~pl.col("acked_first")
+    counted = (led.group_by("stream").agg(
+        pl.len().alias("n"), pl.col("lead").median().alias("lead"), pl.col("acked_first").sum().alias("n_acked"),
+        overrun.sum().alias("n_over"), pl.col("lead").filter(overrun).median().alias("over_lead"),
+        (pl.col("lead").filter(overrun).quantile(0.9) - pl.col("lead").filter(overrun).quantile(0.1)).alias("spread"))
+               .join(cols.group_by("stream").agg(pl.col("acks_new").sum().alias("advanced")), on="stream"))
+    if advanced_head is not None:
+        counted = counted.join(advanced_head, on="stream", how="left")
+    else:
+        counted = counted.with_columns(advanced_head=pl.lit(0, pl.UInt32))
+
+    def enough(n: str, of: str) -> pl.Expr:
+        return (pl.col(n) >= DISORDER_MIN) & (pl.col(n) >= DISORDER_SHARE * pl.col(of))
+
+    # A segment shown after its own ACK has no other reading (the capture's loss would never show
+    # it); an overrun also has the dropped ACK's and the careless sender's, so its leads must agree.
+    counted = counted.filter(enough("n_acked", "advanced") | (enough("n_over", "advanced_head") & (
+        pl.col("spread") <= pl.max_horizontal(pl.lit(DISORDER_SPREAD_NS), pl.col("over_lead") / 4))))
+    return {int(r["stream"]): (int(r["n"]), int(r["lead"])) for r in counted.iter_rows(named=True)}
+
+
 def unseen_notes(state: pl.DataFrame) -> dict[int, list[Note]]:
     """ACKs covering data the capture never showed: the capture dropped it, the network did not."""
     out: dict[int, list[Note]] = {}

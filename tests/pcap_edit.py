@@ -398,6 +398,17 @@ def pktap(cap: Capture, linktype: int = 258) -> Capture:
                    records=[r.with_data(head + r.data, r.orig_len + 108) for r in cap.records])
 
 
+def clock_offset(cap: Capture, shift_ns: int = 3_000_000) -> Capture:
+    """The data receiver's packets stamped `shift_ns` later (earlier if negative) than the data
+    sender's, in time order again: two capture points merged with clocks apart."""
+    key = data_dir_key(cap)
+    records = []
+    for r in cap.records:
+        t = tcp_of(r)
+        records.append(cap.at(r, cap.ts(r) + shift_ns) if t is not None and t.key != key else r)
+    return cap.replace_records(sorted(records, key=cap.ts))
+
+
 def sampled(cap: Capture, every: int = 3) -> Capture:
     """Every `every`-th frame left out: a sampled capture, or one whose host dropped a share of the
     packets throughout."""
