@@ -530,10 +530,28 @@ def disordered_streams(state: pl.DataFrame) -> dict[int, tuple[int, int]]:
         return (pl.col(n) >= DISORDER_MIN) & (pl.col(n) >= DISORDER_SHARE * pl.col(of))
 
     # A segment shown after its own ACK has no other reading (the capture's loss would never show
-    # it); an overrun also has the dropped ACK's and the careless sender's, so its leads must agree.
-    counted = counted.filter(enough("n_acked", "advanced") | (enough("n_over", "advanced_head") & (
-        pl.col("spread") <= pl.max_horizontal(pl.lit(DISORDER_SPREAD_NS), pl.col("over_lead") / 4))))
+    # it); an overrun also has the dropped ACK's, the careless sender's and a window scale misread
+    # (a Windows client 72 ms away, its server's flight a window past the unscaled edge, opened a
+    # round trip later each time: Zeek's 206_example_b.pcap): its leads must agree, and the
+    # handshake itself must be out of order (the clocks' offset shows there first).
+    shaken_apart = _handshake_out_of_order(cols)
+    counted = counted.filter(enough("n_acked", "advanced") | (
+        enough("n_over", "advanced_head") & pl.col("stream").is_in(shaken_apart)
+        & (pl.col("spread") <= pl.max_horizontal(pl.lit(DISORDER_SPREAD_NS), pl.col("over_lead") / 4))))
     return {int(r["stream"]): (int(r["n"]), int(r["lead"])) for r in counted.iter_rows(named=True)}
+
+
+def _handshake_out_of_order(cols: pl.DataFrame) -> list[int]:
+    """Streams whose SYN/ACK shows before the SYN it answers, or whose initiator acknowledged the
+    SYN/ACK before it shows: no single tap sees a handshake so."""
+    syn = cols.filter(pl.col("flag_syn") & ~pl.col("flag_ack") & (pl.col("dir") == 0)).group_by("stream").agg(
+        pl.col("ts_ns").min().alias("syn"))
+    synack = cols.filter(pl.col("flag_syn") & pl.col("flag_ack") & (pl.col("dir") == 1)).group_by("stream").agg(
+        pl.col("ts_ns").min().alias("synack"))
+    acked = cols.filter(~pl.col("flag_syn") & pl.col("flag_ack") & (pl.col("dir") == 0)
+                        & (pl.col("ack_rel") >= 1)).group_by("stream").agg(pl.col("ts_ns").min().alias("acked"))
+    hs = synack.join(syn, on="stream", how="left").join(acked, on="stream", how="left")
+    return hs.filter((pl.col("synack") < pl.col("syn")) | (pl.col("acked") < pl.col("synack")))["stream"].to_list()
 
 
 def unseen_notes(state: pl.DataFrame) -> dict[int, list[Note]]:
