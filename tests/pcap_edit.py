@@ -517,3 +517,15 @@ def middle_tap(sender: Capture, receiver: Capture, at: float = 0.5, unpaired: bo
     out = replace(sender, nano=True).replace_records(
         [replace(r, sec=when // 1_000_000_000, frac=when % 1_000_000_000) for when, _, r in placed])
     return out, {"paired": len(placed) - kept, "unpaired_kept": kept, "unpaired_left_out": len(lonely) - kept}
+
+
+def tcp_frame(src: bytes, dst: bytes, sport: int, dport: int, seq: int, ack: int, flags: int, ip_id: int,
+              win: int = 65535) -> bytes:
+    """One Ethernet/IPv4/TCP frame with no payload (a SYN offers MSS 1460), for captures written by
+    hand with dpkt.pcap.Writer."""
+    tcp = dpkt.tcp.TCP(sport=sport, dport=dport, seq=seq, ack=ack, flags=flags, win=win)
+    if flags & dpkt.tcp.TH_SYN:
+        tcp.opts, tcp.off = b"\x02\x04\x05\xb4", 6
+    ip = dpkt.ip.IP(src=src, dst=dst, p=dpkt.ip.IP_PROTO_TCP, ttl=64, id=ip_id, data=tcp)
+    ip.len = len(ip)
+    return bytes(dpkt.ethernet.Ethernet(src=b"\0" * 6, dst=b"\0" * 6, type=dpkt.ethernet.ETH_TYPE_IP, data=ip))

@@ -12,19 +12,10 @@ from pathlib import Path
 
 import dpkt
 
+from pcap_edit import tcp_frame as _frame
 from stallscope.analyzers.analyze import analyze_file
 
 CLIENT, SERVER = bytes([10, 4, 30, 101]), bytes([10, 4, 30, 5])
-
-
-def _frame(src: bytes, dst: bytes, sport: int, dport: int, seq: int, ack: int, flags: int, ip_id: int) -> bytes:
-    tcp = dpkt.tcp.TCP(sport=sport, dport=dport, seq=seq, ack=ack, flags=flags, win=65535)
-    if flags & dpkt.tcp.TH_SYN:
-        tcp.opts = b"\x02\x04\x05\xb4"  # MSS 1460
-        tcp.off = 6
-    ip = dpkt.ip.IP(src=src, dst=dst, p=dpkt.ip.IP_PROTO_TCP, ttl=64, id=ip_id, data=tcp)
-    ip.len = len(ip)
-    return bytes(dpkt.ethernet.Ethernet(src=b"\x00" * 6, dst=b"\x00" * 6, type=dpkt.ethernet.ETH_TYPE_IP, data=ip))
 
 
 def _control_only(path: Path, connections: int = 8) -> Path:

@@ -71,13 +71,7 @@ def test_a_close_right_after_one_missing_packet_is_no_black_hole(tmp_path: Path)
     bytes, under the 1500 it asked before.)"""
     import dpkt
 
-    def frame(src, dst, sport, dport, seq, ack, flags, ip_id):
-        tcp = dpkt.tcp.TCP(sport=sport, dport=dport, seq=seq, ack=ack, flags=flags, win=65535)
-        if flags & dpkt.tcp.TH_SYN:
-            tcp.opts, tcp.off = b"\x02\x04\x05\xb4", 6
-        ip = dpkt.ip.IP(src=src, dst=dst, p=dpkt.ip.IP_PROTO_TCP, ttl=64, id=ip_id, data=tcp)
-        ip.len = len(ip)
-        return bytes(dpkt.ethernet.Ethernet(src=b"\0" * 6, dst=b"\0" * 6, type=dpkt.ethernet.ETH_TYPE_IP, data=ip))
+    from pcap_edit import tcp_frame as frame
 
     c, s = bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])
     A, SYN, FIN = dpkt.tcp.TH_ACK, dpkt.tcp.TH_SYN, dpkt.tcp.TH_FIN
