@@ -534,7 +534,7 @@ def disordered_streams(state: pl.DataFrame) -> dict[int, tuple[int, int]]:
     # (a Windows client 72 ms away, its server's flight a window past the unscaled edge, opened a
     # round trip later each time: Zeek's 206_example_b.pcap): its leads must agree, and the
     # handshake itself must be out of order (the clocks' offset shows there first).
-    shaken_apart = _handshake_out_of_order(cols)
+    shaken_apart = _handshake_out_of_order(cols) if counted["n_over"].sum() else []
     counted = counted.filter(enough("n_acked", "advanced") | (
         enough("n_over", "advanced_head") & pl.col("stream").is_in(shaken_apart)
         & (pl.col("spread") <= pl.max_horizontal(pl.lit(DISORDER_SPREAD_NS), pl.col("over_lead") / 4))))
