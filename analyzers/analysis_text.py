@@ -83,6 +83,12 @@ def _evidence_line(s) -> str:
     if "ids_unseen" in e:
         parts.append(f"{e['ids_unseen']} packet(s) sent and not seen here before frame {e['unseen_before_frame']} "
                      "(IPv4 ids skipped)")
+    if "ip_ids_skipped" in e:
+        # A black hole seen away from the sender (analyze._far_side_silences).
+        parts.append(f"the sender's data never reached this tap; {e['ip_ids_skipped']} packet(s) it numbered in "
+                     "the silence were never seen (IPv4 ids skipped)")
+    elif s.cause == "pmtu_blackhole" and "why" in e and not parts:
+        parts.append("the sender's data never reached this tap")
     if "first_resend_frame" in e:
         parts.append(f"frame {e['first_resend_frame']} resent data this tap saw acknowledged "
                      f"{_ms(e['acked_before_resend_ns'])} before")

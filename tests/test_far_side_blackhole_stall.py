@@ -34,8 +34,10 @@ def test_the_silence_a_black_hole_left_at_the_receiver_is_its_stall(tmp_path: Pa
     (stall,) = [s for s in conn.stalls if s.dir == 0]
     assert stall.cause == "pmtu_blackhole"
     assert stall.duration_ns > 100_000_000_000  # the sender's retries, to its reset
-    # Its IPv4 ids skipped the resends that never arrived.
+    # Its IPv4 ids skipped the resends that never arrived, and the text says so.
     assert stall.evidence["ip_ids_skipped"] >= 5
+    from stallscope.analyzers.analysis_text import _evidence_line
+    assert "never reached this tap" in _evidence_line(stall), _evidence_line(stall)
     report = scoring.score_files(pcap, Path(f"{pcap}.truth.json")).to_json()["ground_truth"]
     assert report["causes"]["pmtu_blackhole"]["recall"] == 1.0, report
     assert report["totals"]["spurious"] == 0
