@@ -273,7 +273,7 @@ def _analyze_box(box: list[pl.DataFrame], path: str, summary: DecodeSummary | No
                      peer_acks.delay_summaries(delays))
     del delays
     conns = _connection_rows(state, result.endpoints)
-    sampled = _sampled_streams(state)
+    sampled = artifacts.sampled_streams(state)
     for c in conns:
         s = c["stream"]
         part = part_of(s)
@@ -681,74 +681,32 @@ def _continues_unseen_recovery(stalls: list[StallFinding], recovering: tuple[int
     return True
 
 
-# A connection whose capture missed data (acknowledged, never shown) as many times as this share of
-# its advancing ACKs (and this many times or more) is a sampled or lossy capture throughout, not one
-# that missed a packet here and there (a busy tcpdump): the exact packet order the cause rules read
-# is not there. Public captures: 57 of 1,694 connections with ten advancing ACKs or more reach it (trimmed,
-# carved or crafted test captures); with every third frame left out, 576 of 624; simulated and
-# recorded captures, none.
-SAMPLED_SHARE = 0.1
-SAMPLED_MIN = 3
-
-
-def _sampled_streams(state: pl.DataFrame) -> dict[int, tuple[int, int]]:
-    """Streams whose capture missed data throughout (SAMPLED_SHARE): stream -> (packets the
-    capture missed, ACKs that advanced). Missed: an ACK covering data beyond all the tap had seen
-    (acked_unseen), or a hole in a sender's sequence that its peer acknowledged past and nothing
-    seen ever filled (a sender never skips bytes, and a hole the network made is filled by a resend
-    before it is acknowledged): at the sender's own tap the data the capture dropped is ACKed only
-    after later data was seen, so only the holes show it."""
-    cols = state.select("stream", "dir", "payload_len", "seq_rel", "seq_end", "acked_unseen", "acks_new", "ack_rel")
-    data = cols.filter(pl.col("payload_len") > 0).select(
-        "stream", "dir", "seq_rel", "seq_end", before=pl.col("seq_end").cum_max().shift(1).over(["stream", "dir"]))
-    holes = data.filter(pl.col("seq_rel") > pl.col("before")).select("stream", "dir", at=pl.col("before"))
-    missed = cols.filter(pl.col("acked_unseen")).group_by("stream").len()
-    if holes.height:
-        # The seen segment that starts at or below the hole's first byte and reaches furthest past it.
-        cover = (data.group_by(["stream", "dir", "seq_rel"]).agg(pl.col("seq_end").max())
-                 .sort("seq_rel").with_columns(reach=pl.col("seq_end").cum_max().over(["stream", "dir"])))
-        acked = cols.filter(pl.col("ack_rel").is_not_null()).group_by(["stream", "dir"]).agg(
-            pl.col("ack_rel").max().alias("acked")).select("stream", "acked", dir=(1 - pl.col("dir").cast(pl.Int64))
-                                                            .cast(pl.UInt8))
-        unfilled = (holes.sort("at").join_asof(cover.select("stream", "dir", "seq_rel", "reach"), left_on="at",
-                                               right_on="seq_rel", by=["stream", "dir"], strategy="backward",
-                                               check_sortedness=False)
-                    .join(acked, on=["stream", "dir"], how="inner")
-                    .filter((pl.col("reach").is_null() | (pl.col("reach") <= pl.col("at")))
-                            & (pl.col("acked") > pl.col("at")))
-                    .group_by("stream").len())
-        missed = pl.concat([missed, unfilled]).group_by("stream").agg(pl.col("len").sum())
-    if missed.height == 0:
-        return {}
-    counts = (missed.join(cols.group_by("stream").agg(pl.col("acks_new").sum().alias("advanced")), on="stream")
-              .filter((pl.col("len") >= SAMPLED_MIN) & (pl.col("len") >= SAMPLED_SHARE * pl.col("advanced"))))
-    return {int(r[0]): (int(r[1]), int(r[2])) for r in counts.select("stream", "len", "advanced").iter_rows()}
+def _unnamed(ctx: StallContext, stall: StallFinding, reason: str, reading: str,
+             keep: frozenset[str] = frozenset({UNDETERMINED})) -> StallFinding:
+    """`stall` as `undetermined` for `reason`, the rules' cause kept as an alternative (`reading`
+    says what it rests on), unless its cause is in `keep`."""
+    if stall.cause in keep:
+        return stall
+    alt = Alternative(stall.cause, stall.detail, stall.confidence * 0.5, reading)
+    return replace(_undetermined(ctx, stall.direction, reason), alternatives=(alt, *stall.alternatives))
 
 
 def _capture_missed(ctx: StallContext, stall: StallFinding, unseen: int, advanced: int) -> StallFinding:
-    """A stall of a connection the capture missed data of throughout: its cause read from the
-    packets seen is kept as an alternative, not named (an application's idle time stays: it
-    needs only the silence)."""
-    if stall.cause in (Cause.APPLICATION_IDLE.value, UNDETERMINED):
-        return stall
-    reason = (f"the capture missed {unseen} of this connection's data packets (acknowledged, never shown; "
-              f"{advanced} ACKs advanced): a sampled or lossy capture, whose missing packets could have held or "
-              "released the sender here")
-    alt = Alternative(stall.cause, stall.detail, stall.confidence * 0.5, "what the packets seen show")
-    return replace(_undetermined(ctx, stall.direction, reason), alternatives=(alt, *stall.alternatives))
+    """A stall of a connection the capture missed data of throughout (artifacts.sampled_streams): no
+    cause from the packets seen (an application's idle time stays: it needs only the silence)."""
+    return _unnamed(ctx, stall, f"the capture missed {unseen} of this connection's data packets (acknowledged, never "
+                    f"shown; {advanced} ACKs advanced): a sampled or lossy capture, whose missing packets could have "
+                    "held or released the sender here", "what the packets seen show",
+                    frozenset({UNDETERMINED, Cause.APPLICATION_IDLE.value}))
 
 
 def _out_of_order(ctx: StallContext, stall: StallFinding, events: int) -> StallFinding:
     """A stall of a connection whose packets are not in the order a single tap sees them
     (artifacts.disordered_streams): what released or held the sender, even whether it was idle, is
-    read from that order, so no cause is named; the rules' reading is kept as an alternative."""
-    if stall.cause == UNDETERMINED:
-        return stall
-    reason = (f"{events} times this connection's packets are out of the order a single tap sees them (two capture "
-              "points merged with clocks apart, or one direction stamped late): which packet came first, which "
-              "every rule reads, is not known here")
-    alt = Alternative(stall.cause, stall.detail, stall.confidence * 0.5, "what the packets' order as captured shows")
-    return replace(_undetermined(ctx, stall.direction, reason), alternatives=(alt, *stall.alternatives))
+    read from that order, so no cause is named."""
+    return _unnamed(ctx, stall, f"{events} times this connection's packets are out of the order a single tap sees "
+                    "them (two capture points merged with clocks apart, or one direction stamped late): which packet "
+                    "came first, which every rule reads, is not known here", "what the packets' order as captured shows")
 
 
 def _far_side_silences(conn: ConnectionAnalysis, part_of: Callable[[int], pl.DataFrame],

@@ -3,7 +3,7 @@ third frame of a recorded capture left out. Its ACKs then cover data it never sh
 their advances, and the packets the cause rules read (the ACK that released a segment, the window
 before it) are missing at random: a cause read from what is left is a guess. Each such stall is
 `undetermined` with the share in its reason, the rules' reading kept as an alternative
-(analyze._sampled_streams). A capture that missed a packet here and there keeps its causes."""
+(artifacts.sampled_streams). A capture that missed a packet here and there keeps its causes."""
 
 from __future__ import annotations
 

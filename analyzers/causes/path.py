@@ -150,7 +150,7 @@ def _far_side_blackhole(rows: Rows, p: dict[str, Any], timing: Timing | None):
     if timing is None or timing.vantage not in AWAY_FROM_SENDER or not p.get("syn_seen", True):
         return None
     if p.get("_capture_missed"):
-        return None  # a sampled or lossy capture (analyze._sampled_streams): unseen data is the capture's
+        return None  # a sampled or lossy capture (artifacts.sampled_streams): unseen data is the capture's
     if p.get("_plain_packets", 1) + p.get("_peer_plain_packets", 1) == 0:
         # Only SYN, FIN and RST packets: a capture filtered to connections' set-up and tear-down
         # (tcpdump 'tcp[tcpflags] & (tcp-syn|tcp-fin|tcp-rst) != 0'), whose data and ACKs were
