@@ -330,3 +330,32 @@ def test_piped_reproduction_table_has_one_line_per_row() -> None:
     assert len(body) == len(rows)
     for line, row in zip(body, rows):
         assert [c.strip() for c in line.strip("│").split("│")][-2] == str(row["paper"])
+
+
+def test_a_closed_pipe_ends_the_process_without_the_interpreters_teardown(monkeypatch) -> None:
+    """After a broken pipe the console script leaves by os._exit(141): the interpreter's teardown
+    could destroy Arrow's C++ thread pools under a worker still busy with the decoder's batches
+    (std::terminate, SIGABRT: seen once in four fresh-clone CI runs for `decode -f csv` into a
+    closed pipe; apache/arrow#34314). Other statuses leave the normal way, by SystemExit."""
+    from stallscope.cli import app as app_module
+
+    class Left(Exception):
+        pass
+
+    def leave(code):
+        raise Left(code)
+
+    monkeypatch.setattr(app_module.os, "_exit", leave)
+    def command_ending(code):
+        def command():
+            raise SystemExit(code)  # as Typer's standalone mode ends a command
+        return command
+
+    monkeypatch.setattr(app_module, "app", command_ending(141))
+    with pytest.raises(Left) as left:
+        app_module.main()
+    assert left.value.args == (141,)
+    monkeypatch.setattr(app_module, "app", command_ending(3))
+    with pytest.raises(SystemExit) as ended:
+        app_module.main()
+    assert ended.value.code == 3

@@ -5,6 +5,8 @@ writer's imports (start-up time counts: the tool runs as a CI gate on many small
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from typing import Annotated, Any
 
 import typer
@@ -12,6 +14,7 @@ from typer.core import TyperGroup, TyperOption
 
 from stallscope import __version__
 from stallscope.cli.common import guarded
+from stallscope.exit_codes import ExitCode
 
 # name -> (module under stallscope.cli, attribute). A Typer attribute becomes a command group,
 # a function becomes a command. Order here is the order `--help` lists them.
@@ -136,5 +139,16 @@ def main() -> None:
 
     # A command runs one analysis of a whole capture: large freed arrays go back to the system.
     return_large_frees()
-    with BrokenPipeWatch():
-        app()
+    try:
+        with BrokenPipeWatch():
+            app()
+    except SystemExit as e:
+        if e.code == ExitCode.BROKEN_PIPE:
+            # The reader went away mid-output, with the decoder's Arrow work perhaps still in flight:
+            # the interpreter's teardown then tears down Arrow's C++ thread pools under a live
+            # worker, and now and then std::terminate turns 141 into SIGABRT (apache/arrow#34314;
+            # one fresh-clone CI run in four here, `decode -f csv` into a closed pipe). Nothing is
+            # left to write, so the process ends here, without that teardown.
+            sys.stderr.flush()
+            os._exit(int(ExitCode.BROKEN_PIPE))
+        raise
