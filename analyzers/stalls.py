@@ -29,7 +29,7 @@ from stallscope import _native
 from stallscope.analyzers.inference import full_segment_size
 from stallscope.analyzers.peer_acks import learn_tick
 from stallscope.analyzers.sender_state import TIMEOUT_FLOOR_NS
-from stallscope.analyzers.vantage import Timing
+from stallscope.analyzers.vantage import SER_JITTER_NS, SER_SLACK, Timing, serialization_per_byte
 from stallscope.analyzers.writes import Writer, event_lag_ns, writer, writes_due
 
 MIN_THRESHOLD_NS = 10_000_000
@@ -233,14 +233,6 @@ def _segment_size(recent: int, profile: dict[str, Any]) -> int:
 
 
 NULL_NS = -(1 << 63)  # native/src/analysis NULL
-# A queued flight's segments reach a tap after the bottleneck each its serialization after the one
-# before: within this factor of the direction's fastest spacing per byte, and this jitter.
-SER_SLACK = 1.25
-SER_JITTER_NS = 100_000
-# The fastest spacing per byte is read from this low quantile over consecutive full-size segments,
-# where at least SER_PAIRS_MIN of them were spaced apart at all.
-SER_QUANTILE = 0.1
-SER_PAIRS_MIN = 8
 
 
 def bursts(state: pl.DataFrame, after_bottleneck: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -322,23 +314,10 @@ def bottleneck_spacing(state: pl.DataFrame, timings: dict[tuple[int, int], Timin
     keys = pl.DataFrame({"stream": [k[0] for k in far], "dir": [k[1] for k in far],
                          "_lag": [min(timings[k].lag_ns, timings[k].data_lag_ns or 0) for k in far]},
                         schema={"stream": pl.UInt32, "dir": pl.UInt8, "_lag": pl.Int64})
-    by = ["stream", "dir"]
-    # Consecutive packets of the stream, both data of the direction: nothing of the peer between
-    # them, so no ACK clocked the second (a flight released one segment per ACK is spaced by the
-    # round trip, not by the link).
     rows = state.select("stream", "dir", "ts_ns", "payload_len", "ip_len").filter(
         pl.col("stream").is_in(keys["stream"].unique().implode()))
-    pairs = rows.with_columns(_gap=pl.col("ts_ns") - pl.col("ts_ns").shift(1).over("stream"),
-                              _pdir=pl.col("dir").shift(1).over("stream"),
-                              _plen=pl.col("payload_len").shift(1).over("stream"),
-                              _big=pl.col("payload_len").max().over(by))
-    full = (pairs.filter((pl.col("_pdir") == pl.col("dir")) & (pl.col("_gap") > 0)
-                         & (2 * pl.col("payload_len") >= pl.col("_big")) & (2 * pl.col("_plen") >= pl.col("_big")))
-            .join(keys.select(by), on=by, how="semi"))
-    ser = (full.group_by(by).agg((pl.col("_gap") / pl.col("ip_len")).quantile(SER_QUANTILE).alias("_ser"),
-                                 pl.len().alias("_n"))
-           .filter(pl.col("_n") >= SER_PAIRS_MIN).drop("_n"))
-    return keys.join(ser, on=by, how="left").cast(schema)
+    ser = serialization_per_byte(rows).join(keys.select("stream", "dir"), on=["stream", "dir"], how="semi")
+    return keys.join(ser, on=["stream", "dir"], how="left").cast(schema)
 
 
 def candidates(state: pl.DataFrame, timings: dict[tuple[int, int], Timing]) -> pl.DataFrame:

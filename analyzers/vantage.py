@@ -134,6 +134,91 @@ def data_lags(state: pl.DataFrame) -> pl.DataFrame:
                                                                              coalesce=True)
 
 
+# A queued flight's segments reach a tap after the bottleneck each its serialization after the one
+# before: within this factor of the direction's fastest spacing per byte, and this jitter.
+SER_SLACK = 1.25
+SER_JITTER_NS = 100_000
+# The fastest spacing per byte is read from this low quantile over consecutive full-size segments,
+# where at least SER_PAIRS_MIN of them were spaced apart at all.
+SER_QUANTILE = 0.1
+SER_PAIRS_MIN = 8
+
+
+def serialization_per_byte(rows: pl.DataFrame, through_prompt_acks: bool = False) -> pl.DataFrame:
+    """(stream, dir, _ser): the fastest spacing per IP byte of consecutive segments of the direction
+    (both at least half its largest, no packet of the peer between them, so no ACK clocked the
+    second: a flight released one segment per ACK is spaced by the round trip, not by the link),
+    the SER_QUANTILE over SER_PAIRS_MIN pairs or more. Beside a receiver it is the bottleneck's
+    serialization; beside a sender its own output's.
+
+    `through_prompt_acks`: a peer packet within SER_JITTER_NS of the packet before it does not part
+    two segments: a receiver that ACKs each segment answers at once at its own tap, and no ACK that
+    quick was heard by the sender before the next segment left (beside the sender no ACK comes that
+    soon after data, but on loopback)."""
+    by = ["stream", "dir"]
+    rows = rows.select("stream", "dir", "ts_ns", "payload_len", "ip_len")
+    if through_prompt_acks:
+        rows = rows.filter((pl.col("payload_len") > 0) | (pl.col("dir") == pl.col("dir").shift(1).over("stream"))
+                           | (pl.col("ts_ns") - pl.col("ts_ns").shift(1).over("stream") > SER_JITTER_NS)
+                           | pl.col("ts_ns").shift(1).over("stream").is_null())
+    pairs = rows.with_columns(
+        _gap=pl.col("ts_ns") - pl.col("ts_ns").shift(1).over("stream"),
+        _pdir=pl.col("dir").shift(1).over("stream"),
+        _plen=pl.col("payload_len").shift(1).over("stream"),
+        _big=pl.col("payload_len").max().over(by))
+    full = pairs.filter((pl.col("_pdir") == pl.col("dir")) & (pl.col("_gap") > 0)
+                        & (2 * pl.col("payload_len") >= pl.col("_big")) & (2 * pl.col("_plen") >= pl.col("_big")))
+    return (full.group_by(by).agg((pl.col("_gap") / pl.col("ip_len")).quantile(SER_QUANTILE).alias("_ser"),
+                                  pl.len().alias("_n"))
+            .filter(pl.col("_n") >= SER_PAIRS_MIN).drop("_n"))
+
+
+def unqueued_lags(state: pl.DataFrame, streams: list[int]) -> dict[tuple[int, int], tuple[int, int]]:
+    """Per (stream, data direction) of `streams`: the low percentile (LOW_Q) and count of the
+    reactions (`reaction_ns`) of data that did not reach the tap queued, where REACTIONS_MIN or
+    more such remain and queued ones were set aside. Downstream of a bottleneck a flight arrives
+    spread, each segment its serialization after the one before, and the receiver's ACKs of the
+    first go out among the rest: a segment that follows the previous one by its own serialization
+    (within SER_SLACK, and SER_JITTER_NS above) had left the sender before that ACK could reach it,
+    so the time since the ACK is no reaction. Read from them, a 148 ms round trip seen at the
+    receiver without its handshake was 0.67 ms, the serialization of a segment at 18 Mbit/s, and
+    every wait for an ACK became a stall. Beside the sender the spacing read is its own output's,
+    faster than the ACK clock, and nothing is set aside.
+
+    A segment that came sooner than its serialization was no queue's (on a LAN whose round trip is
+    shorter than a segment's serialization, 35 us against 350 us over FDDI, reactions come sooner
+    than the queue would space them), and only segments of at least half the largest are judged,
+    as the spacing was read from them (a 411-byte tail whose serialization, 37 us, matched that
+    LAN's round trip was a reaction)."""
+    mine = state.filter(pl.col("stream").is_in(streams))
+    ser = serialization_per_byte(mine, through_prompt_acks=True)
+    if ser.height == 0:
+        return {}
+    by = ["stream", "dir"]
+    data = (mine.select("stream", "dir", "ts_ns", "payload_len", "ip_len", "new_data", "reaction_ns", "flag_psh")
+            .filter(pl.col("payload_len") > 0)
+            .with_columns(_prev=pl.col("ts_ns").shift(1).over(by), _prev_psh=pl.col("flag_psh").shift(1).over(by),
+                          _big=pl.col("payload_len").max().over(by), _ip_max=pl.col("ip_len").max().over(by)))
+    seen = (data.filter(pl.col("new_data") & pl.col("reaction_ns").is_not_null() & pl.col("_prev").is_not_null())
+            .join(ser, on=by, how="inner")
+            .with_columns(_own=pl.col("_ser") * pl.col("ip_len").cast(pl.Float64),
+                          _full=SER_SLACK * pl.col("_ser") * pl.col("_ip_max").cast(pl.Float64) + SER_JITTER_NS,
+                          _gap=pl.col("ts_ns") - pl.col("_prev")))
+    queued = ((pl.col("_gap") <= SER_SLACK * pl.col("_own") + SER_JITTER_NS) & (pl.col("_gap") >= pl.col("_own") / SER_SLACK)
+              & (2 * pl.col("payload_len") >= pl.col("_big")))
+    # Nor is data after a segment that ended a write or emptied the buffer (PSH) a reaction: the
+    # sender had nothing left, so what came next was written then, not released by the ACK before
+    # it (a writer of 4 KB every 10 ms over FDDI read a 10 ms round trip on a 35 us path).
+    kept = ~queued & ~pl.col("_prev_psh")
+    lags = seen.group_by(by).agg(pl.col("reaction_ns").filter(kept).quantile(LOW_Q).alias("lag"),
+                                 kept.sum().alias("n"), queued.sum().alias("queued"), pl.col("_full").first())
+    # Taken only where what is left comes clearly later than a full segment's serialization: on a
+    # shorter path the two coincide, and the old reading stands (Linux 2.0 on a 10 Mbit/s LAN: its
+    # Nagle-held tails came 0.4 ms after their ACKs, a reaction, where a segment takes 1.2 ms).
+    taken = lags.filter((pl.col("n") >= REACTIONS_MIN) & (pl.col("queued") > 0) & (pl.col("lag") > pl.col("_full")))
+    return {(int(s), int(d)): (int(lag), int(n)) for s, d, lag, n in taken.select(*by, "lag", "n").iter_rows()}
+
+
 # New data right after a peer ACK needed this many times before its low percentile is the
 # sender's reaction lag.
 REACTIONS_MIN = 3
@@ -476,6 +561,7 @@ def _timings(state: pl.DataFrame, ttls: dict[tuple[int, int], int] | None) -> di
     upstream: set[tuple[int, int]] = set()
     resent: dict[tuple[int, int], int] = {}
     filled: dict[tuple[int, int], int] = {}
+    unqueued: dict[tuple[int, int], tuple[int, int]] = {}
     if no_handshake:
         # Their rows alone, taken once (each reading below would otherwise scan the whole table).
         alone = state.filter(pl.col("stream").is_in(no_handshake))
@@ -487,10 +573,16 @@ def _timings(state: pl.DataFrame, ttls: dict[tuple[int, int], int] | None) -> di
         upstream = dispersed_acks(alone, no_handshake)
         resent = resend_rtts(alone, no_handshake)
         filled = filled_window_lags(alone, no_handshake)
+        unqueued = unqueued_lags(alone, no_handshake)
     keys = state.select("stream", "dir").unique().sort(["stream", "dir"]).iter_rows()
     for stream, d in keys:
         h = hs.get(stream)
         r = lags.get((stream, d)) or {}
+        if (stream, d) in unqueued and h is None:
+            # Segments that reached the tap queued behind others are no reactions (unqueued_lags).
+            lag_kept, n_kept = unqueued[(stream, d)]
+            if r.get("lag") is None or lag_kept > r["lag"]:
+                r = {**r, "lag": lag_kept, "lag_n": n_kept}
         # (One or two "reactions" are anecdotes: a request a think time after the ACK of the last
         # reply, the only new data that ever followed a peer ACK, read a 30 ms pause as the path.)
         reacted = r.get("lag") is not None and (r.get("lag_n") or 0) >= REACTIONS_MIN
