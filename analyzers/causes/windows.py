@@ -291,6 +291,7 @@ def lost_flight(ctx: StallContext, outstanding: int, m: int) -> bool:
 SILENCE_SHARE = 0.5
 SILENCE_GAP_RTT = 0.5
 PLATEAU_OF_WINDOW = 0.5
+ROOM_SEGMENTS = 2
 MIN_BUFFERS_SENT = 8
 
 
@@ -313,16 +314,25 @@ def send_buffer_finding(own: Rows, profile: dict, timing, peer_data_packets: int
     peer = profile.get("peer_receive_window_max") or 0
     if not rtt or not plateau or profile.get("timeouts") or profile.get("retransmitted_packets"):
         return None
-    if peer < plateau / PLATEAU_OF_WINDOW or (profile.get("bytes") or 0) < MIN_BUFFERS_SENT * plateau:
+    m = profile.get("max_segment") or 0
+    # A window read with a floor of its scale (no SYN seen: the least scale that explains the flight)
+    # may read under twice the flight however wide the real one was; there the room it showed at
+    # each silence stands in for the margin (the silences below count only where it left two
+    # segments or more). A floor only understates the room, never shows room that was not there.
+    floor = not profile.get("window_known", True) and bool(profile.get("_window_floor_scale"))
+    if peer < (plateau + ROOM_SEGMENTS * m if floor else plateau / PLATEAU_OF_WINDOW):
         return None
-    if plateau < 2 * (profile.get("max_segment") or 0):
+    if (profile.get("bytes") or 0) < MIN_BUFFERS_SENT * plateau:
+        return None
+    if plateau < 2 * m:
         return None  # a buffer under two segments is the Nagle and window-update rules' ground
     if peer_data_packets > 2:
         return None  # request/response: the silences wait for requests, not for buffer space
     if timing.vantage != "receiver" and (timing.typical_rtt_ns or rtt) > QUEUE_FREE_RTT * rtt:
         return None
     own = rows_of(own)
-    data = own.filter(pl.col("payload_len") > 0).select("ts_ns", "in_flight", "rtt_ns", "payload_len")
+    data = own.filter(pl.col("payload_len") > 0).select("ts_ns", "in_flight", "rtt_ns", "payload_len",
+                                                        *(["usable_window"] if floor else []))
     if data.height < 3:
         return None
     span = int(data["ts_ns"].max() - data["ts_ns"].min())
@@ -331,6 +341,8 @@ def send_buffer_finding(own: Rows, profile: dict, timing, peer_data_packets: int
     gaps = data.with_columns(next_ts=pl.col("ts_ns").shift(-1)).drop_nulls("next_ts").with_columns(
         gap=pl.col("next_ts") - pl.col("ts_ns"))
     silences = gaps.filter((pl.col("gap") >= SILENCE_GAP_RTT * rtt) & (pl.col("in_flight") > 0))
+    if floor:
+        silences = silences.filter(pl.col("usable_window").fill_null(0) >= ROOM_SEGMENTS * m)
     waiting = _waiting_for_acks(silences, peer_acks, timing, rtt)
     share = waiting / span if span else 0.0
     evidence = {"send_buffer_estimate": plateau, "peer_window_max": peer, "waiting_share": round(share, 3),
