@@ -22,3 +22,4 @@ def test_a_buffer_under_a_floor_window_is_named() -> None:
     found = [f for f in conn.findings if f.cause == "send_buffer_limited"]
     assert found, [f.cause for f in conn.findings]
     assert found[0].evidence["send_buffer_estimate"] == 69504
+    assert "at least 119808" in found[0].evidence["why"]  # the window is said to be a floor

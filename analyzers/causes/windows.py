@@ -349,7 +349,8 @@ def send_buffer_finding(own: Rows, profile: dict, timing, peer_data_packets: int
                 "path_rtt_ns": rtt}
     if share >= SILENCE_SHARE:
         return (Cause.SEND_BUFFER_LIMITED.value, 0.75, {**evidence, "why": (
-            f"the flight stopped at {plateau} bytes while the peer offered {peer}; the sender spent "
+            f"the flight stopped at {plateau} bytes while the peer offered {'at least ' if floor else ''}{peer}"
+            f"{' (its window scale unseen, read as a floor)' if floor else ''}; the sender spent "
             f"{share:.0%} of the transfer waiting for ACKs with its buffer in flight")})
     # A window read with a floor of its scale shows room as well as a known one (never too much).
     room_shown = bool(profile.get("window_known", True) or profile.get("_window_floor_scale"))
