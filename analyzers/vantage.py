@@ -578,8 +578,9 @@ def _timings(state: pl.DataFrame, ttls: dict[tuple[int, int], int] | None) -> di
     for stream, d in keys:
         h = hs.get(stream)
         r = lags.get((stream, d)) or {}
-        if (stream, d) in unqueued and h is None:
-            # Segments that reached the tap queued behind others are no reactions (unqueued_lags).
+        if (stream, d) in unqueued:
+            # Segments that reached the tap queued behind others are no reactions (unqueued_lags; read
+            # only for streams without a handshake).
             lag_kept, n_kept = unqueued[(stream, d)]
             if r.get("lag") is None or lag_kept > r["lag"]:
                 r = {**r, "lag": lag_kept, "lag_n": n_kept}

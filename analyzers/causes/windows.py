@@ -348,12 +348,12 @@ def send_buffer_finding(own: Rows, profile: dict, timing, peer_data_packets: int
     evidence = {"send_buffer_estimate": plateau, "peer_window_max": peer, "waiting_share": round(share, 3),
                 "path_rtt_ns": rtt}
     if share >= SILENCE_SHARE:
+        offered = f"at least {peer} (its window scale unseen, read as a floor)" if floor else str(peer)
         return (Cause.SEND_BUFFER_LIMITED.value, 0.75, {**evidence, "why": (
-            f"the flight stopped at {plateau} bytes while the peer offered {'at least ' if floor else ''}{peer}"
-            f"{' (its window scale unseen, read as a floor)' if floor else ''}; the sender spent "
+            f"the flight stopped at {plateau} bytes while the peer offered {offered}; the sender spent "
             f"{share:.0%} of the transfer waiting for ACKs with its buffer in flight")})
     # A window read with a floor of its scale shows room as well as a known one (never too much).
-    room_shown = bool(profile.get("window_known", True) or profile.get("_window_floor_scale"))
+    room_shown = bool(profile.get("window_known", True)) or floor
     ceiling = _flight_ceiling(own, plateau, rtt, profile.get("max_segment") or 1, room_shown)
     if ceiling is None:
         return None
